@@ -9,15 +9,29 @@ PY          := $(BIN)/python
 OUT         ?= out
 APT_PKGS    := mininet iproute2 ethtool tcpdump iputils-ping
 SETUP_STAMP := $(VENV)/.setup-done
+DEB_MININET := /usr/lib/python3/dist-packages/mininet
+P4SRC       := $(wildcard p4src/*.p4)
+# p4c-bm2-ss when installed (a P4 VM), else the embedded compiler; the same flags and output paths either way.
+P4C         ?= $(shell command -v p4c-bm2-ss >/dev/null 2>&1 && echo p4c-bm2-ss || echo "$(PY) -m compiler")
 PYTEST_ARGS ?=
+VENV_SHELL  ?= .venv-shell
+# `make run` knobs
+WORKERS     ?= 4
+SIZE        ?= 65536
+LOSS        ?= 0
+DTYPE       ?= float32
+TARGET      ?=
+GRPC_ADDR   ?= 127.0.0.1:9559
 
-.PHONY: all setup system-packages run test build bench-switch clean help
+.PHONY: all setup system-packages shell-venv run test build bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
 help:
-	@echo "make run           run the default experiment on the embedded target"
+	@echo "make run           all-reduce through the switch in Mininet (knobs WORKERS SIZE LOSS DTYPE TARGET)"
 	@echo "make test          set up and run the test suite"
+	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
+	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
 	@echo "make bench-switch  switch packets/s benchmark; writes bench/switch.md"
 	@echo "make clean         remove build outputs and emulation leftovers"
@@ -30,7 +44,12 @@ $(SETUP_STAMP): pyproject.toml requirements.lock
 	@$(MAKE) --no-print-directory system-packages
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check -r requirements.lock
-	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps -e .
+	@# Debian's mininet is a pure-Python package for the system python; expose just it to the venv.
+	@if [ -d $(DEB_MININET) ]; then \
+	  site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	  mkdir -p $(VENV)/debian-mininet && ln -sfn $(DEB_MININET) $(VENV)/debian-mininet/mininet && \
+	  echo "$(abspath $(VENV))/debian-mininet" > $$site/debian-mininet.pth; fi
 	@touch $@
 
 # Debian packages: installed only when running as root and something is missing.
@@ -43,15 +62,36 @@ system-packages:
 
 # --- main commands -----------------------------------------------------------------------------------------
 
-run: setup
-	@echo "make run: the all-reduce experiment is not available yet (see the issue tracker)."
+# p4runtime-shell pins protobuf<3.21, so it lives in a venv of its own (a client of our switch, tested by make test).
+shell-venv: $(VENV_SHELL)/.setup-done
 
-test: setup
+$(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
+	@test -x $(VENV_SHELL)/bin/python || $(PYTHON) -m venv $(VENV_SHELL)
+	$(VENV_SHELL)/bin/pip install -q --disable-pip-version-check -r $<
+	@touch $@
+
+run: build
+	$(PY) -m topo.experiment --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) \
+	  $(if $(TARGET),--target $(TARGET)) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+
+build: setup $(P4SRC:p4src/%.p4=$(OUT)/%.json)
+
+$(OUT)/%.json: p4src/%.p4 $(wildcard p4src/include/*) $(if $(findstring compiler,$(P4C)),$(wildcard compiler/*.py compiler/include/*)) | setup
+	@mkdir -p $(OUT)
+	$(P4C) -I p4src $(P4FLAGS) -o $@ --p4runtime-files $(OUT)/$*.p4info.txt $<
+
+test: setup shell-venv
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+controller-shell: setup
+	$(PY) -m controller --grpc-addr $(GRPC_ADDR) shell
+
+p4runtime-shell: shell-venv
+	$(VENV_SHELL)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id 1 --election-id 0,1
 
 bench-switch: setup
 	$(PY) -m switch.bench --out bench/switch.md
 
 clean:
-	rm -rf $(OUT) .pytest_cache
+	rm -rf $(OUT) .pytest_cache /tmp/ina-testbed
 	-command -v mn >/dev/null 2>&1 && mn -c >/dev/null 2>&1 || true

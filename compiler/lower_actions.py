@@ -1,0 +1,392 @@
+"""Statements inside actions (and straight-line code of apply blocks) → BMv2 primitives.
+
+Covers assignments (`assign`, `assign_header`, slice assignments as read-modify-write), header validity
+(`add_header`/`remove_header`), header stack `push`/`pop`, `exit`, `if` inside actions (predicated into `?:`
+assignments as p4c does) and the v1model externs: register read/write, counter.count, direct counters (implicit),
+hash, random, mark_to_drop, clone, clone_preserving_field_list, resubmit/recirculate_preserving_field_list, truncate.
+"""
+
+from __future__ import annotations
+
+from compiler import ast
+from compiler.lower_context import (
+    STD_META,
+    FieldRef,
+    HeaderRef,
+    Json,
+    LowerAbort,
+    LowerContext,
+    expr_json,
+    hexval,
+)
+from compiler.lower_expr import ExprLowerer
+from compiler.typecheck import describe
+from compiler.types import BOOL, BitsT, BoolT, EnumT, ErrorT, ExternT, StackT, StructLikeT, TypeT, width_of
+
+HASH_ALGOS = {"crc32", "crc32_custom", "crc16", "crc16_custom", "random", "identity", "csum16", "xor16"}
+
+
+def prim(op: str, params: list[Json], si: Json | None) -> Json:
+    p = {"op": op, "parameters": params}
+    if si is not None:
+        p["source_info"] = si
+    return p
+
+
+class PrimitiveLowerer:
+    """Lowers statement lists to primitive lists for one block (`gress` is "ingress", "egress", ... or None)."""
+
+    def __init__(self, lc: LowerContext, xl: ExprLowerer, gress: str | None) -> None:
+        self.lc = lc
+        self.xl = xl
+        self.info = lc.info
+        self.gress = gress
+
+    # ------------------------------------------------------------------------------------------------ statements
+
+    def stmts(self, stmts: list[ast.Stmt]) -> list[Json]:
+        out: list[Json] = []
+        for s in stmts:
+            try:
+                out.extend(self.stmt(s))
+            except LowerAbort:
+                pass
+        return out
+
+    def stmt(self, s: ast.Stmt) -> list[Json]:
+        if isinstance(s, ast.BlockStmt):
+            return self.stmts(s.stmts)
+        if isinstance(s, ast.AssignStmt):
+            return self.assign(s.lhs, s.rhs, s)
+        if isinstance(s, ast.MethodCallStmt):
+            return self.call(s.call, s)
+        if isinstance(s, ast.VarDecl):
+            st = self.lc.local_storage(s.name, self.info.types[s], s)
+            self.xl.params[s] = st
+            if s.init is not None:
+                lhs = ast.Name(s.loc, s.name)
+                self.info.refs[lhs] = s
+                self.info.types[lhs] = self.info.types[s]
+                return self.assign(lhs, s.init, s)
+            return []
+        if isinstance(s, ast.ConstDecl):
+            return []
+        if isinstance(s, ast.ExitStmt):
+            return [prim("exit", [], self.lc.source_info(s))]
+        if isinstance(s, ast.EmptyStmt):
+            return []
+        if isinstance(s, ast.IfStmt):
+            return self.predicated_if(s)
+        raise self.lc.unsupported(s, f"{type(s).__name__} here")
+
+    def assign(self, lhs: ast.Expr, rhs: ast.Expr, s: ast.Node) -> list[Json]:
+        si = self.lc.source_info(s)
+        lt = self.info.types.get(lhs)
+        if isinstance(lhs, ast.Slice):
+            return [self.slice_assign(lhs, rhs, si)]
+        if isinstance(lt, StructLikeT) and lt.kind == "header":
+            left = self.xl.lvalue(lhs)
+            if isinstance(rhs, (ast.StructExpr, ast.ListExpr)) or \
+                    (isinstance(rhs, ast.Cast) and isinstance(rhs.expr, (ast.StructExpr, ast.ListExpr))):
+                # h = {f = a, ...}: the header becomes valid and each field is assigned
+                return [prim("add_header", [left], si)] + self.assign_fields(lhs, lt, rhs, s)
+            src = self.xl.locate(rhs)
+            if not isinstance(src, HeaderRef):
+                raise self.lc.unsupported(rhs, "assigning this value to a header")
+            return [prim("assign_header", [left, {"type": "header", "value": src.name}], si)]
+        if isinstance(lt, StructLikeT) and lt.kind == "struct":
+            return self.assign_fields(lhs, lt, rhs, s)
+        if isinstance(lt, StructLikeT):
+            raise self.lc.unsupported(s, f"assignment of a whole {lt}")
+        if isinstance(lt, StackT):
+            raise self.lc.unsupported(s, "assignment of a whole header stack")
+        left = self.xl.lvalue(lhs)
+        right = self.xl.convert(rhs, wrap=True, convert_bool=isinstance(lt, BoolT))
+        return [prim("assign", [left, right], si)]
+
+    def assign_fields(self, lhs: ast.Expr, lt: StructLikeT, rhs: ast.Expr, s: ast.Node) -> list[Json]:
+        """A struct (or a header from a struct expression) assigned field by field, as p4c's mid end does."""
+        if isinstance(rhs, ast.Cast):
+            rhs = rhs.expr
+        if isinstance(rhs, ast.StructExpr):
+            values = {f.name: f.value for f in rhs.fields}
+        elif isinstance(rhs, ast.ListExpr):
+            if len(rhs.elements) != len(lt.fields):
+                raise self.lc.error(rhs, f"{len(rhs.elements)} values for the {len(lt.fields)} fields of {lt}")
+            values = {name: v for (name, _), v in zip(lt.fields, rhs.elements)}
+        else:
+            values = {}
+            src_t = self.info.types.get(rhs)
+            if not (isinstance(src_t, StructLikeT) and src_t.decl is lt.decl):
+                raise self.lc.unsupported(rhs, f"assigning this value to a {lt}")
+            for name, ft in lt.fields:
+                m = ast.Member(rhs.loc, rhs, name)
+                self.info.types[m] = ft
+                values[name] = m
+        out: list[Json] = []
+        for name, ft in lt.fields:
+            if name not in values:
+                raise self.lc.error(rhs, f"no value for field '{name}' of {lt}")
+            dst = ast.Member(lhs.loc, lhs, name)
+            self.info.types[dst] = ft
+            out.extend(self.assign(dst, values[name], s))
+        return out
+
+    def slice_assign(self, lhs: ast.Slice, rhs: ast.Expr, si: Json | None) -> Json:
+        """`x[h:l] = v` → `x = (x & ~mask) | ((v << l) & mask)` (p4c's slice-assignment lowering)."""
+        base_t = self.info.types[lhs.expr]
+        assert isinstance(base_t, BitsT)
+        hi, lo = self.info.values[lhs.hi], self.info.values[lhs.lo]
+        assert isinstance(hi, int) and isinstance(lo, int)
+        w = base_t.width
+        mask = ((1 << (hi - lo + 1)) - 1) << lo
+        left = self.xl.lvalue(lhs.expr)
+        cur = self.xl.rvalue(lhs.expr)
+        val = self.xl.local(self.xl.rvalue(rhs))
+        val = self.xl.fix(val, BitsT(w, False))  # cast to the field width
+        if lo:
+            val = self.xl.fix(expr_json("<<", val, hexval(lo)), BitsT(w, False))
+        keep = expr_json("&", self.xl.local(cur), hexval(~mask & ((1 << w) - 1), w))
+        put = expr_json("&", val, hexval(mask, w))
+        return prim("assign", [left, {"type": "expression", "value": expr_json("|", keep, put)}], si)
+
+    def predicated_if(self, s: ast.IfStmt) -> list[Json]:
+        """An `if` inside an action: every assignment below it becomes `lhs = cond ? rhs : lhs`."""
+        out: list[Json] = []
+        cv = self.info.values.get(s.cond)
+        if isinstance(cv, bool):
+            branch = s.then if cv else s.else_
+            return self.stmt(branch) if branch is not None else []
+        # evaluate the condition once, before any branch assignment can change its inputs
+        tmp = self.lc.add_scalar("cond", BOOL)
+        out.append(prim("assign", [{"type": "field", "value": [tmp.header, tmp.field]},
+                                   self.xl.convert(s.cond, wrap=True, convert_bool=True)], self.lc.source_info(s)))
+        c = expr_json("d2b", None, {"type": "field", "value": [tmp.header, tmp.field]})
+        out.extend(self._predicate(s.then, c))
+        if s.else_ is not None:
+            out.extend(self._predicate(s.else_, expr_json("not", None, c)))
+        return out
+
+    def _predicate(self, s: ast.Stmt, c: Json) -> list[Json]:
+        if isinstance(s, ast.BlockStmt):
+            out: list[Json] = []
+            for x in s.stmts:
+                out.extend(self._predicate(x, c))
+            return out
+        if isinstance(s, ast.EmptyStmt):
+            return []
+        if isinstance(s, ast.IfStmt):
+            inner = self.predicated_if_nested(s, c)
+            return inner
+        if isinstance(s, ast.AssignStmt):
+            lt = self.info.types.get(s.lhs)
+            if not isinstance(lt, (BitsT, BoolT, ErrorT, EnumT)) or isinstance(s.lhs, ast.Slice):
+                raise self.lc.unsupported(s, "this assignment inside an if statement in an action")
+            left = self.xl.lvalue(s.lhs)
+            new = self.xl.local(self.xl.rvalue(s.rhs))
+            old = self.xl.local(self.xl.rvalue(s.lhs))
+            val = expr_json("?", new, old, cond=c)
+            if isinstance(lt, BoolT):
+                val = expr_json("b2d", None, val)
+            return [prim("assign", [left, {"type": "expression", "value": val}], self.lc.source_info(s))]
+        raise self.lc.unsupported(s, f"'{_stmt_text(s)}' inside an if statement in an action "
+                                     "(BMv2 can only predicate assignments)")
+
+    def predicated_if_nested(self, s: ast.IfStmt, outer: Json) -> list[Json]:
+        out: list[Json] = []
+        tmp = self.lc.add_scalar("cond", BOOL)
+        inner = self.xl.local(self.xl.rvalue(s.cond))
+        both = expr_json("and", outer, inner)
+        out.append(prim("assign", [{"type": "field", "value": [tmp.header, tmp.field]},
+                                   {"type": "expression", "value": expr_json("b2d", None, both)}],
+                        self.lc.source_info(s)))
+        c = expr_json("d2b", None, {"type": "field", "value": [tmp.header, tmp.field]})
+        out.extend(self._predicate(s.then, c))
+        if s.else_ is not None:
+            not_inner = expr_json("and", outer, expr_json("not", None, self.xl.local(self.xl.rvalue(s.cond))))
+            tmp2 = self.lc.add_scalar("cond", BOOL)
+            out.insert(1, prim("assign", [{"type": "field", "value": [tmp2.header, tmp2.field]},
+                                          {"type": "expression", "value": expr_json("b2d", None, not_inner)}],
+                               self.lc.source_info(s)))
+            c2 = expr_json("d2b", None, {"type": "field", "value": [tmp2.header, tmp2.field]})
+            out.extend(self._predicate(s.else_, c2))
+        return out
+
+    # ------------------------------------------------------------------------------------------------ calls
+
+    def instance_name(self, call: ast.MethodCall) -> str:
+        callee = call.callee
+        assert isinstance(callee, ast.Member)
+        target = callee.expr
+        d = self.info.refs.get(target) if isinstance(target, ast.Name) else None
+        name = self.lc.instance_names.get(d) if d is not None else None
+        if name is None:
+            raise self.lc.unsupported(call, f"extern instance '{describe(target)}'")
+        return name
+
+    def arg(self, e: ast.Expr) -> Json:
+        return self.xl.convert(e, wrap=True)
+
+    def call(self, call: ast.MethodCall, s: ast.Node) -> list[Json]:
+        si = self.lc.source_info(s)
+        owner, name = self.info.calls.get(call, (None, ""))
+        if call in self.info.actions:
+            raise self.lc.unsupported(call, "calling an action here")
+        if isinstance(owner, StructLikeT):
+            assert isinstance(call.callee, ast.Member)
+            h = self.xl.locate(call.callee.expr)
+            if not isinstance(h, HeaderRef):
+                raise self.lc.unsupported(call, f"{name}() on this value")
+            if name == "setValid":
+                return [prim("add_header", [{"type": "header", "value": h.name}], si)]
+            if name == "setInvalid":
+                return [prim("remove_header", [{"type": "header", "value": h.name}], si)]
+            raise self.lc.unsupported(call, f"'{name}()' as a statement")
+        if isinstance(owner, StackT):
+            assert isinstance(call.callee, ast.Member)
+            st = self.xl.lvalue(call.callee.expr)
+            n = self.info.values[call.args[0]]
+            op = "push" if name == "push_front" else "pop"
+            return [prim(op, [st, hexval(int(n))], si)]
+        if isinstance(owner, ExternT):
+            return self.extern_method(call, owner, name, si)
+        if owner is None and name:
+            return self.extern_function(call, name, si)
+        raise self.lc.unsupported(call, f"call '{describe(call)}'")
+
+    def extern_method(self, call: ast.MethodCall, owner: ExternT, name: str, si: Json | None) -> list[Json]:
+        ext = owner.name
+        if ext == "register":
+            reg = {"type": "register_array", "value": self.instance_name(call)}
+            if name == "read":
+                return [prim("register_read", [self.xl.lvalue(call.args[0]), reg, self.arg(call.args[1])], si)]
+            if name == "write":
+                return [prim("register_write", [reg, self.arg(call.args[0]), self.arg(call.args[1])], si)]
+        elif ext == "counter" and name == "count":
+            ctr = {"type": "counter_array", "value": self.instance_name(call)}
+            return [prim("count", [ctr, self.arg(call.args[0])], si)]
+        elif ext == "direct_counter" and name == "count":
+            self.instance_name(call)
+            return []  # BMv2 counts direct counters on every hit of the owning table
+        elif ext in ("packet_in", "packet_out"):
+            raise self.lc.error(call, f"{ext}.{name}() is only allowed in a parser or deparser")
+        raise self.lc.unsupported(call, f"extern method {ext}.{name}()")
+
+    def enum_member(self, e: ast.Expr) -> str:
+        if isinstance(e, ast.Member) and isinstance(self.info.types.get(e.expr), TypeT):
+            return e.member
+        raise self.lc.unsupported(e, f"'{describe(e)}' (expected an enum constant)")
+
+    def extern_function(self, call: ast.MethodCall, name: str, si: Json | None) -> list[Json]:
+        a = call.args
+        if name == "mark_to_drop":
+            if not a:
+                raise self.lc.unsupported(call, "mark_to_drop() without arguments (use mark_to_drop(standard_metadata))")
+            return [prim("mark_to_drop", [{"type": "header", "value": STD_META}], si)]
+        if name == "random":
+            return [prim("modify_field_rng_uniform", [self.xl.lvalue(a[0]), self.arg(a[1]), self.arg(a[2])], si)]
+        if name == "hash":
+            algo = self.enum_member(a[1])
+            calc = self.lc_calculation(call, algo, a[3], payload=False)
+            return [prim("modify_field_with_hash_based_offset",
+                         [self.xl.lvalue(a[0]), self.arg(a[2]), {"type": "calculation", "value": calc},
+                          self.arg(a[4])], si)]
+        if name in ("clone", "clone_preserving_field_list"):
+            kind = self.enum_member(a[0])
+            op = "clone_ingress_pkt_to_egress" if kind == "I2E" else "clone_egress_pkt_to_egress"
+            if kind == "I2E" and self.gress not in ("ingress", None):
+                raise self.lc.error(call, "clone(CloneType.I2E, ...) is only allowed in the ingress control")
+            if kind == "E2E" and self.gress not in ("egress", None):
+                raise self.lc.error(call, "clone(CloneType.E2E, ...) is only allowed in the egress control")
+            fl = self.field_list(call, a[2]) if name == "clone_preserving_field_list" else 0
+            return [prim(op, [self.arg(a[1]), hexval(fl)], si)]
+        if name in ("resubmit_preserving_field_list", "recirculate_preserving_field_list"):
+            fl = self.field_list(call, a[0])
+            op = "resubmit" if name.startswith("resubmit") else "recirculate"
+            return [prim(op, [hexval(fl)], si)]
+        if name == "truncate":
+            return [prim("truncate", [self.arg(a[0])], si)]
+        if name in ("verify_checksum", "update_checksum", "verify_checksum_with_payload",
+                    "update_checksum_with_payload"):
+            raise self.lc.error(call, f"{name}() is only allowed in the checksum controls")
+        if name == "verify":
+            raise self.lc.error(call, "verify() is only allowed in a parser")
+        raise self.lc.unsupported(call, f"extern function {name}()")
+
+    def field_list(self, call: ast.Node, idx_expr: ast.Expr) -> int:
+        idx = self.info.values.get(idx_expr)
+        if not isinstance(idx, int):
+            raise self.lc.error(idx_expr, "field list index must be a compile-time constant")
+        return self.lc_field_list_id(idx)
+
+    # hooks implemented by the program lowering (bmv2.py) through the context
+    def lc_field_list_id(self, idx: int) -> int:
+        lc = self.lc
+        if idx not in lc.field_list_ids:
+            fid = len(lc.field_lists) + 1
+            lc.field_list_ids[idx] = fid
+            lc.field_lists.append({"id": fid, "name": f"field_list{idx}",
+                                   "elements": list(lc.field_list_members.get(idx, []))})
+        return lc.field_list_ids[idx]
+
+    def lc_calculation(self, node: ast.Node, algo: str, data: ast.Expr, payload: bool) -> str:
+        return make_calculation(self.lc, self.xl, node, algo, data, payload)
+
+
+def calc_inputs(lc: LowerContext, xl: ExprLowerer, data: ast.Expr) -> list[Json]:
+    """The `input` list of a calculation: fields, headers and constants (with bitwidth) of a list expression."""
+    out: list[Json] = []
+    elems = data.elements if isinstance(data, ast.ListExpr) else [data]
+    for e in elems:
+        if isinstance(e, ast.ListExpr):
+            out.extend(calc_inputs(lc, xl, e))
+            continue
+        t = lc.info.types.get(e)
+        v = lc.info.values.get(e)
+        if v is not None:
+            w = width_of(t) if t is not None else None
+            if w is None:
+                raise lc.error(e, f"constant '{describe(e)}' in a field list needs a width")
+            out.append({"type": "hexstr", "value": hexval(int(v), w)["value"], "bitwidth": w})
+            continue
+        if isinstance(t, StructLikeT) and t.kind == "header":
+            h = xl.locate(e)
+            if not isinstance(h, HeaderRef):
+                raise lc.unsupported(e, "this header in a field list")
+            out.append({"type": "header", "value": h.name})
+            continue
+        if isinstance(t, StructLikeT):
+            raise lc.unsupported(e, "a struct in a field list")
+        s = xl.locate(e)
+        if not isinstance(s, FieldRef):
+            raise lc.unsupported(e, f"'{describe(e)}' in a field list")
+        out.append({"type": "field", "value": [s.header, s.field]})
+    return out
+
+
+def make_calculation(lc: LowerContext, xl: ExprLowerer, node: ast.Node, algo: str, data: ast.Expr,
+                     payload: bool) -> str:
+    if algo not in HASH_ALGOS:
+        raise lc.unsupported(node, f"hash algorithm '{algo}'")
+    if algo in ("random", "crc16_custom", "crc32_custom"):
+        raise lc.unsupported(node, f"hash algorithm '{algo}' on this target")
+    name = lc.names.new("calc")
+    inputs = calc_inputs(lc, xl, data)
+    if payload:
+        inputs.append({"type": "payload", "value": None})
+    c: Json = {"name": name, "id": len(lc.calculations)}
+    si = lc.source_info(node)
+    if si is not None:
+        c["source_info"] = si
+    c["algo"] = algo
+    c["input"] = inputs
+    lc.calculations.append(c)
+    return name
+
+
+def _stmt_text(s: ast.Stmt) -> str:
+    if isinstance(s, ast.MethodCallStmt):
+        return describe(s.call)
+    if isinstance(s, ast.ExitStmt):
+        return "exit"
+    return type(s).__name__

@@ -1,0 +1,337 @@
+"""State shared by the BMv2 lowering passes: storage locations, fresh names, ids, source_info.
+
+Every P4 value the program can name lives somewhere in the BMv2 JSON: a header instance, a field of one (user
+metadata scalars live in the `scalars` metadata header, as p4c lays them out), a header stack, or action data.
+`Storage` objects describe those places; `LowerContext.locate` maps an lvalue expression to one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler import ast
+from compiler.diagnostics import Diagnostics
+from compiler.typecheck import TypeInfo, describe
+from compiler.types import BitsT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, width_of
+
+Json = Any
+SCALARS = "scalars"
+STD_META = "standard_metadata"
+
+
+class LowerAbort(Exception):
+    """Internal: stop lowering the current construct after an error was recorded."""
+
+
+# ---------------------------------------------------------------------------------------------------- storage
+
+
+class Storage:
+    """Base of places a P4 value can live in BMv2."""
+
+
+@dataclass
+class HeaderRef(Storage):
+    """A header (or metadata) instance `name` of type `type`."""
+
+    name: str
+    type: StructLikeT
+
+
+@dataclass
+class StackRef(Storage):
+    """A header stack `name`."""
+
+    name: str
+    type: StackT
+
+
+@dataclass
+class FieldRef(Storage):
+    """Field `field` of instance `header` (`["header", "field"]` in JSON)."""
+
+    header: str
+    field: str
+    type: P4Type
+
+
+@dataclass
+class StackFieldRef(Storage):
+    """`stack.last.field` (`stack_field` in JSON)."""
+
+    stack: str
+    field: str
+    type: P4Type
+
+
+@dataclass
+class StructRef(Storage):
+    """A struct whose members live in several places (headers struct, user metadata, struct locals)."""
+
+    type: StructLikeT
+    members: dict[str, Storage]
+
+
+@dataclass
+class RuntimeData(Storage):
+    """Action parameter number `index` (control-plane data)."""
+
+    index: int
+    type: P4Type
+
+
+# ---------------------------------------------------------------------------------------------------- names
+
+
+class NameGen:
+    """p4c's `newName`: a base name if unused, else `base_0`, `base_1`, ... (one namespace per program)."""
+
+    def __init__(self, used: set[str] | None = None) -> None:
+        self.used: set[str] = set(used or ())
+        self.counters: dict[str, int] = {}
+
+    def new(self, base: str) -> str:
+        if base not in self.used:
+            self.used.add(base)
+            return base
+        i = self.counters.get(base, 0)
+        while f"{base}_{i}" in self.used:
+            i += 1
+        self.counters[base] = i + 1
+        name = f"{base}_{i}"
+        self.used.add(name)
+        return name
+
+
+def hexstr(value: int, width: int | None = None) -> str:
+    """p4c's `stringRepr`: `0x` + hex digits padded to whole bytes of `width` (negative values get a `-`)."""
+    sign = "-" if value < 0 else ""
+    digits = format(abs(value), "x")
+    if width:
+        nbytes = (width + 7) // 8
+        digits = digits.rjust(2 * nbytes, "0")
+    return f"{sign}0x{digits}"
+
+
+def hexval(value: int, width: int | None = None) -> Json:
+    return {"type": "hexstr", "value": hexstr(value, width)}
+
+
+def expr_json(op: str, left: Json, right: Json, **extra: Json) -> Json:
+    v = {"op": op, "left": left, "right": right}
+    v.update(extra)
+    return {"type": "expression", "value": v}
+
+
+def control_plane_name(decl: ast.Decl, prefix: str | None) -> str:
+    """p4c's control-plane name: `@name("x")` (absolute if it starts with '.'), else the declared name, prefixed by
+    the enclosing control's name."""
+    a = decl.annotation("name")
+    name = a.string_arg() if a is not None else None
+    if name is None:
+        name = decl.name
+    elif name.startswith("."):
+        return name[1:]
+    return f"{prefix}.{name}" if prefix else name
+
+
+
+# ---------------------------------------------------------------------------------------------------- context
+
+
+@dataclass
+class LowerContext:
+    """Everything the passes share for one program."""
+
+    program: ast.Program
+    info: TypeInfo
+    diags: Diagnostics
+    cp: Any  # compiler.cpmodel.CPModel, filled by the passes
+    program_name: str = ""
+    names: NameGen = field(default_factory=NameGen)
+    header_types: list[Json] = field(default_factory=list)
+    header_type_names: set[str] = field(default_factory=set)
+    headers: list[Json] = field(default_factory=list)
+    header_stacks: list[Json] = field(default_factory=list)
+    scalar_fields: list[list[Json]] = field(default_factory=list)
+    scalar_width: int = 0
+    field_lists: list[Json] = field(default_factory=list)
+    field_list_ids: dict[int, int] = field(default_factory=dict)  # @field_list index → JSON id
+    field_list_members: dict[int, list[Json]] = field(default_factory=dict)
+    errors: list[tuple[str, int]] = field(default_factory=list)
+    error_codes: dict[str, int] = field(default_factory=dict)
+    actions: list[Json] = field(default_factory=list)
+    calculations: list[Json] = field(default_factory=list)
+    checksums: list[Json] = field(default_factory=list)
+    counter_arrays: list[Json] = field(default_factory=list)
+    register_arrays: list[Json] = field(default_factory=list)
+    # param/variable declaration → storage root
+    roots: dict[ast.Node, Storage] = field(default_factory=dict)
+    # extern instance declaration → JSON/control-plane name
+    instance_names: dict[ast.Node, str] = field(default_factory=dict)
+    cfg_counter: int = 0  # p4c's CFG node numbering (node_N names), shared by ingress and egress
+    sources: dict[str, list[str]] = field(default_factory=dict)
+
+    # -------------------------------------------------------------------------------------------- errors
+
+    def error(self, node: ast.Node, msg: str) -> LowerAbort:
+        self.diags.error(node.loc, msg)
+        return LowerAbort()
+
+    def unsupported(self, node: ast.Node, what: str) -> LowerAbort:
+        self.diags.unsupported(node.loc, what)
+        return LowerAbort()
+
+    # -------------------------------------------------------------------------------------------- source_info
+
+    def source_info(self, node: ast.Node, fragment: str | None = None) -> Json | None:
+        loc = node.loc
+        if loc.line <= 0:
+            return None
+        if fragment is None:
+            fragment = self.fragment(node)
+        return {"filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": fragment}
+
+    def fragment(self, node: ast.Node) -> str:
+        """The source text of a statement/declaration: its line from its column up to `;` or `{`."""
+        line = self.diags.source_line(node.loc) or ""
+        text = line[node.loc.col - 1:]
+        for stop in (";", "{"):
+            i = text.find(stop)
+            if i >= 0:
+                text = text[:i]
+        text = text.strip()
+        if not text and isinstance(node, ast.Expr):
+            return describe(node)
+        return text
+
+    # -------------------------------------------------------------------------------------------- layout
+
+    def add_header_type(self, name: str, fields: list[list[Json]]) -> None:
+        if name in self.header_type_names:
+            return
+        self.header_type_names.add(name)
+        self.header_types.append({"name": name, "id": len(self.header_types), "fields": fields})
+
+    def struct_fields(self, st: StructLikeT) -> list[list[Json]]:
+        out: list[list[Json]] = []
+        total = 0
+        for fname, ft in st.fields:
+            w = width_of(ft)
+            if w is None:
+                raise LowerAbort()
+            signed = isinstance(ft, BitsT) and ft.signed
+            if isinstance(ft, EnumT) and ft.underlying is not None:
+                signed = ft.underlying.signed
+            out.append([fname, w, signed])
+            total += w
+        if st.kind == "struct" and total % 8:
+            out.append([self.names.new("_padding"), 8 - total % 8, False])
+        return out
+
+    def add_header(self, name: str, type_name: str, metadata: bool) -> int:
+        hid = len(self.headers)
+        self.headers.append({"name": name, "id": hid, "header_type": type_name, "metadata": metadata,
+                             "pi_omit": True})
+        return hid
+
+    def add_scalar(self, base: str, t: P4Type, unique: bool = True) -> FieldRef:
+        name = self.names.new(base) if unique else base
+        w = width_of(t)
+        assert w is not None, t
+        signed = isinstance(t, BitsT) and t.signed
+        self.scalar_fields.append([name, w, signed])
+        self.scalar_width += w
+        return FieldRef(SCALARS, name, t)
+
+    def local_storage(self, name: str, t: P4Type, node: ast.Node) -> Storage:
+        """Storage for a local variable (control, parser or action local, or a temporary)."""
+        if isinstance(t, (BitsT, BoolT, ErrorT, EnumT)):
+            return self.add_scalar(name, t)
+        if isinstance(t, StructLikeT) and t.kind == "header":
+            hname = self.names.new(name)
+            self.add_header_type(t.name, self.struct_fields(t))
+            self.add_header(hname, t.name, False)
+            return HeaderRef(hname, t)
+        if isinstance(t, StructLikeT) and t.kind == "struct":
+            members: dict[str, Storage] = {}
+            for fname, ft in t.fields:
+                members[fname] = self.local_storage(f"{name}_{fname}", ft, node)
+            return StructRef(t, members)
+        raise self.unsupported(node, f"local variable of type {t}")
+
+    def error_code(self, name: str) -> int:
+        return self.error_codes[name]
+
+    # -------------------------------------------------------------------------------------------- externs
+
+    def instantiate(self, d: ast.Instantiation, prefix: str | None) -> None:
+        """Declare an extern instance: register/counter/direct_counter arrays and their control-plane entries."""
+        from compiler.types import ExternT
+
+        t = self.info.types.get(d)
+        if not isinstance(t, ExternT):
+            raise self.unsupported(d, f"instantiation of '{d.name}' here")
+        name = control_plane_name(d, prefix)
+        self.instance_names[d] = name
+        si = self.source_info(d, d.name)
+        ext = t.name
+        if ext == "register":
+            size = self.info.values.get(d.args[0]) if d.args else None
+            if not isinstance(size, int) or size <= 0:
+                raise self.error(d, "register size must be a positive compile-time constant")
+            w = width_of(t.type_args[0]) if t.type_args else None
+            if w is None:
+                raise self.unsupported(d, f"register of {t.type_args[0] if t.type_args else '?'}")
+            j: Json = {"name": name, "id": len(self.register_arrays)}
+            if si is not None:
+                j["source_info"] = si
+            j.update({"size": size, "bitwidth": w})
+            self.register_arrays.append(j)
+            self.cp_extern("register", name, d, size=size, bitwidth=w)
+        elif ext == "counter":
+            size = self.info.values.get(d.args[0]) if d.args else None
+            if not isinstance(size, int) or size <= 0:
+                raise self.error(d, "counter size must be a positive compile-time constant")
+            unit = self.counter_unit(d.args[1]) if len(d.args) > 1 else "BOTH"
+            j = {"name": name, "id": len(self.counter_arrays)}
+            if si is not None:
+                j["source_info"] = si
+            j.update({"is_direct": False, "size": size})
+            self.counter_arrays.append(j)
+            self.cp_extern("counter", name, d, size=size, unit=unit)
+        elif ext == "direct_counter":
+            unit = self.counter_unit(d.args[0]) if d.args else "BOTH"
+            j = {"name": name, "id": len(self.counter_arrays), "is_direct": True, "binding": None}
+            if si is not None:
+                j["source_info"] = si
+            self.counter_arrays.append(j)
+            self.cp_extern("direct_counter", name, d, unit=unit)
+        else:
+            raise self.unsupported(d, f"extern '{ext}'")
+
+    def counter_unit(self, e: ast.Expr) -> str:
+        m = e.member if isinstance(e, ast.Member) else ""
+        return {"packets": "PACKETS", "bytes": "BYTES", "packets_and_bytes": "BOTH"}.get(m, "BOTH")
+
+    def bind_direct_counter(self, counter: str, table: str) -> None:
+        for c in self.counter_arrays:
+            if c["name"] == counter and c.get("is_direct"):
+                if c["binding"] not in (None, table):
+                    raise LowerAbort()
+                c["binding"] = table
+        self.cp_direct_counter_binding(counter, table)
+
+    # -------------------------------------------------------------------------------------------- control plane
+    # Implemented by compiler.bmv2.ProgramLowering (fills compiler.cpmodel).
+
+    def cp_extern(self, kind: str, name: str, d: ast.Decl, **kw: Any) -> None:
+        pass
+
+    def cp_direct_counter_binding(self, counter: str, table: str) -> None:
+        pass
+
+    def cp_table(self, cl: Any, t: ast.TableDecl, name: str, keys: list[Any], recs: list[Any], scopes: list[str],
+                 size: int, const_default: Any, has_entries: bool, counter: str | None) -> None:
+        pass

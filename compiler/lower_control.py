@@ -1,0 +1,602 @@
+"""A v1model ingress/egress control → one BMv2 pipeline (tables, conditionals) plus its actions.
+
+The apply block becomes a graph of tables and conditionals, as p4c builds it:
+* `t.apply()` is a table node; `if (t.apply().hit)` / `.miss` use the `__HIT__` / `__MISS__` next-table labels;
+  `switch (t.apply().action_run)` gives per-action `next_tables`;
+* `if (cond)` is a conditional node `node_N`;
+* a run of other statements (assignments, extern calls, exit) becomes a synthesized action `act[_N]` applied by a
+  keyless table `tbl_act[_N]` whose constant default action it is; a direct action call `a(...)` becomes a keyless
+  table `tbl_a` with `a` as constant default action.
+Tables get p4c's fully qualified names (`MyIngress.ipv4_lpm`), `@name` honoured; the default size is 1024; a table
+without `default_action` gets `NoAction` added (as p4c's front end does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler import ast
+from compiler.lower_actions import PrimitiveLowerer
+from compiler.lower_context import Json, LowerAbort, LowerContext, RuntimeData, Storage, control_plane_name, hexstr
+from compiler.lower_expr import ExprLowerer
+from compiler.typecheck import describe, start_of
+from compiler.types import ApplyResultT, TableT, width_of
+
+DEFAULT_TABLE_SIZE = 1024
+
+
+@dataclass
+class ActionRecord:
+    """One JSON action (a P4 action localized into one control, or a synthesized one)."""
+
+    name: str
+    decl: ast.ActionDecl | None
+    params: list[tuple[str, int]]
+    primitives: list[Json]
+    order: tuple[int, int, int, int]
+    json_id: int = -1
+    hidden: bool = False
+    annotations: list[ast.Annotation] = field(default_factory=list)
+
+
+class NodeRef:
+    """A node of the control-flow graph (table or conditional) whose name is fixed at the end, in source order."""
+
+    def __init__(self, kind: str, pos: tuple[int, int], name: str | None = None, json: Json = None,
+                 rec: ActionRecord | None = None, base: str = "") -> None:
+        self.kind = kind  # "table", "act", "call" or "cond"
+        self.pos = pos
+        self.name = name
+        self.json = json
+        self.rec = rec
+        self.base = base
+
+    def __repr__(self) -> str:
+        return f"NodeRef({self.kind}, {self.name})"
+
+
+def _ref_name(x: object) -> object:
+    return x.name if isinstance(x, NodeRef) else x
+
+
+class ControlLowerer:
+    """Lowers one control of the V1Switch package to a pipeline."""
+
+    def __init__(self, lc: LowerContext, decl: ast.ControlDecl, pipeline: str, block_index: int) -> None:
+        self.lc = lc
+        self.info = lc.info
+        self.decl = decl
+        self.pipeline = pipeline
+        self.prefix = control_plane_name(decl, None)
+        self.block_index = block_index
+        self.xl = ExprLowerer(lc, {})
+        self.pl = PrimitiveLowerer(lc, self.xl, pipeline)
+        self.tables: list[tuple[tuple[int, int], Json]] = []
+        self.conditionals: list[Json] = []
+        self.actions: dict[tuple[ast.ActionDecl, object], ActionRecord] = {}
+        self.copies: dict[ast.ActionDecl, int] = {}
+        self.synth: list[ActionRecord] = []
+        self.nodes: list[NodeRef] = []
+        self.applied: set[ast.TableDecl] = set()
+        self.direct_counters: dict[str, str] = {}  # counter instance name -> table name
+
+    # ------------------------------------------------------------------------------------------------ entry
+
+    def lower(self) -> Json:
+        for loc in self.decl.locals:
+            try:
+                self.local(loc)
+            except LowerAbort:
+                pass
+        init_stmts: list[ast.Stmt] = [
+            ast.AssignStmt(v.loc, ast.Name(v.loc, v.name), v.init)
+            for v in self.decl.locals if isinstance(v, ast.VarDecl) and v.init is not None
+        ]
+        for s in init_stmts:  # the synthetic names resolve to the local variable
+            assert isinstance(s, ast.AssignStmt) and isinstance(s.lhs, ast.Name)
+            var = next(v for v in self.decl.locals if isinstance(v, ast.VarDecl) and v.name == s.lhs.name)
+            self.info.refs[s.lhs] = var
+            self.info.types[s.lhs] = self.info.types[var]
+        self.failed = False
+        self.number_action_uses(self.decl.body)
+        if self.failed:
+            raise LowerAbort()
+        init = self.block(init_stmts + list(self.decl.body.stmts), None)
+        return init
+
+    def number_action_uses(self, body: ast.Node) -> None:
+        """Create the per-use action copies in source order (the first use keeps the original, as in p4c); reject a
+        table applied twice (BMv2 tables have a single place in the control flow)."""
+        for n in ast.walk(body):
+            if not isinstance(n, ast.MethodCall):
+                continue
+            owner, _ = self.info.calls.get(n, (None, ""))
+            if isinstance(owner, TableT):
+                if owner.decl in self.applied:
+                    self.lc.unsupported(n, f"applying table '{owner.decl.name}' more than once")
+                    self.failed = True
+                self.applied.add(owner.decl)
+            try:
+                if n in self.info.actions:
+                    self.action(self.info.actions[n], n)
+                    continue
+                owner, _ = self.info.calls.get(n, (None, ""))
+                if isinstance(owner, TableT) and owner.decl.actions is not None:
+                    for ref in owner.decl.actions.actions:
+                        self.action(self.info.actions[ref], owner.decl)
+            except (LowerAbort, KeyError):
+                pass
+
+    def local(self, d: ast.Decl) -> None:
+        if isinstance(d, ast.VarDecl):
+            self.lc.roots[d] = self.lc.local_storage(d.name, self.info.types[d], d)
+        elif isinstance(d, ast.Instantiation):
+            self.lc.instantiate(d, self.prefix)
+        # actions are lowered when referenced; tables when applied
+
+    # ------------------------------------------------------------------------------------------------ actions
+
+    def action(self, a: ast.ActionDecl, use: object) -> ActionRecord:
+        """The JSON action for one use of `a` (a table, or a direct call): p4c's front end gives every table and
+        every direct call its own copy of an action used in several places (same control-plane name, new id)."""
+        key = (a, use)
+        rec = self.actions.get(key)
+        if rec is not None:
+            return rec
+        owner = self.info.owner.get(a)
+        name = control_plane_name(a, self.prefix if owner is not None else None)
+        params: list[tuple[str, int]] = []
+        bind: dict[ast.Node, Storage] = {}
+        for i, p in enumerate(a.params):
+            t = self.info.types[p]
+            w = width_of(t)
+            if p.direction is not None or w is None:
+                raise self.lc.unsupported(p, f"parameter '{p.name}' of action '{a.name}'")
+            params.append((p.name, w))
+            bind[p] = RuntimeData(i, t)
+        xl = ExprLowerer(self.lc, bind)
+        pl = PrimitiveLowerer(self.lc, xl, self.pipeline)
+        prims = pl.stmts(a.body.stmts)
+        copy = self.copies.get(a, 0)
+        self.copies[a] = copy + 1
+        order = (0 if owner is None else 1, a.loc.line, a.loc.col, copy)
+        rec = ActionRecord(name, a, params, prims, order, annotations=list(a.annotations))
+        self.actions[key] = rec
+        return rec
+
+    def synthesize(self, stmts: list[ast.Stmt]) -> ActionRecord:
+        prims = self.pl.stmts(stmts)
+        first = stmts[0]
+        rec = ActionRecord("act", None, [], prims, (2, first.loc.line, first.loc.col, 0), hidden=True)
+        self.synth.append(rec)
+        return rec
+
+    # ------------------------------------------------------------------------------------------------ graph
+
+    def is_simple(self, s: ast.Stmt) -> bool:
+        if isinstance(s, (ast.AssignStmt, ast.ExitStmt, ast.EmptyStmt, ast.VarDecl, ast.ConstDecl)):
+            return True
+        if isinstance(s, ast.MethodCallStmt):
+            c = s.call
+            if c in self.info.actions:
+                return False
+            owner, _ = self.info.calls.get(c, (None, ""))
+            return not isinstance(owner, TableT)
+        return False
+
+    def block(self, stmts: list[ast.Stmt], nxt: str | None) -> str | None:
+        """Lower `stmts` to nodes ending in `nxt`; return the entry node name (or `nxt` if nothing to do)."""
+        cur = nxt
+        run: list[ast.Stmt] = []
+        for s in reversed(stmts):
+            if self.is_simple(s):
+                if isinstance(s, ast.VarDecl):
+                    self.declare_local(s)
+                    if s.init is None:
+                        continue
+                if isinstance(s, (ast.EmptyStmt, ast.ConstDecl)):
+                    continue
+                run.insert(0, s)
+                continue
+            if run:
+                cur = self.act_table(run, cur)
+                run = []
+            try:
+                cur = self.stmt(s, cur)
+            except LowerAbort:
+                pass
+        if run:
+            cur = self.act_table(run, cur)
+        return cur
+
+    def declare_local(self, s: ast.VarDecl) -> None:
+        if s not in self.lc.roots:
+            self.lc.roots[s] = self.lc.local_storage(s.name, self.info.types[s], s)
+
+    def act_table(self, run: list[ast.Stmt], nxt: str | None) -> str:
+        # local declarations with initializers are assignments here
+        stmts: list[ast.Stmt] = []
+        for s in run:
+            if isinstance(s, ast.VarDecl):
+                assert s.init is not None
+                lhs = ast.Name(s.loc, s.name)
+                self.info.refs[lhs] = s
+                self.info.types[lhs] = self.info.types[s]
+                stmts.append(ast.AssignStmt(s.loc, lhs, s.init))
+            else:
+                stmts.append(s)
+        rec = self.synthesize(stmts)
+        return self.add_keyless_table("act", rec, [], stmts[0], nxt)
+
+    def add_keyless_table(self, kind: str, rec: ActionRecord, data: list[str], at: ast.Node,
+                          nxt: NodeRef | None) -> NodeRef:
+        node = NodeRef(kind, (at.loc.line, at.loc.col), rec=rec,
+                       base=rec.decl.name if rec.decl is not None else "act")
+        t = {
+            "name": node,
+            "id": -1,
+            "source_info": self.lc.source_info(at),
+            "key": [],
+            "match_type": "exact",
+            "type": "simple",
+            "max_size": 1024,
+            "with_counters": False,
+            "support_timeout": False,
+            "direct_meters": None,
+            "action_ids": [rec],
+            "actions": [rec.name],
+            "base_default_next": nxt,
+            "next_tables": {rec.name: nxt},
+            "default_entry": {"action_id": rec, "action_const": True, "action_data": data,
+                              "action_entry_const": True},
+        }
+        if t["source_info"] is None:
+            del t["source_info"]
+        node.json = t
+        self.nodes.append(node)
+        self.tables.append(((at.loc.line, at.loc.col), t))
+        return node
+
+    def stmt(self, s: ast.Stmt, nxt: str | None) -> str | None:
+        if isinstance(s, ast.BlockStmt):
+            return self.block(s.stmts, nxt)
+        if isinstance(s, ast.MethodCallStmt):
+            c = s.call
+            if c in self.info.actions:
+                return self.direct_call(c, s, nxt)
+            owner, _ = self.info.calls.get(c, (None, ""))
+            if isinstance(owner, TableT):
+                return self.apply_table(owner.decl, s, nxt, {}, nxt, False)
+            raise self.lc.unsupported(s, "this statement in an apply block")
+        if isinstance(s, ast.IfStmt):
+            return self.if_stmt(s, nxt)
+        if isinstance(s, ast.SwitchStmt):
+            return self.switch(s, nxt)
+        raise self.lc.unsupported(s, f"{type(s).__name__} in an apply block")
+
+    def direct_call(self, c: ast.MethodCall, s: ast.Stmt, nxt: str | None) -> str:
+        a = self.info.actions[c]
+        rec = self.action(a, c)
+        data: list[str] = []
+        for arg in c.args:
+            v = self.info.values.get(arg)
+            if not isinstance(v, int):
+                raise self.lc.unsupported(start_of(arg), f"non-constant argument '{describe(arg)}' in a direct action "
+                                                         "call")
+            data.append(hexstr(int(v)))
+        return self.add_keyless_table("call", rec, data, s, nxt)
+
+    def table_apply_of(self, e: ast.Expr) -> tuple[ast.TableDecl, bool] | None:
+        """If `e` is `t.apply().hit`, `.miss` or `!` of one: (table, on_hit)."""
+        neg = False
+        while isinstance(e, ast.Unary) and e.op == "!":
+            neg = not neg
+            e = e.operand
+        if isinstance(e, ast.Member) and e.member in ("hit", "miss") \
+                and isinstance(self.info.types.get(e.expr), ApplyResultT):
+            t = self.info.types[e.expr]
+            assert isinstance(t, ApplyResultT)
+            hit = (e.member == "hit") != neg
+            return t.table, hit
+        return None
+
+    def if_stmt(self, s: ast.IfStmt, nxt: str | None) -> str | None:
+        cv = self.info.values.get(s.cond)
+        if isinstance(cv, bool):  # a constant condition is folded away, as p4c's mid end does
+            branch = s.then if cv else s.else_
+            return self.block([branch], nxt) if branch is not None else nxt
+        then_entry = self.block([s.then], nxt)
+        else_entry = self.block([s.else_], nxt) if s.else_ is not None else nxt
+        ta = self.table_apply_of(s.cond)
+        if ta is not None:
+            table, on_hit = ta
+            hit_next, miss_next = (then_entry, else_entry) if on_hit else (else_entry, then_entry)
+            return self.apply_table(table, s, nxt, {"__HIT__": hit_next, "__MISS__": miss_next}, nxt, False)
+        for sub in ast.walk(s.cond):
+            if isinstance(self.info.types.get(sub), ApplyResultT):
+                raise self.lc.unsupported(s.cond, "table apply inside a complex condition")
+
+        cond_json = self.xl.cond(s.cond)
+        name = NodeRef("cond", (s.loc.line, s.loc.col))
+        self.nodes.append(name)
+        c: Json = {"name": name, "id": -1}
+        si = self.lc.source_info(s.cond, describe(s.cond))
+        if si is not None:
+            c["source_info"] = si
+        c["expression"] = cond_json
+        c["true_next"] = then_entry
+        c["false_next"] = else_entry
+        self.conditionals.append(c)
+        return name
+
+    def switch(self, s: ast.SwitchStmt, nxt: str | None) -> str | None:
+        e = s.expr
+        assert isinstance(e, ast.Member)
+        rt = self.info.types[e.expr]
+        assert isinstance(rt, ApplyResultT)
+        labels: dict[str, str | None] = {}
+        default_entry: str | None = nxt
+        pending: list[ast.Expr] = []
+        for case in s.cases:
+            pending.append(case.label)
+            if case.body is None:
+                continue
+            entry = self.block(case.body.stmts, nxt)
+            for lab in pending:
+                if isinstance(lab, ast.DefaultExpr):
+                    default_entry = entry
+                elif isinstance(lab, ast.Name):
+                    labels[lab.name] = entry
+            pending = []
+        return self.apply_table(rt.table, s, nxt, labels, default_entry, True)
+
+    # ------------------------------------------------------------------------------------------------ tables
+
+    def apply_table(self, t: ast.TableDecl, at: ast.Node, nxt: str | None, labels: dict[str, str | None],
+                    default_entry: str | None, is_switch: bool) -> str:
+        name = control_plane_name(t, self.prefix)
+        refs = list(t.actions.actions) if t.actions is not None else []
+        recs: list[ActionRecord] = []
+        scopes: list[str] = []
+        for ref in refs:
+            a = self.info.actions[ref]
+            recs.append(self.action(a, t))
+            scope = "TABLE_AND_DEFAULT"
+            if ref.annotation("tableonly") is not None:
+                scope = "TABLE_ONLY"
+            elif ref.annotation("defaultonly") is not None:
+                scope = "DEFAULT_ONLY"
+            scopes.append(scope)
+        # p4c's front end: no default_action → `@defaultonly NoAction` added and made the default
+        da = t.default_action
+        default_rec: ActionRecord
+        default_data: list[str] = []
+        default_const = False
+        if da is None:
+            noaction = self.lc.info.global_scope.lookup("NoAction")
+            if not isinstance(noaction, ast.ActionDecl):
+                raise self.lc.error(t, "table without default_action needs NoAction from core.p4")
+            default_rec = self.action(noaction, t)
+            if default_rec not in recs:
+                recs.append(default_rec)
+                scopes.append("DEFAULT_ONLY")
+        else:
+            default_rec = self.action(self.info.actions[da.action], t)
+            default_const = da.is_const
+            for arg in da.action.args or []:
+                v = self.info.values.get(arg)
+                default_data.append(hexstr(int(v) if v is not None else 0))
+        key_json, cp_keys = self.keys(t)
+        match_type = "exact"
+        kinds = [k["match_type"] for k in key_json]
+        if "range" in kinds:
+            match_type = "range"
+        elif "ternary" in kinds or "optional" in kinds:
+            match_type = "ternary"
+        elif "lpm" in kinds:
+            match_type = "lpm"
+        if kinds.count("lpm") > 1:
+            raise self.lc.error(t, f"table '{t.name}' has more than one lpm key")
+        size = DEFAULT_TABLE_SIZE
+        sp = t.get_property("size")
+        if isinstance(sp, ast.ValueProperty):
+            size = int(self.info.values.get(sp.value, DEFAULT_TABLE_SIZE))
+        counters = None
+        cp_prop = t.get_property("counters")
+        if isinstance(cp_prop, ast.ValueProperty):
+            cd = self.info.refs.get(cp_prop.value) if isinstance(cp_prop.value, ast.Name) else None
+            if cd is None or cd not in self.lc.instance_names:
+                raise self.lc.unsupported(cp_prop, "this counters property")
+            counters = self.lc.instance_names[cd]
+            self.lc.bind_direct_counter(counters, name)
+        timeout = t.get_property("support_timeout")
+        support_timeout = bool(isinstance(timeout, ast.ValueProperty) and self.info.values.get(timeout.value))
+        next_tables: dict[str, str | None] = {}
+        base_default_next = nxt
+        if "__HIT__" in labels:
+            next_tables = {"__HIT__": labels["__HIT__"], "__MISS__": labels["__MISS__"]}
+            base_default_next = None  # p4c: hit/miss tables have no base_default_next
+        else:
+            for rec in recs:
+                short = rec.decl.name if rec.decl is not None else rec.name
+                next_tables[rec.name] = labels.get(short, default_entry) if is_switch else nxt
+        ref = NodeRef("table", (at.loc.line, at.loc.col), name)
+        self.nodes.append(ref)
+        j: Json = {"name": name, "id": -1}
+        si = self.lc.source_info(t, t.name)
+        if si is not None:
+            j["source_info"] = si
+        j.update({
+            "key": key_json,
+            "match_type": match_type,
+            "type": "simple",
+            "max_size": size,
+            "with_counters": counters is not None,
+            "support_timeout": support_timeout,
+            "direct_meters": None,
+            "action_ids": list(recs),
+            "actions": [r.name for r in recs],
+            "base_default_next": base_default_next,
+            "next_tables": next_tables,
+            "default_entry": {"action_id": default_rec, "action_const": default_const,
+                              "action_data": default_data, "action_entry_const": default_const},
+        })
+        ents = t.entries
+        if ents is not None:
+            j["entries"] = self.const_entries(t, ents, key_json)
+        self.tables.append(((at.loc.line, at.loc.col), j))
+        self.lc.cp_table(self, t, name, cp_keys, recs, scopes, size, default_rec if default_const else None,
+                         ents is not None, counters)
+        return ref
+
+    def keys(self, t: ast.TableDecl) -> tuple[list[Json], list[tuple[str, int, str, ast.KeyElement]]]:
+        out: list[Json] = []
+        cp: list[tuple[str, int, str, ast.KeyElement]] = []
+        if t.key is None:
+            return out, cp
+        for ke in t.key.elements:
+            e = ke.expr
+            mask: int | None = None
+            kt = self.info.types[e]
+            width = width_of(kt) or 0
+            target: Json
+            base = e
+            if isinstance(e, ast.Binary) and e.op == "&" and self.info.values.get(e.right) is not None:
+                mask = int(self.info.values[e.right])
+                base = e.left
+            elif isinstance(e, ast.Slice):
+                hi, lo = int(self.info.values[e.hi]), int(self.info.values[e.lo])
+                base = e.expr
+                mask = ((1 << (hi - lo + 1)) - 1) << lo
+            if isinstance(base, ast.MethodCall) and self.info.calls.get(base, (None, ""))[1] == "isValid":
+                assert isinstance(base.callee, ast.Member)
+                h = self.xl.locate(base.callee.expr)
+                target = [getattr(h, "name", "?"), "$valid$"]
+                kname = ast.to_p4(e)
+            else:
+                s = None
+                if isinstance(base, (ast.Name, ast.Member, ast.Index)):
+                    try:
+                        s = self.xl.locate(base)
+                    except LowerAbort:
+                        self.lc.diags.items.pop()
+                if not hasattr(s, "field"):
+                    raise self.lc.unsupported(start_of(e), f"table key '{describe(e)}' (a key must be a field, "
+                                                           "a field slice, 'field & mask' or isValid())")
+                target = [s.header, s.field]  # type: ignore[attr-defined]
+                kname = ast.to_p4(e)
+            bt = self.info.types[base] if not isinstance(base, ast.MethodCall) else kt
+            bw = width_of(bt) or width
+            a = ke.annotation("name")
+            if a is not None and a.string_arg():
+                kname = a.string_arg() or kname
+            out.append({"match_type": ke.match_kind, "name": kname, "target": target,
+                        "mask": hexstr(mask, bw) if mask is not None else None})
+            cp.append((kname, width if mask is None or isinstance(e, ast.Binary) else width, ke.match_kind, ke))
+        return out, cp
+
+    def const_entries(self, t: ast.TableDecl, ents: ast.EntriesProperty, key_json: list[Json]) -> list[Json]:
+        out: list[Json] = []
+        assert t.key is not None or not ents.entries
+        elems = t.key.elements if t.key is not None else []
+        for i, ent in enumerate(ents.entries):
+            match_key: list[Json] = []
+            keys = ent.keys
+            if len(keys) == 1 and isinstance(keys[0], (ast.DefaultExpr, ast.DontCare)) and len(elems) != 1:
+                keys = [keys[0]] * len(elems)
+            for k, ke in zip(keys, elems):
+                w = width_of(self.info.types[ke.expr]) or 0
+                # a sliced key's entry values are slice values, as p4c emits them (the switch shifts by the mask)
+                match_key.append(self.entry_key(k, ke.match_kind, w))
+            a = self.info.actions[ent.action]
+            rec = self.action(a, t)
+            data = [hexstr(int(self.info.values.get(x, 0)), w2)
+                    for x, w2 in zip(ent.action.args or [], [p[1] for p in rec.params])]
+            prio = self.info.values.get(ent.priority) if ent.priority is not None else None
+            e: Json = {}
+            si = self.lc.source_info(ent, None)
+            if si is not None:
+                e["source_info"] = si
+            e["match_key"] = match_key
+            e["action_entry"] = {"action_id": rec, "action_data": data}
+            e["priority"] = int(prio) if prio is not None else i + 1
+            out.append(e)
+        return out
+
+    def entry_key(self, k: ast.Expr, kind: str, w: int) -> Json:
+        full = (1 << w) - 1
+        if isinstance(k, (ast.DefaultExpr, ast.DontCare)):
+            if kind == "exact":
+                raise self.lc.error(k, "exact key cannot be a wildcard")
+            if kind == "lpm":
+                return {"match_type": "lpm", "key": hexstr(0, w), "prefix_length": 0}
+            if kind == "range":
+                return {"match_type": "range", "start": hexstr(0, w), "end": hexstr(full, w)}
+            return {"match_type": "ternary", "key": hexstr(0, w), "mask": hexstr(0, w)}
+        if isinstance(k, ast.MaskExpr):
+            v = int(self.info.values[k.value]) & full
+            m = int(self.info.values[k.mask]) & full
+            if kind == "lpm":
+                plen = bin(m).count("1")
+                if m != (full >> (w - plen) << (w - plen)) & full:
+                    raise self.lc.error(k, "lpm entry mask is not a prefix")
+                return {"match_type": "lpm", "key": hexstr(v & m, w), "prefix_length": plen}
+            if kind in ("ternary", "optional"):
+                return {"match_type": "ternary", "key": hexstr(v & m, w), "mask": hexstr(m, w)}
+            raise self.lc.error(k, f"'&&&' in a {kind} key")
+        if isinstance(k, ast.RangeExpr):
+            if kind != "range":
+                raise self.lc.error(k, f"'..' in a {kind} key")
+            return {"match_type": "range", "start": hexstr(int(self.info.values[k.lo]) & full, w),
+                    "end": hexstr(int(self.info.values[k.hi]) & full, w)}
+        v = self.info.values.get(k)
+        if isinstance(v, bool):
+            v = int(v)
+        if not isinstance(v, int):
+            raise self.lc.error(k, "entry key must be a compile-time constant")
+        v &= full
+        if kind == "exact":
+            return {"match_type": "exact", "key": hexstr(v, w)}
+        if kind == "lpm":
+            return {"match_type": "lpm", "key": hexstr(v, w), "prefix_length": w}
+        if kind in ("ternary", "optional"):
+            return {"match_type": "ternary", "key": hexstr(v, w), "mask": hexstr(full, w)}
+        return {"match_type": "range", "start": hexstr(v, w), "end": hexstr(v, w)}
+
+
+    # ------------------------------------------------------------------------------------------------ naming
+
+    def finalize(self, init: NodeRef | None) -> str | None:
+        """Name the nodes in source order (p4c numbers CFG nodes as it builds them: entry, exit, then each node;
+        synthesized actions are `act`, `act_0`, ...; their tables `tbl_act`, ...), then replace node references
+        by names. Returns the name of the entry node."""
+        self.lc.cfg_counter += 2  # the CFG's entry and exit nodes
+        for node in sorted(self.nodes, key=lambda n: n.pos):
+            number = self.lc.cfg_counter
+            self.lc.cfg_counter += 1
+            if node.kind == "cond":
+                node.name = f"node_{number}"
+            elif node.kind in ("act", "call"):
+                rec = node.rec
+                assert rec is not None
+                if node.kind == "act":
+                    rec.name = self.lc.names.new("act")
+                node.name = self.lc.names.new(f"tbl_{node.base}")
+                node.json["actions"] = [rec.name]
+        for node in self.nodes:
+            j = node.json
+            if node.kind in ("act", "call") and j is not None:
+                rec = node.rec
+                assert rec is not None
+                j["next_tables"] = {rec.name: j["next_tables"][next(iter(j["next_tables"]))]}
+        for _, t in self.tables:
+            t["name"] = _ref_name(t["name"])
+            t["base_default_next"] = _ref_name(t["base_default_next"])
+            t["next_tables"] = {str(_ref_name(k)): _ref_name(v) for k, v in t["next_tables"].items()}
+        for c in self.conditionals:
+            c["name"] = _ref_name(c["name"])
+            c["true_next"] = _ref_name(c["true_next"])
+            c["false_next"] = _ref_name(c["false_next"])
+        return _ref_name(init)  # type: ignore[return-value]
+
+

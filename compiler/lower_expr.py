@@ -1,0 +1,374 @@
+"""Expressions → BMv2 JSON, with p4c's arithmetic conventions.
+
+BMv2 evaluates expressions with unbounded integers and truncates only when it writes a field, so p4c makes the P4
+width semantics explicit; this module does the same:
+
+* every arithmetic result of type `bit<W>` (`+ - * << >>`, unary `-` and `~`, casts) is masked with `& 0xff..`;
+  of type `int<W>` it is wrapped with `two_comp_mod`; `& | ^` need no fix-up;
+* `-x` is `0 - x`; `a[h:l]` is `(a >> l)` narrowed to `h-l+1` bits; `a ++ b` is `((cast)a << |b|) | ((cast)b & mask)`;
+* bool ↔ bit casts become `!= 0` / `c ? 1 : 0`; reading a bool field or `isValid()` goes through `d2b`, storing a bool
+  through `b2d`;
+* constants are `hexstr` padded to whole bytes of their width; compile-time constant subexpressions are folded;
+* inside actions, action parameters are `runtime_data` at the top of a primitive argument and `local` inside
+  expression trees; an argument that is an expression is wrapped in one more `{"type": "expression"}` object.
+"""
+
+from __future__ import annotations
+
+from compiler import ast
+from compiler.lower_context import (
+    STD_META,
+    FieldRef,
+    HeaderRef,
+    Json,
+    LowerAbort,
+    LowerContext,
+    RuntimeData,
+    StackFieldRef,
+    StackRef,
+    Storage,
+    StructRef,
+    expr_json,
+    hexval,
+)
+from compiler.types import (
+    ActionRunT,
+    BitsT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    InfIntT,
+    P4Type,
+    StackT,
+    StructLikeT,
+    TypeT,
+    width_of,
+)
+
+ARITH_OPS = {"+", "-", "*", "<<", ">>"}
+BITWISE_OPS = {"&", "|", "^"}
+COMPARE_OPS = {"==", "!=", "<", "<=", ">", ">="}
+
+
+def _mask(w: int) -> int:
+    return (1 << w) - 1
+
+
+class ExprLowerer:
+    """Converts typed expressions of one block (parser, control or action) to BMv2 JSON."""
+
+    def __init__(self, lc: LowerContext, params: dict[ast.Node, Storage] | None = None) -> None:
+        self.lc = lc
+        self.info = lc.info
+        # extra bindings (action parameters, locals) on top of lc.roots
+        self.params: dict[ast.Node, Storage] = params if params is not None else {}
+
+    # ------------------------------------------------------------------------------------------------ storage
+
+    def root(self, decl: ast.Node, use: ast.Node) -> Storage:
+        s = self.params.get(decl)
+        if s is None:
+            s = self.lc.roots.get(decl)
+        if s is None:
+            raise self.lc.unsupported(use, f"reference to '{getattr(decl, 'name', '?')}' here")
+        return s
+
+    def locate(self, e: ast.Expr) -> Storage:
+        """The storage an lvalue-like expression denotes."""
+        if isinstance(e, ast.Name):
+            d = self.info.refs.get(e)
+            if d is None:
+                raise self.lc.error(e, f"cannot resolve '{e.name}'")
+            return self.root(d, e)
+        if isinstance(e, ast.Member):
+            base_t = self.info.types.get(e.expr)
+            if isinstance(base_t, StackT) and e.member == "last":
+                base = self.locate(e.expr)
+                assert isinstance(base, StackRef)
+                return _StackLast(base)
+            if isinstance(e.expr, ast.Member) and isinstance(self.info.types.get(e.expr.expr), StackT) \
+                    and e.expr.member == "last":
+                stack = self.locate(e.expr.expr)
+                assert isinstance(stack, StackRef)
+                return StackFieldRef(stack.name, e.member, self.info.types[e])
+            base = self.locate(e.expr)
+            if isinstance(base, StructRef):
+                m = base.members.get(e.member)
+                if m is None:
+                    raise self.lc.unsupported(e, f"member '{e.member}' of {base.type}")
+                return m
+            if isinstance(base, HeaderRef):
+                ft = base.type.field(e.member)
+                if ft is None:
+                    raise self.lc.error(e, f"no field '{e.member}'")
+                return FieldRef(base.name, e.member, ft)
+            if isinstance(base, StackRef):
+                if e.member == "next":
+                    return _StackNext(base)
+                raise self.lc.unsupported(e, f"header stack member '{e.member}' here")
+            raise self.lc.unsupported(e, f"'{e.member}' of this value")
+        if isinstance(e, ast.Index):
+            base = self.locate(e.expr)
+            if not isinstance(base, StackRef):
+                raise self.lc.unsupported(e, "indexing this value")
+            idx = self.info.values.get(e.index)
+            if not isinstance(idx, int):
+                raise self.lc.unsupported(e.index, "non-constant header stack index")
+            return HeaderRef(f"{base.name}[{idx}]", base.type.element)
+        raise self.lc.unsupported(e, f"'{_short(e)}' as a storage location")
+
+    # ------------------------------------------------------------------------------------------------ lvalues
+
+    def lvalue(self, e: ast.Expr) -> Json:
+        s = self.locate(e)
+        return self.storage_json(s, e)
+
+    def storage_json(self, s: Storage, e: ast.Node) -> Json:
+        if isinstance(s, FieldRef):
+            return {"type": "field", "value": [s.header, s.field]}
+        if isinstance(s, StackFieldRef):
+            return {"type": "stack_field", "value": [s.stack, s.field]}
+        if isinstance(s, HeaderRef):
+            return {"type": "header", "value": s.name}
+        if isinstance(s, StackRef):
+            return {"type": "header_stack", "value": s.name}
+        if isinstance(s, RuntimeData):
+            return {"type": "runtime_data", "value": s.index}
+        raise self.lc.unsupported(e, "this value as an operand")
+
+    # ------------------------------------------------------------------------------------------------ rvalues
+
+    def convert(self, e: ast.Expr, wrap: bool = False, convert_bool: bool = False) -> Json:
+        """p4c's `ExpressionConverter::convert(e, doFixup=true, wrap, convertBool)`."""
+        j = self.rvalue(e)
+        t = self.info.types.get(e)
+        if convert_bool and isinstance(t, BoolT):
+            j = expr_json("b2d", None, j)
+        if wrap and isinstance(j, dict) and j.get("type") in ("expression", "stack_field"):
+            j = {"type": "expression", "value": j}
+        return j
+
+    def cond(self, e: ast.Expr) -> Json:
+        """A boolean condition (conditionals, verify, if_cond): not wrapped."""
+        return self.rvalue(e)
+
+    def local(self, j: Json) -> Json:
+        """p4c's `fixLocal`: runtime data inside an expression is `local`."""
+        if isinstance(j, dict) and j.get("type") == "runtime_data":
+            return {"type": "local", "value": j["value"]}
+        return j
+
+    def fix(self, j: Json, t: P4Type | None) -> Json:
+        """p4c's `ArithmeticFixup`: truncate an arithmetic result to its type."""
+        if isinstance(t, BitsT):
+            if t.signed:
+                return expr_json("two_comp_mod", self.local(j), hexval(t.width))
+            return expr_json("&", self.local(j), hexval(_mask(t.width), t.width))
+        return j
+
+    def const(self, v: int | bool, t: P4Type | None) -> Json:
+        if isinstance(v, bool) or isinstance(t, BoolT):
+            return {"type": "bool", "value": bool(v)}
+        w = width_of(t) if t is not None and not isinstance(t, InfIntT) else None
+        if isinstance(t, EnumT) and t.underlying is None:
+            w = 32
+        return hexval(int(v), w)
+
+    def rvalue(self, e: ast.Expr) -> Json:
+        t = self.info.types.get(e)
+        v = self.info.values.get(e)
+        if v is not None:
+            if isinstance(t, ErrorT):
+                return hexval(self.lc.error_code(self.info.errors[int(v)]))
+            return self.const(v, t)
+        if isinstance(t, EnumT) and t.underlying is None and isinstance(e, ast.Member) \
+                and isinstance(self.info.types.get(e.expr), TypeT):
+            return hexval(t.members.index(e.member), 32)
+        m = getattr(self, "r_" + type(e).__name__, None)
+        if m is None:
+            raise self.lc.unsupported(e, f"expression '{_short(e)}' on this target")
+        return m(e, t)
+
+    def _read(self, s: Storage, t: P4Type | None, e: ast.Node) -> Json:
+        j = self.storage_json(s, e)
+        if isinstance(t, BoolT) and j.get("type") in ("field", "stack_field"):
+            return expr_json("d2b", None, j)
+        return j
+
+    def r_Name(self, e: ast.Name, t: P4Type | None) -> Json:
+        return self._read(self.locate(e), t, e)
+
+    def r_Member(self, e: ast.Member, t: P4Type | None) -> Json:
+        la = self.lookahead_bits(e)
+        if la is not None:
+            return {"type": "lookahead", "value": [la[0], la[1]]}
+        bt = self.info.types.get(e.expr)
+        if isinstance(bt, StackT) and e.member == "lastIndex":
+            return expr_json("last_stack_index", None, self.storage_json(self.locate(e.expr), e))
+        if isinstance(bt, ActionRunT):
+            raise self.lc.unsupported(e, "action_run outside a switch statement")
+        if type(bt).__name__ == "ApplyResultT":
+            raise self.lc.unsupported(e, "table hit/miss outside an if condition")
+        return self._read(self.locate(e), t, e)
+
+    def r_Index(self, e: ast.Index, t: P4Type | None) -> Json:
+        return self._read(self.locate(e), t, e)
+
+    def r_MethodCall(self, e: ast.MethodCall, t: P4Type | None) -> Json:
+        owner, name = self.info.calls.get(e, (None, ""))
+        if isinstance(owner, StructLikeT) and name == "isValid":
+            assert isinstance(e.callee, ast.Member)
+            h = self.locate(e.callee.expr)
+            if not isinstance(h, HeaderRef):
+                raise self.lc.unsupported(e, "isValid() of this value")
+            return expr_json("d2b", None, {"type": "field", "value": [h.name, "$valid$"]})
+        if owner is not None and getattr(owner, "name", "") == "packet_in" and name == "lookahead":
+            if not isinstance(t, BitsT):
+                raise self.lc.unsupported(e, f"lookahead of {t} (use bit<W>, a slice of it, or a header field)")
+            return {"type": "lookahead", "value": [0, t.width]}
+        raise self.lc.unsupported(e, f"call '{_short(e)}' inside an expression")
+
+    def r_Cast(self, e: ast.Cast, t: P4Type | None) -> Json:
+        ft = self.info.types.get(e.expr)
+        inner = self.rvalue(e.expr)
+        if isinstance(t, BoolT) and isinstance(ft, BitsT):
+            return expr_json("!=", self.local(inner), hexval(0, ft.width))
+        if isinstance(t, BitsT) and isinstance(ft, BoolT):
+            return expr_json("?", hexval(1, t.width), hexval(0, t.width), cond=self.local(inner))
+        if isinstance(t, EnumT) or isinstance(ft, EnumT):
+            tt = t.underlying if isinstance(t, EnumT) else t
+            return self.fix(inner, tt)
+        if isinstance(t, BitsT):
+            return self.fix(inner, t)
+        return inner
+
+    def lookahead_bits(self, e: ast.Expr) -> tuple[int, int] | None:
+        """(bit offset, width) when `e` reads bits ahead in the packet: `pkt.lookahead<T>()`, a slice of it, or a
+        field of a looked-ahead header (p4c turns these into one `lookahead` operand)."""
+        if isinstance(e, ast.MethodCall):
+            owner, name = self.info.calls.get(e, (None, ""))
+            if getattr(owner, "name", "") == "packet_in" and name == "lookahead":
+                w = width_of(self.info.types[e])
+                return (0, w) if w is not None else None
+            return None
+        if isinstance(e, ast.Slice):
+            inner = self.lookahead_bits(e.expr)
+            if inner is None:
+                return None
+            hi, lo = int(self.info.values[e.hi]), int(self.info.values[e.lo])
+            return inner[0] + inner[1] - 1 - hi, hi - lo + 1
+        if isinstance(e, ast.Member):
+            inner = self.lookahead_bits(e.expr)
+            ht = self.info.types.get(e.expr)
+            if inner is None or not isinstance(ht, StructLikeT):
+                return None
+            off = inner[0]
+            for fname, ft in ht.fields:
+                w = width_of(ft) or 0
+                if fname == e.member:
+                    return off, w
+                off += w
+        return None
+
+    def r_Slice(self, e: ast.Slice, t: P4Type | None) -> Json:
+        la = self.lookahead_bits(e)
+        if la is not None:
+            return {"type": "lookahead", "value": [la[0], la[1]]}
+        bt = self.info.types.get(e.expr)
+        lo = self.info.values[e.lo]
+        hi = self.info.values[e.hi]
+        assert isinstance(lo, int) and isinstance(hi, int)
+        j = self.rvalue(e.expr)
+        if lo:
+            j = self.fix(expr_json(">>", self.local(j), hexval(lo)), bt)
+        res = BitsT(hi - lo + 1, isinstance(bt, BitsT) and bt.signed)
+        j = self.fix(j, res)
+        if res.signed:
+            j = self.fix(j, BitsT(res.width, False))
+        return j
+
+    def r_Unary(self, e: ast.Unary, t: P4Type | None) -> Json:
+        inner = self.rvalue(e.operand)
+        if e.op == "!":
+            return expr_json("not", None, self.local(inner))
+        if e.op == "~":
+            return self.fix(expr_json("~", None, self.local(inner)), t)
+        if e.op == "-":
+            return self.fix(expr_json("-", hexval(0, width_of(t) if isinstance(t, BitsT) else None),
+                                      self.local(inner)), t)
+        if e.op == "+":
+            return inner
+        raise self.lc.unsupported(e, f"operator '{e.op}'")
+
+    def r_Binary(self, e: ast.Binary, t: P4Type | None) -> Json:
+        op = e.op
+        if op == "++":
+            assert isinstance(t, BitsT)
+            rt = self.info.types[e.right]
+            wb = width_of(rt) or 0
+            left = self.fix(self.rvalue(e.left), t)
+            right = self.fix(self.rvalue(e.right), t)
+            sh = self.fix(expr_json("<<", self.local(left), hexval(wb)), t)
+            and0 = expr_json("&", self.local(right), hexval(_mask(wb), t.width))
+            return expr_json("|", sh, and0)
+        if op in ("|+|", "|-|"):
+            assert isinstance(t, BitsT)
+            inner = expr_json("+" if op == "|+|" else "-", self.local(self.rvalue(e.left)),
+                              self.local(self.rvalue(e.right)))
+            return expr_json("sat_cast" if t.signed else "usat_cast", inner, hexval(t.width))
+        jop = {"&&": "and", "||": "or"}.get(op, op)
+        rv = self.info.values.get(e.right)
+        if op == "-" and isinstance(t, BitsT) and not t.signed and isinstance(rv, int) and not isinstance(rv, bool):
+            # p4c's strength reduction: x - c == x + (2^W - c) modulo 2^W
+            j = expr_json("+", self.local(self.rvalue(e.left)), hexval((-rv) & _mask(t.width), t.width))
+            return self.fix(j, t)
+        left = self.local(self.rvalue(e.left))
+        right = self.local(self.rvalue(e.right))
+        if op in ("/", "%"):
+            assert isinstance(rv, int) and rv > 0 and rv & (rv - 1) == 0  # checked by the type checker
+            k = rv.bit_length() - 1
+            if op == "/":
+                return self.fix(expr_json(">>", left, hexval(k)), t)
+            return expr_json("&", left, hexval(rv - 1, width_of(t) if isinstance(t, BitsT) else None))
+        j = expr_json(jop, left, right)
+        if op in ARITH_OPS:
+            return self.fix(j, t)
+        return j
+
+    def r_Ternary(self, e: ast.Ternary, t: P4Type | None) -> Json:
+        c = self.local(self.rvalue(e.cond))
+        a = self.local(self.rvalue(e.then))
+        b = self.local(self.rvalue(e.else_))
+        return expr_json("?", a, b, cond=c)
+
+    def r_BoolLit(self, e: ast.BoolLit, t: P4Type | None) -> Json:
+        return {"type": "bool", "value": e.value}
+
+    def r_IntLit(self, e: ast.IntLit, t: P4Type | None) -> Json:
+        return self.const(e.value, t)
+
+
+class _StackNext(Storage):
+    """`stack.next` (only valid as an extract target)."""
+
+    def __init__(self, stack: StackRef) -> None:
+        self.stack = stack
+
+
+class _StackLast(Storage):
+    """`stack.last` (only valid with a field access)."""
+
+    def __init__(self, stack: StackRef) -> None:
+        self.stack = stack
+
+
+StackNext = _StackNext
+
+
+def _short(e: ast.Node) -> str:
+    from compiler.typecheck import describe
+
+    return describe(e) if isinstance(e, ast.Expr) else type(e).__name__
+
+
+__all__ = ["ExprLowerer", "StackNext", "LowerAbort", "STD_META"]

@@ -1,0 +1,210 @@
+"""The v1model parser → the BMv2 `parsers[0]` object.
+
+Each state's statements become `parser_ops` (`extract`, `set`, `verify`, `advance`, `primitive` for header validity
+and extern calls); `transition select(...)` becomes a `transition_key` plus `transitions` whose values and masks are
+the concatenation of the byte-padded key values (p4c's encoding: keys 12 + 2 bits, values 0xaba, 0x3 → `0x0aba03`).
+A select key that is not a plain field or lookahead is first computed into a `scalars` temporary, as p4c's mid end
+does. `accept` is `next_state: null`; an explicit transition to `reject` also ends parsing (p4c warns that
+BMv2 does not support it and emits the same).
+"""
+
+from __future__ import annotations
+
+from compiler import ast
+from compiler.lower_actions import PrimitiveLowerer
+from compiler.lower_context import HeaderRef, Json, LowerAbort, LowerContext, hexstr
+from compiler.lower_expr import ExprLowerer, StackNext
+from compiler.typecheck import describe
+from compiler.types import BitsT, BoolT, ExternT, StructLikeT, width_of
+
+
+class ParserLowerer:
+    """Lowers one parser declaration."""
+
+    def __init__(self, lc: LowerContext, decl: ast.ParserDecl) -> None:
+        self.lc = lc
+        self.info = lc.info
+        self.decl = decl
+        self.xl = ExprLowerer(lc, {})
+        self.pl = PrimitiveLowerer(lc, self.xl, "parser")
+
+    def lower(self) -> Json:
+        for loc in self.decl.locals:
+            try:
+                if isinstance(loc, ast.VarDecl):
+                    self.lc.roots[loc] = self.lc.local_storage(loc.name, self.info.types[loc], loc)
+                    if loc.init is not None:
+                        raise self.lc.unsupported(loc, "initialized parser-local variable")
+                elif isinstance(loc, ast.Instantiation):
+                    self.lc.instantiate(loc, None)
+                elif isinstance(loc, ast.ConstDecl):
+                    pass
+                else:
+                    raise self.lc.unsupported(loc, f"parser-local {type(loc).__name__}")
+            except LowerAbort:
+                pass
+        states: list[Json] = []
+        for st in self.decl.states:
+            try:
+                states.append(self.state(st, len(states)))
+            except LowerAbort:
+                pass
+        return {"name": "parser", "id": 0, "init_state": "start", "parse_states": states}
+
+    def state(self, st: ast.ParserState, sid: int) -> Json:
+        ops: list[Json] = []
+        for s in st.stmts:
+            try:
+                ops.extend(self.stmt(s))
+            except LowerAbort:
+                pass
+        transitions: list[Json]
+        key: list[Json] = []
+        tr = st.transition
+        if tr is None:
+            transitions = [self.default(None, st)]
+        elif isinstance(tr, ast.Name):
+            transitions = [self.default(tr, st)]
+        else:
+            assert isinstance(tr, ast.SelectExpr)
+            key, widths, pre = self.select_key(tr)
+            ops.extend(pre)
+            transitions = [self.case(c, widths) for c in tr.cases]
+        out: Json = {"name": st.name, "id": sid, "parser_ops": ops, "transitions": transitions,
+                     "transition_key": key}
+        return out
+
+    def next_state(self, n: ast.Name | None) -> str | None:
+        if n is None or n.name == "accept":
+            return None
+        if n.name == "reject":
+            self.lc.diags.warning(n.loc, "explicit transition to reject not supported on this target")
+            return None
+        return n.name
+
+    def default(self, n: ast.Name | None, st: ast.ParserState) -> Json:
+        return {"type": "default", "value": None, "mask": None, "next_state": self.next_state(n)}
+
+    # ------------------------------------------------------------------------------------------------ select
+
+    def select_key(self, sel: ast.SelectExpr) -> tuple[list[Json], list[int], list[Json]]:
+        key: list[Json] = []
+        widths: list[int] = []
+        pre: list[Json] = []
+        for k in sel.keys:
+            t = self.info.types[k]
+            w = width_of(t)
+            if w is None:
+                raise self.lc.unsupported(k, f"select key '{describe(k)}'")
+            widths.append(w)
+            j = self.xl.rvalue(k)
+            if isinstance(t, BoolT) and j.get("type") == "expression" and j["value"].get("op") == "d2b" \
+                    and j["value"]["right"].get("type") == "field":
+                j = j["value"]["right"]
+            if j.get("type") in ("field", "lookahead", "stack_field"):
+                key.append(j)
+                continue
+            tmp = self.lc.add_scalar("tmp", t if not isinstance(t, BoolT) else BitsT(1))
+            right = self.xl.convert(k, wrap=True, convert_bool=isinstance(t, BoolT))
+            pre.append({"parameters": [{"type": "field", "value": [tmp.header, tmp.field]}, right], "op": "set"})
+            key.append({"type": "field", "value": [tmp.header, tmp.field]})
+        return key, widths, pre
+
+    def simple_key(self, k: ast.Expr, w: int) -> tuple[int, int | None]:
+        """(value, mask) of one keyset element; mask None = exact, 0 = don't care."""
+        full = (1 << w) - 1
+        if isinstance(k, (ast.DefaultExpr, ast.DontCare)):
+            return 0, 0
+        if isinstance(k, ast.MaskExpr):
+            v, m = self.info.values.get(k.value), self.info.values.get(k.mask)
+            if not isinstance(v, int) or not isinstance(m, int):
+                raise self.lc.error(k, "select mask must be a compile-time constant")
+            return int(v) & full, int(m) & full
+        if isinstance(k, ast.RangeExpr):
+            raise self.lc.unsupported(k, "range in a select case on this target")
+        v = self.info.values.get(k)
+        if v is None:
+            raise self.lc.error(k, f"select case '{describe(k)}' is not a compile-time constant")
+        return int(v) & full, None
+
+    def case(self, c: ast.SelectCase, widths: list[int]) -> Json:
+        nxt = self.next_state(c.state)
+        keys = c.keys
+        if len(keys) == 1 and isinstance(keys[0], ast.DefaultExpr) or \
+                (len(keys) == 1 and isinstance(keys[0], ast.DontCare) and len(widths) != 1):
+            return {"type": "default", "value": None, "mask": None, "next_state": nxt}
+        value = 0
+        mask = 0
+        nbytes = 0
+        no_mask = True
+        all_dc = True
+        for k, w in zip(keys, widths):
+            v, m = self.simple_key(k, w)
+            bits = 8 * ((w + 7) // 8)
+            nbytes += (w + 7) // 8
+            if m is None:
+                m = (1 << w) - 1
+            else:
+                no_mask = False
+            if m != 0:
+                all_dc = False
+            value = (value << bits) | v
+            mask = (mask << bits) | m
+        if all_dc:
+            return {"type": "default", "value": None, "mask": None, "next_state": nxt}
+        return {"type": "hexstr", "value": hexstr(value, nbytes * 8),
+                "mask": None if no_mask else hexstr(mask, nbytes * 8), "next_state": nxt}
+
+    # ------------------------------------------------------------------------------------------------ statements
+
+    def stmt(self, s: ast.Stmt) -> list[Json]:
+        if isinstance(s, ast.BlockStmt):
+            out: list[Json] = []
+            for x in s.stmts:
+                out.extend(self.stmt(x))
+            return out
+        if isinstance(s, ast.EmptyStmt) or isinstance(s, ast.ConstDecl):
+            return []
+        if isinstance(s, ast.VarDecl):
+            self.lc.roots[s] = self.lc.local_storage(s.name, self.info.types[s], s)
+            if s.init is None:
+                return []
+            lhs = ast.Name(s.loc, s.name)
+            self.info.refs[lhs] = s
+            self.info.types[lhs] = self.info.types[s]
+            return self.stmt(ast.AssignStmt(s.loc, lhs, s.init))
+        if isinstance(s, ast.AssignStmt):
+            lt = self.info.types[s.lhs]
+            if isinstance(lt, StructLikeT) or isinstance(s.lhs, ast.Slice):
+                return [{"op": "primitive", "parameters": [p]} for p in self.pl.assign(s.lhs, s.rhs, s)]
+            left = self.xl.lvalue(s.lhs)
+            right = self.xl.convert(s.rhs, wrap=True, convert_bool=isinstance(lt, BoolT))
+            return [{"parameters": [left, right], "op": "set"}]
+        if isinstance(s, ast.MethodCallStmt):
+            return self.call(s.call, s)
+        raise self.lc.unsupported(s, f"{type(s).__name__} in a parser state")
+
+    def call(self, c: ast.MethodCall, s: ast.Stmt) -> list[Json]:
+        owner, name = self.info.calls.get(c, (None, ""))
+        if isinstance(owner, ExternT) and owner.name == "packet_in":
+            if name == "extract":
+                arg = c.args[0]
+                target = self.xl.locate(arg)
+                if isinstance(target, StackNext):
+                    return [{"parameters": [{"type": "stack", "value": target.stack.name}], "op": "extract"}]
+                if not isinstance(target, HeaderRef):
+                    raise self.lc.unsupported(arg, f"extract into '{describe(arg)}'")
+                return [{"parameters": [{"type": "regular", "value": target.name}], "op": "extract"}]
+            if name == "advance":
+                return [{"parameters": [self.xl.convert(c.args[0])], "op": "advance"}]
+            if name == "lookahead":
+                return []
+            raise self.lc.unsupported(c, f"packet_in.{name}()")
+        if owner is None and name == "verify":
+            cond = self.xl.cond(c.args[0])
+            err = self.xl.convert(c.args[1])
+            return [{"parameters": [cond, err], "op": "verify"}]
+        prims = self.pl.call(c, s)
+        return [{"parameters": [p], "op": "primitive"} for p in prims]
+
+

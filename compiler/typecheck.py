@@ -1,0 +1,1428 @@
+"""Name resolution, type checking and constant folding for the supported P4_16 subset.
+
+`check(program, diags) -> TypeInfo` walks the whole program once. It resolves every name to its declaration
+(`TypeInfo.refs`), gives every expression a semantic type (`TypeInfo.types`, see `compiler.types`) and folds
+compile-time constants (`TypeInfo.values`). Errors go to `diags` with the position of the offending node; a valid
+P4 construct outside the subset is reported as `unsupported: ...`.
+
+Width rules follow the P4_16 spec: no implicit conversion between different `bit<W>`/`int<W>` types (only untyped
+integer literals and constants adapt to the other operand), `bool` and `bit<1>` never mix, `++` adds widths,
+slices give `bit<hi-lo+1>`, comparisons give `bool`, shifts keep the left operand's type.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from compiler import ast
+from compiler.diagnostics import Diagnostics
+from compiler.types import (
+    BOOL,
+    DONTCARE,
+    ERROR,
+    INFINT,
+    MATCH_KIND,
+    STRING,
+    VOID,
+    ActionRunT,
+    ActionT,
+    ApplyResultT,
+    BitsT,
+    BlockT,
+    BoolT,
+    DontCareT,
+    EnumT,
+    ErrorT,
+    ExternT,
+    InfIntT,
+    MatchKindT,
+    MethodT,
+    P4Type,
+    StackT,
+    StringT,
+    StructLikeT,
+    TableT,
+    TupleT,
+    TypeT,
+    TypeVarT,
+    VarbitT,
+    VoidT,
+    same_type,
+)
+
+MATCH_KINDS_SUPPORTED = ("exact", "lpm", "ternary", "range", "optional")
+
+
+class CheckAbort(Exception):
+    """Internal: stop checking the current construct after an error was recorded."""
+
+
+class Scope:
+    """A lexical scope: name → declaration, with a parent."""
+
+    def __init__(self, parent: Scope | None = None, owner: ast.Node | None = None) -> None:
+        self.parent = parent
+        self.owner = owner
+        self.names: dict[str, ast.Node] = {}
+
+    def lookup(self, name: str) -> ast.Node | None:
+        s: Scope | None = self
+        while s is not None:
+            d = s.names.get(name)
+            if d is not None:
+                return d
+            s = s.parent
+        return None
+
+    def root(self) -> Scope:
+        s = self
+        while s.parent is not None:
+            s = s.parent
+        return s
+
+
+@dataclass
+class TypeInfo:
+    """What the checker learned: types of expressions/declarations, name bindings, constant values."""
+
+    types: dict[ast.Node, P4Type] = field(default_factory=dict)
+    refs: dict[ast.Node, ast.Node] = field(default_factory=dict)
+    values: dict[ast.Node, int | bool] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    error_decls: dict[str, ast.EnumMember] = field(default_factory=dict)
+    match_kinds: list[str] = field(default_factory=list)
+    global_scope: Scope = field(default_factory=Scope)
+    # declaration → the control/parser that contains it (None for globals)
+    owner: dict[ast.Node, ast.Decl | None] = field(default_factory=dict)
+    # method call → (receiver type, method name) for extern/builtin methods
+    calls: dict[ast.MethodCall, tuple[P4Type | None, str]] = field(default_factory=dict)
+    # ActionRef / direct action call → resolved action
+    actions: dict[ast.Node, ast.ActionDecl] = field(default_factory=dict)
+
+    def type_of(self, node: ast.Node) -> P4Type:
+        return self.types[node]
+
+    def decl_of(self, node: ast.Node) -> ast.Node | None:
+        return self.refs.get(node)
+
+    def value_of(self, node: ast.Node) -> int | bool | None:
+        return self.values.get(node)
+
+
+def _mask(width: int) -> int:
+    return (1 << width) - 1
+
+
+def wrap_value(value: int, t: P4Type) -> int:
+    """`value` reduced to the range of `t` (two's complement for `int<W>`)."""
+    if isinstance(t, BitsT):
+        v = value & _mask(t.width)
+        if t.signed and t.width > 0 and v >> (t.width - 1):
+            v -= 1 << t.width
+        return v
+    return value
+
+
+def describe(e: ast.Expr) -> str:
+    """Short source-like text of an expression, for messages."""
+    if isinstance(e, ast.Name):
+        return ("." if e.top_level else "") + e.name
+    if isinstance(e, ast.Member):
+        return f"{describe(e.expr)}.{e.member}"
+    if isinstance(e, ast.IntLit):
+        return e.text or str(e.value)
+    if isinstance(e, ast.BoolLit):
+        return "true" if e.value else "false"
+    if isinstance(e, ast.Index):
+        return f"{describe(e.expr)}[{describe(e.index)}]"
+    if isinstance(e, ast.Slice):
+        return f"{describe(e.expr)}[{describe(e.hi)}:{describe(e.lo)}]"
+    if isinstance(e, ast.MethodCall):
+        return f"{describe(e.callee)}({', '.join(describe(a) for a in e.args)})"
+    if isinstance(e, ast.Binary):
+        return f"{describe(e.left)} {e.op} {describe(e.right)}"
+    if isinstance(e, ast.Unary):
+        return f"{e.op}{describe(e.operand)}"
+    if isinstance(e, ast.Cast):
+        return f"({'...'}){describe(e.expr)}"
+    if isinstance(e, ast.StringLit):
+        return repr(e.value)
+    return type(e).__name__
+
+
+def start_of(e: ast.Node) -> ast.Node:
+    """The leftmost sub-expression of `e` (whose position is where the expression's text starts)."""
+    while True:
+        if isinstance(e, (ast.Member, ast.Index, ast.Slice)):
+            e = e.expr
+        elif isinstance(e, ast.Binary):
+            e = e.left
+        elif isinstance(e, ast.Ternary):
+            e = e.cond
+        elif isinstance(e, ast.MethodCall):
+            e = e.callee
+        else:
+            return e
+
+
+@dataclass
+class _Ctx:
+    """Where the checker currently is."""
+
+    scope: Scope
+    block: ast.Decl | None = None  # enclosing parser/control
+    action: ast.ActionDecl | None = None
+    in_parser: bool = False
+    in_apply: bool = False
+    table: ast.TableDecl | None = None
+
+    def child(self, **kw: object) -> _Ctx:
+        c = _Ctx(Scope(self.scope), self.block, self.action, self.in_parser, self.in_apply, self.table)
+        for k, v in kw.items():
+            setattr(c, k, v)
+        return c
+
+
+class Checker:
+    """Type checker for one program; see the module docstring."""
+
+    def __init__(self, program: ast.Program, diags: Diagnostics) -> None:
+        self.program = program
+        self.diags = diags
+        self.info = TypeInfo()
+        self._overloads: dict[ast.Node, list[ast.ExternFunctionDecl]] = {}
+        self._type_cache: dict[ast.Node, P4Type] = {}
+        self._resolving: set[ast.Node] = set()
+
+    # ------------------------------------------------------------------------------------------------ helpers
+
+    def error(self, node: ast.Node, msg: str) -> CheckAbort:
+        self.diags.error(node.loc, msg)
+        return CheckAbort()
+
+    def unsupported(self, node: ast.Node, what: str) -> CheckAbort:
+        self.diags.unsupported(node.loc, what)
+        return CheckAbort()
+
+    def declare(self, scope: Scope, name: str, decl: ast.Node, owner: ast.Decl | None = None) -> None:
+        prev = scope.names.get(name)
+        if prev is not None and prev is not decl:
+            self.diags.error(decl.loc, f"redeclaration of '{name}'")
+            return
+        scope.names[name] = decl
+        self.info.owner[decl] = owner
+
+    # ------------------------------------------------------------------------------------------------ program
+
+    def run(self) -> TypeInfo:
+        g = self.info.global_scope
+        for d in self.program.decls:
+            if isinstance(d, ast.ErrorDecl):
+                for m in d.members:
+                    if m.name in self.info.error_decls:
+                        self.diags.error(m.loc, f"redeclaration of error '{m.name}'")
+                        continue
+                    self.info.error_decls[m.name] = m
+                    self.info.errors.append(m.name)
+                    self.info.types[m] = ERROR
+                continue
+            if isinstance(d, ast.MatchKindDecl):
+                for m in d.members:
+                    if m.name not in self.info.match_kinds:
+                        self.info.match_kinds.append(m.name)
+                    self.declare(g, m.name, m)
+                    self.info.types[m] = MATCH_KIND
+                continue
+            if isinstance(d, ast.ExternFunctionDecl):
+                prev = g.names.get(d.name)
+                if isinstance(prev, ast.ExternFunctionDecl):
+                    # overloads: keep a list on the first declaration
+                    self._overloads.setdefault(prev, [prev]).append(d)
+                    continue
+            self.declare(g, d.name, d)
+        for d in self.program.decls:
+            try:
+                self.check_global(d)
+            except CheckAbort:
+                pass
+        return self.info
+
+    def check_global(self, d: ast.Decl) -> None:
+        ctx = _Ctx(self.info.global_scope)
+        if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl, ast.TypedefDecl, ast.EnumDecl)):
+            self.resolve_named(d)
+        elif isinstance(d, ast.ConstDecl):
+            self.check_const(d, ctx)
+        elif isinstance(d, ast.ActionDecl):
+            self.check_action(d, ctx)
+        elif isinstance(d, ast.ParserDecl):
+            self.check_parser(d, ctx)
+        elif isinstance(d, ast.ControlDecl):
+            self.check_control(d, ctx)
+        elif isinstance(d, ast.Instantiation):
+            self.check_instantiation(d, ctx)
+        elif isinstance(d, ast.FunctionDecl):
+            self.diags.unsupported(d.loc, f"function declaration '{d.name}'")
+        elif isinstance(d, ast.ValueSetDecl):
+            self.diags.unsupported(d.loc, "value_set")
+        # extern, parser/control/package type declarations, errors, match kinds: nothing to check
+
+    # ------------------------------------------------------------------------------------------------ types
+
+    def const_int(self, e: ast.Expr, ctx: _Ctx, what: str) -> int:
+        self.expr(e, ctx)
+        v = self.info.values.get(e)
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise self.error(e, f"{what} must be a compile-time integer constant")
+        return v
+
+    def resolve_type(self, t: ast.Type, scope: Scope, allow_typevars: Iterable[str] = ()) -> P4Type:
+        if isinstance(t, ast.BitType):
+            w = self.const_int(t.width, _Ctx(scope), "bit width")
+            if w <= 0:
+                raise self.error(t, f"bit width must be positive, not {w}")
+            return BitsT(w, False)
+        if isinstance(t, ast.IntType):
+            if t.width is None:
+                return INFINT
+            w = self.const_int(t.width, _Ctx(scope), "int width")
+            if w <= 0:
+                raise self.error(t, f"int width must be positive, not {w}")
+            return BitsT(w, True)
+        if isinstance(t, ast.BoolType):
+            return BOOL
+        if isinstance(t, ast.ErrorType):
+            return ERROR
+        if isinstance(t, ast.StringType):
+            return STRING
+        if isinstance(t, ast.VoidType):
+            return VOID
+        if isinstance(t, ast.MatchKindType):
+            return MATCH_KIND
+        if isinstance(t, ast.DontCareType):
+            return DONTCARE
+        if isinstance(t, ast.VarbitType):
+            return VarbitT(self.const_int(t.max_width, _Ctx(scope), "varbit width"))
+        if isinstance(t, ast.HeaderStackType):
+            el = self.resolve_type(t.element, scope, allow_typevars)
+            if not (isinstance(el, StructLikeT) and el.kind in ("header", "header_union")):
+                raise self.error(t, f"header stack element must be a header, not {el}")
+            size = self.const_int(t.size, _Ctx(scope), "header stack size")
+            if size <= 0:
+                raise self.error(t.size, "header stack size must be positive")
+            return StackT(el, size)
+        if isinstance(t, ast.TupleType):
+            return TupleT(tuple(self.resolve_type(x, scope, allow_typevars) for x in t.elements))
+        if isinstance(t, ast.TypeName):
+            if t.name in allow_typevars:
+                return TypeVarT(t.name)
+            d = self.info.global_scope.lookup(t.name) if t.top_level else scope.lookup(t.name)
+            if d is None:
+                raise self.error(t, f"undeclared type '{t.name}'")
+            if isinstance(d, ast.ExternDecl):
+                args = [self.resolve_type(a, scope, allow_typevars) for a in t.type_args]
+                if len(args) > len(d.type_params):
+                    raise self.error(t, f"extern '{d.name}' takes {len(d.type_params)} type argument(s)")
+                # a missing trailing type argument (the index type I of register<T, I>, counter<I>) is inferred
+                # at each call site from the argument, as p4c does
+                return ExternT(d, args)
+            if t.type_args:
+                raise self.unsupported(t, f"generic type '{t.name}<...>'")
+            return self.resolve_named(d, t)
+        raise self.unsupported(t, f"type {type(t).__name__}")
+
+    def resolve_named(self, d: ast.Node, use: ast.Node | None = None) -> P4Type:
+        cached = self._type_cache.get(d)
+        if cached is not None:
+            return cached
+        where = use or d
+        if isinstance(d, (ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl)):
+            kind = {ast.HeaderDecl: "header", ast.StructDecl: "struct", ast.HeaderUnionDecl: "header_union"}[type(d)]
+            if d.type_params:
+                raise self.unsupported(d, f"generic {kind} '{d.name}'")
+            if d in self._resolving:
+                raise self.error(where, f"recursive type '{d.name}'")
+            self._resolving.add(d)
+            st = StructLikeT(kind, d.name, [], d)
+            seen: set[str] = set()
+            try:
+                for f in d.fields:
+                    if f.name in seen:
+                        self.diags.error(f.loc, f"duplicate field '{f.name}' in {kind} '{d.name}'")
+                        continue
+                    seen.add(f.name)
+                    ft = self.resolve_type(f.type, self.info.global_scope)
+                    self.check_field_type(kind, d, f, ft)
+                    self.info.types[f] = ft
+                    st.fields.append((f.name, ft))
+            finally:
+                self._resolving.discard(d)
+            self._type_cache[d] = st
+            return st
+        if isinstance(d, ast.TypedefDecl):
+            if d in self._resolving:
+                raise self.error(where, f"recursive typedef '{d.name}'")
+            self._resolving.add(d)
+            try:
+                t = self.resolve_type(d.type, self.info.global_scope)
+            finally:
+                self._resolving.discard(d)
+            self._type_cache[d] = t
+            return t
+        if isinstance(d, ast.EnumDecl):
+            et = EnumT(d.name, [m.name for m in d.members], None, {}, d)
+            self._type_cache[d] = et
+            if d.underlying is not None:
+                ut = self.resolve_type(d.underlying, self.info.global_scope)
+                if not isinstance(ut, BitsT):
+                    raise self.error(d.underlying, f"enum underlying type must be bit<W> or int<W>, not {ut}")
+                et.underlying = ut
+                for m in d.members:
+                    if m.value is None:
+                        self.diags.error(m.loc, f"serializable enum member '{m.name}' needs a value")
+                        continue
+                    self.expr(m.value, _Ctx(self.info.global_scope), ut)
+                    v = self.info.values.get(m.value)
+                    if not isinstance(v, int) or isinstance(v, bool):
+                        self.diags.error(m.value.loc, "enum member value must be a compile-time integer constant")
+                        continue
+                    et.values[m.name] = wrap_value(v, ut)
+            for m in d.members:
+                self.info.types[m] = et
+            return et
+        if isinstance(d, (ast.ParserDecl, ast.ParserTypeDecl)):
+            return BlockT("parser", d)
+        if isinstance(d, (ast.ControlDecl, ast.ControlTypeDecl)):
+            return BlockT("control", d)
+        if isinstance(d, ast.PackageTypeDecl):
+            return BlockT("package", d)
+        if isinstance(d, ast.ExternDecl):
+            return ExternT(d, [])
+        name = getattr(d, "name", "?")
+        raise self.error(where, f"'{name}' is not a type")
+
+    def check_field_type(self, kind: str, d: ast.Decl, f: ast.Field, ft: P4Type) -> None:
+        if kind == "header":
+            if not isinstance(ft, (BitsT, BoolT, VarbitT)) and not (isinstance(ft, EnumT) and ft.underlying):
+                self.diags.error(f.type.loc, f"header field '{f.name}' must be bit<W>, int<W>, varbit or bool, not {ft}")
+            if isinstance(ft, VarbitT):
+                self.diags.unsupported(f.type.loc, f"varbit field '{f.name}'")
+        elif kind == "header_union":
+            if not (isinstance(ft, StructLikeT) and ft.kind == "header"):
+                self.diags.error(f.type.loc, f"header_union field '{f.name}' must be a header")
+        else:
+            if isinstance(ft, (ExternT, BlockT, VoidT, StringT, MatchKindT, InfIntT)):
+                self.diags.error(f.type.loc, f"struct field '{f.name}' cannot have type {ft}")
+
+    # ------------------------------------------------------------------------------------------------ decls
+
+    def check_const(self, d: ast.ConstDecl, ctx: _Ctx) -> None:
+        t = self.resolve_type(d.type, ctx.scope)
+        self.info.types[d] = t
+        vt = self.expr(d.value, ctx, t)
+        self.require_assignable(d.value, vt, t, f"constant '{d.name}'")
+        v = self.info.values.get(d.value)
+        if v is None:
+            raise self.error(d.value, f"initializer of constant '{d.name}' is not a compile-time constant")
+        self.info.values[d] = wrap_value(v, t) if not isinstance(v, bool) else v
+
+    def check_params(self, params: list[ast.Param], ctx: _Ctx, owner: ast.Decl | None,
+                     typevars: Iterable[str] = ()) -> None:
+        for p in params:
+            t = self.resolve_type(p.type, ctx.scope, typevars)
+            self.info.types[p] = t
+            self.declare(ctx.scope, p.name, p, owner)
+
+    def check_action(self, d: ast.ActionDecl, ctx: _Ctx) -> None:
+        actx = ctx.child(action=d, in_apply=False)
+        self.info.owner[d] = ctx.block
+        seen_dirless = False
+        for p in d.params:
+            if p.direction is None:
+                seen_dirless = True
+            elif seen_dirless:
+                self.diags.error(p.loc, f"action '{d.name}': directional parameter '{p.name}' after directionless ones")
+        self.check_params(d.params, actx, ctx.block)
+        for p in d.params:
+            t = self.info.types[p]
+            if p.direction is None and not isinstance(t, (BitsT, BoolT)) and not (isinstance(t, EnumT) and t.underlying):
+                self.diags.unsupported(p.loc, f"action parameter '{p.name}' of type {t}")
+        self.block(d.body, actx)
+
+    def check_parser(self, d: ast.ParserDecl, ctx: _Ctx) -> None:
+        if d.type_params or d.ctor_params:
+            raise self.unsupported(d, f"parser '{d.name}' with type or constructor parameters")
+        pctx = _Ctx(Scope(ctx.scope, d), d, None, True, False)
+        self.check_params(d.params, pctx, d)
+        for loc in d.locals:
+            self.local_decl(loc, pctx)
+        states: dict[str, ast.ParserState] = {}
+        for s in d.states:
+            if s.name in states:
+                self.diags.error(s.loc, f"redeclaration of state '{s.name}'")
+            if s.name in ("accept", "reject"):
+                self.diags.error(s.loc, f"state '{s.name}' cannot be declared")
+            states[s.name] = s
+            self.info.owner[s] = d
+        if "start" not in states:
+            self.diags.error(d.loc, f"parser '{d.name}' has no 'start' state")
+        for s in d.states:
+            sctx = pctx.child()
+            try:
+                for st in s.stmts:
+                    try:
+                        self.stmt(st, sctx)
+                    except CheckAbort:
+                        pass
+                self.transition(s, states, sctx)
+            except CheckAbort:
+                pass
+
+    def transition(self, s: ast.ParserState, states: dict[str, ast.ParserState], ctx: _Ctx) -> None:
+        tr = s.transition
+        if tr is None:
+            return  # no transition statement: reject (p4c: to reject)
+
+        def target(n: ast.Name) -> None:
+            if n.name in ("accept", "reject"):
+                return
+            st = states.get(n.name)
+            if st is None:
+                self.diags.error(n.loc, f"undeclared state '{n.name}'")
+            else:
+                self.info.refs[n] = st
+
+        if isinstance(tr, ast.Name):
+            target(tr)
+            return
+        if not isinstance(tr, ast.SelectExpr):
+            raise self.error(tr, "transition must name a state or be a select expression")
+        key_types = [self.expr(k, ctx) for k in tr.keys]
+        for kt, k in zip(key_types, tr.keys):
+            if not isinstance(kt, (BitsT, BoolT)) and not (isinstance(kt, EnumT) and kt.underlying):
+                self.diags.unsupported(k.loc, f"select key of type {kt}")
+        for case in tr.cases:
+            keys = case.keys
+            if len(keys) == 1 and isinstance(keys[0], (ast.DefaultExpr, ast.DontCare)):
+                self.info.types[keys[0]] = DONTCARE
+            elif len(keys) != len(key_types):
+                self.diags.error(case.loc, f"select case has {len(keys)} values, the select has {len(key_types)} keys")
+            else:
+                for k, kt in zip(keys, key_types):
+                    try:
+                        self.keyset(k, kt, ctx)
+                    except CheckAbort:
+                        pass
+            target(case.state)
+
+    def keyset(self, k: ast.Expr, kt: P4Type, ctx: _Ctx) -> None:
+        if isinstance(k, (ast.DefaultExpr, ast.DontCare)):
+            self.info.types[k] = DONTCARE
+            return
+        if isinstance(k, ast.MaskExpr):
+            self.keyset_value(k.value, kt, ctx)
+            self.keyset_value(k.mask, kt, ctx)
+            self.info.types[k] = kt
+            return
+        if isinstance(k, ast.RangeExpr):
+            self.keyset_value(k.lo, kt, ctx)
+            self.keyset_value(k.hi, kt, ctx)
+            self.info.types[k] = kt
+            return
+        self.keyset_value(k, kt, ctx)
+
+    def keyset_value(self, e: ast.Expr, kt: P4Type, ctx: _Ctx) -> None:
+        t = self.expr(e, ctx, kt)
+        self.require_assignable(e, t, kt, "select/entry key")
+        if e not in self.info.values:
+            raise self.error(e, f"'{describe(e)}' is not a compile-time constant")
+
+    def check_control(self, d: ast.ControlDecl, ctx: _Ctx) -> None:
+        if d.type_params or d.ctor_params:
+            raise self.unsupported(d, f"control '{d.name}' with type or constructor parameters")
+        cctx = _Ctx(Scope(ctx.scope, d), d, None, False, False)
+        self.check_params(d.params, cctx, d)
+        for loc in d.locals:
+            self.local_decl(loc, cctx)
+        actx = cctx.child(in_apply=True)
+        self.block(d.body, actx, new_scope=False)
+
+    def local_decl(self, loc: ast.Decl, ctx: _Ctx) -> None:
+        try:
+            if isinstance(loc, ast.ActionDecl):
+                self.declare(ctx.scope, loc.name, loc, ctx.block)
+                self.check_action(loc, ctx)
+            elif isinstance(loc, ast.TableDecl):
+                self.declare(ctx.scope, loc.name, loc, ctx.block)
+                self.check_table(loc, ctx)
+            elif isinstance(loc, ast.Instantiation):
+                self.declare(ctx.scope, loc.name, loc, ctx.block)
+                self.check_instantiation(loc, ctx)
+            elif isinstance(loc, (ast.VarDecl, ast.ConstDecl)):
+                self.stmt(loc, ctx)
+            elif isinstance(loc, ast.ValueSetDecl):
+                raise self.unsupported(loc, "value_set")
+            else:
+                raise self.unsupported(loc, f"local declaration {type(loc).__name__}")
+        except CheckAbort:
+            pass
+
+    def check_instantiation(self, d: ast.Instantiation, ctx: _Ctx) -> None:
+        t = self.resolve_type(d.type, ctx.scope)
+        self.info.owner[d] = ctx.block
+        self.info.types[d] = t
+        if isinstance(t, ExternT):
+            ctors = [m for m in t.decl.methods if m.return_type is None and m.name == t.decl.name]
+            if not ctors:
+                raise self.error(d, f"extern '{t.name}' has no constructor")
+            self.call_args(d, ctors, d.args, ctx, {tp: a for tp, a in zip(t.decl.type_params, t.type_args)},
+                           f"constructor of {t.name}")
+            return
+        if isinstance(t, BlockT):
+            if t.kind == "package":
+                for a in d.args:
+                    self.expr(a, ctx)
+                return
+            raise self.unsupported(d, f"instantiation of {t.kind} '{t.name}' inside another block")
+        raise self.error(d, f"cannot instantiate {t}")
+
+    def check_table(self, d: ast.TableDecl, ctx: _Ctx) -> None:
+        tctx = ctx.child(table=d)
+        names = set()
+        for p in d.properties:
+            if p.name in names:
+                self.diags.error(p.loc, f"table '{d.name}': duplicate property '{p.name}'")
+            names.add(p.name)
+        key_types: list[P4Type] = []
+        if d.key is not None:
+            for ke in d.key.elements:
+                try:
+                    kt = self.expr(ke.expr, tctx)
+                except CheckAbort:
+                    key_types.append(DONTCARE)
+                    continue
+                key_types.append(kt)
+                if ke.match_kind not in self.info.match_kinds:
+                    self.diags.error(ke.loc, f"undeclared match kind '{ke.match_kind}'")
+                elif ke.match_kind not in MATCH_KINDS_SUPPORTED:
+                    self.diags.unsupported(ke.loc, f"match kind '{ke.match_kind}'")
+                if not isinstance(kt, (BitsT, BoolT)) and not (isinstance(kt, EnumT) and kt.underlying) \
+                        and not isinstance(kt, ErrorT):
+                    self.diags.error(ke.expr.loc, f"table key '{describe(ke.expr)}' has type {kt}, not a bit string")
+        acts = d.actions
+        listed: dict[ast.ActionDecl, ast.ActionRef] = {}
+        if acts is None:
+            self.diags.error(d.loc, f"table '{d.name}' has no actions property")
+        else:
+            for ref in acts.actions:
+                try:
+                    a = self.action_ref(ref, tctx, bind_all=False)
+                    if a in listed:
+                        self.diags.error(ref.loc, f"action '{a.name}' listed twice in table '{d.name}'")
+                    listed[a] = ref
+                except CheckAbort:
+                    pass
+        da = d.default_action
+        if da is not None:
+            try:
+                a = self.action_ref(da.action, tctx, bind_all=True)
+                if acts is not None and a not in listed:
+                    self.diags.error(da.action.loc,
+                                     f"default action '{a.name}' is not in the actions list of table '{d.name}'")
+                elif a in listed and listed[a].annotation("tableonly") is not None:
+                    self.diags.error(da.action.loc, f"action '{a.name}' is @tableonly and cannot be the default")
+            except CheckAbort:
+                pass
+        ents = d.entries
+        if ents is not None:
+            if not ents.is_const:
+                self.diags.unsupported(ents.loc, "non-const table entries")
+            for ent in ents.entries:
+                try:
+                    self.table_entry(d, ent, key_types, listed, tctx)
+                except CheckAbort:
+                    pass
+        for p in d.properties:
+            if isinstance(p, ast.ValueProperty):
+                try:
+                    self.table_value_property(d, p, tctx)
+                except CheckAbort:
+                    pass
+
+    def table_entry(self, d: ast.TableDecl, ent: ast.Entry, key_types: list[P4Type],
+                    listed: dict[ast.ActionDecl, ast.ActionRef], ctx: _Ctx) -> None:
+        keys = ent.keys
+        if len(keys) == 1 and isinstance(keys[0], (ast.DefaultExpr, ast.DontCare)) and len(key_types) != 1:
+            self.info.types[keys[0]] = DONTCARE
+        elif len(keys) != len(key_types):
+            raise self.error(ent.loc, f"entry has {len(keys)} key values, table '{d.name}' has {len(key_types)} keys")
+        else:
+            for k, kt in zip(keys, key_types):
+                self.keyset(k, kt, ctx)
+        if ent.priority is not None:
+            self.const_int(ent.priority, ctx, "entry priority")
+        a = self.action_ref(ent.action, ctx, bind_all=True)
+        if a not in listed:
+            raise self.error(ent.action.loc, f"action '{a.name}' is not in the actions list of table '{d.name}'")
+        if listed[a].annotation("defaultonly") is not None:
+            raise self.error(ent.action.loc, f"action '{a.name}' is @defaultonly and cannot be used in an entry")
+
+    def table_value_property(self, d: ast.TableDecl, p: ast.ValueProperty, ctx: _Ctx) -> None:
+        if p.name == "size":
+            v = self.const_int(p.value, ctx, "table size")
+            if v <= 0:
+                self.diags.error(p.value.loc, "table size must be positive")
+        elif p.name == "counters":
+            t = self.expr(p.value, ctx)
+            if not (isinstance(t, ExternT) and t.name == "direct_counter"):
+                self.diags.error(p.value.loc, f"counters property must name a direct_counter, not {t}")
+        elif p.name == "support_timeout":
+            self.expr(p.value, ctx, BOOL)
+        elif p.name in ("implementation", "meters"):
+            self.diags.unsupported(p.loc, f"table property '{p.name}'")
+        elif p.name == "largest_priority_wins" or p.name == "priority_delta":
+            self.diags.unsupported(p.loc, f"table property '{p.name}'")
+        else:
+            self.diags.warning(p.loc, f"table '{d.name}': unknown property '{p.name}' ignored")
+
+    def action_ref(self, ref: ast.ActionRef, ctx: _Ctx, bind_all: bool) -> ast.ActionDecl:
+        n = ref.name
+        if not isinstance(n, ast.Name):
+            raise self.error(ref, "expected an action name")
+        d = self.info.global_scope.lookup(n.name) if n.top_level else ctx.scope.lookup(n.name)
+        if d is None:
+            raise self.error(n, f"undeclared action '{n.name}'")
+        if not isinstance(d, ast.ActionDecl):
+            raise self.error(n, f"'{n.name}' is not an action")
+        self.info.refs[n] = d
+        self.info.actions[ref] = d
+        args = ref.args or []
+        directional = [p for p in d.params if p.direction is not None]
+        need = d.params if bind_all else directional
+        if ref.args is None and need and bind_all:
+            raise self.error(ref, f"action '{d.name}' needs {len(need)} argument(s)")
+        if ref.args is not None or bind_all:
+            if len(args) != len(need):
+                raise self.error(ref, f"action '{d.name}' expects {len(need)} argument(s), got {len(args)}")
+            for a, p in zip(args, need):
+                pt = self.info.types[p]
+                at = self.expr(a, ctx, pt)
+                self.require_assignable(a, at, pt, f"argument '{p.name}' of action '{d.name}'")
+                if p.direction is None and a not in self.info.values:
+                    self.diags.error(a.loc, f"argument '{p.name}' of action '{d.name}' must be a compile-time constant")
+                if p.direction in ("out", "inout"):
+                    self.require_lvalue(a, ctx)
+        if directional:
+            self.diags.unsupported(ref.loc, f"action '{d.name}' with directional parameters in a table")
+        return d
+
+    # ------------------------------------------------------------------------------------------------ statements
+
+    def block(self, b: ast.BlockStmt, ctx: _Ctx, new_scope: bool = True) -> None:
+        c = ctx.child() if new_scope else ctx
+        for s in b.stmts:
+            try:
+                self.stmt(s, c)
+            except CheckAbort:
+                pass
+
+    def stmt(self, s: ast.Stmt, ctx: _Ctx) -> None:
+        if isinstance(s, ast.BlockStmt):
+            self.block(s, ctx)
+        elif isinstance(s, ast.AssignStmt):
+            lt = self.expr(s.lhs, ctx)
+            self.require_lvalue(s.lhs, ctx)
+            rt = self.expr(s.rhs, ctx, lt)
+            self.require_assignable(s.rhs, rt, lt, f"'{describe(s.lhs)}'")
+        elif isinstance(s, ast.MethodCallStmt):
+            self.expr(s.call, ctx)
+            if ctx.action is None and not ctx.in_apply and not ctx.in_parser:
+                raise self.error(s, "method call outside a parser state, action or apply block")
+        elif isinstance(s, ast.IfStmt):
+            ct = self.expr(s.cond, ctx, BOOL)
+            if not isinstance(ct, BoolT):
+                self.diags.error(start_of(s.cond).loc, f"if condition must be bool, not {ct}")
+            if ctx.in_parser:
+                self.diags.unsupported(s.loc, "if statement in a parser state")
+            try:
+                self.stmt(s.then, ctx.child())
+            except CheckAbort:
+                pass
+            if s.else_ is not None:
+                self.stmt(s.else_, ctx.child())
+        elif isinstance(s, ast.SwitchStmt):
+            self.switch(s, ctx)
+        elif isinstance(s, ast.VarDecl):
+            t = self.resolve_type(s.type, ctx.scope)
+            if isinstance(t, (InfIntT, ExternT, BlockT, VoidT, StringT)):
+                raise self.error(s.type, f"variable '{s.name}' cannot have type {t}")
+            if isinstance(t, StructLikeT) and t.kind == "header_union" or isinstance(t, StackT):
+                self.diags.unsupported(s.loc, f"local variable of type {t}")
+            self.info.types[s] = t
+            if s.init is not None:
+                it = self.expr(s.init, ctx, t)
+                self.require_assignable(s.init, it, t, f"'{s.name}'")
+            self.declare(ctx.scope, s.name, s, ctx.block)
+        elif isinstance(s, ast.ConstDecl):
+            self.check_const(s, ctx)
+            self.declare(ctx.scope, s.name, s, ctx.block)
+        elif isinstance(s, ast.ExitStmt):
+            if ctx.in_parser:
+                raise self.error(s, "exit is not allowed in a parser")
+        elif isinstance(s, ast.ReturnStmt):
+            raise self.unsupported(s, "return statement")
+        elif isinstance(s, ast.EmptyStmt):
+            pass
+        else:
+            raise self.unsupported(s, f"statement {type(s).__name__}")
+
+    def switch(self, s: ast.SwitchStmt, ctx: _Ctx) -> None:
+        t = self.expr(s.expr, ctx)
+        if not isinstance(t, ActionRunT):
+            raise self.unsupported(s.expr, "switch on an expression other than table.apply().action_run")
+        if not ctx.in_apply or ctx.action is not None:
+            raise self.error(s, "switch statement outside an apply block")
+        table = t.table
+        acts = {}
+        if table.actions is not None:
+            for ref in table.actions.actions:
+                a = self.info.actions.get(ref)
+                if a is not None and isinstance(ref.name, ast.Name):
+                    acts[ref.name.name] = a
+        seen: set[str] = set()
+        for i, case in enumerate(s.cases):
+            lab = case.label
+            if isinstance(lab, ast.DefaultExpr):
+                if i != len(s.cases) - 1:
+                    self.diags.error(lab.loc, "default label must be the last switch label")
+            elif isinstance(lab, ast.Name):
+                if lab.name not in acts:
+                    self.diags.error(lab.loc, f"'{lab.name}' is not an action of table '{table.name}'")
+                else:
+                    self.info.refs[lab] = acts[lab.name]
+                if lab.name in seen:
+                    self.diags.error(lab.loc, f"duplicate switch label '{lab.name}'")
+                seen.add(lab.name)
+            else:
+                self.diags.error(lab.loc, "switch label must be an action name or default")
+            if case.body is not None:
+                self.block(case.body, ctx)
+
+    # ------------------------------------------------------------------------------------------------ lvalues
+
+    def require_lvalue(self, e: ast.Expr, ctx: _Ctx) -> None:
+        if isinstance(e, ast.Name):
+            d = self.info.refs.get(e)
+            if isinstance(d, ast.Param):
+                if d.direction in ("out", "inout"):
+                    return
+                kind = "in parameter" if d.direction == "in" else "action data parameter"
+                if d.direction is None and not isinstance(self.info.types.get(d), (BitsT, BoolT, EnumT)):
+                    kind = "read-only parameter"
+                raise self.error(e, f"cannot assign to '{e.name}': it is a read-only {kind}")
+            if isinstance(d, ast.VarDecl):
+                return
+            if isinstance(d, ast.ConstDecl):
+                raise self.error(e, f"cannot assign to constant '{e.name}'")
+            raise self.error(e, f"'{describe(e)}' cannot be assigned")
+        if isinstance(e, ast.Member):
+            bt = self.info.types.get(e.expr)
+            if isinstance(bt, StackT) and e.member in ("last", "lastIndex", "size"):
+                raise self.error(e, f"'{describe(e)}' cannot be assigned")
+            if isinstance(bt, (StructLikeT, StackT)):
+                self.require_lvalue(e.expr, ctx)
+                return
+            raise self.error(e, f"'{describe(e)}' cannot be assigned")
+        if isinstance(e, (ast.Index, ast.Slice)):
+            self.require_lvalue(e.expr, ctx)
+            return
+        raise self.error(e, f"'{describe(e)}' cannot be assigned")
+
+    def require_assignable(self, e: ast.Expr, have: P4Type, want: P4Type, what: str) -> None:
+        if self.convertible(have, want):
+            return
+        raise self.error(start_of(e), f"type mismatch: cannot use a value of type {have} for {what} of type {want}")
+
+    def convertible(self, have: P4Type, want: P4Type) -> bool:
+        if same_type(have, want):
+            return True
+        if isinstance(want, (TypeVarT, DontCareT)) or isinstance(have, DontCareT):
+            return True
+        if isinstance(have, InfIntT) and isinstance(want, (BitsT, InfIntT)):
+            return True
+        if isinstance(have, TupleT) and isinstance(want, (TupleT, StructLikeT)):
+            return True
+        if isinstance(have, StructLikeT) and have.kind == "struct" and have.decl is None and isinstance(want, StructLikeT):
+            return True
+        return False
+
+    # ------------------------------------------------------------------------------------------------ expressions
+
+    def expr(self, e: ast.Expr, ctx: _Ctx, expected: P4Type | None = None) -> P4Type:
+        t = self._expr(e, ctx, expected)
+        self.info.types[e] = t
+        return t
+
+    def _expr(self, e: ast.Expr, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        method = getattr(self, "e_" + type(e).__name__, None)
+        if method is None:
+            raise self.unsupported(e, f"expression {type(e).__name__}")
+        return method(e, ctx, expected)
+
+    def e_IntLit(self, e: ast.IntLit, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        if e.width is not None:
+            t = BitsT(e.width, e.signed)
+            v = wrap_value(e.value, t)
+            if v != e.value and not (e.signed and e.value < 0):
+                self.diags.warning(e.loc, f"value {e.value} does not fit in {t}; truncated to {v}")
+            self.info.values[e] = v
+            return t
+        if isinstance(expected, BitsT):
+            self.info.values[e] = wrap_value(e.value, expected)
+            if e.value >= (1 << expected.width):
+                self.diags.warning(e.loc, f"value {e.value} does not fit in {expected}; truncated")
+            return expected
+        self.info.values[e] = e.value
+        return INFINT
+
+    def e_BoolLit(self, e: ast.BoolLit, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        self.info.values[e] = e.value
+        return BOOL
+
+    def e_StringLit(self, e: ast.StringLit, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        return STRING
+
+    def e_DontCare(self, e: ast.DontCare, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        return DONTCARE
+
+    def e_DefaultExpr(self, e: ast.DefaultExpr, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        return DONTCARE
+
+    def e_Name(self, e: ast.Name, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        if e.name == "error" and not e.top_level:
+            return TypeT(ERROR)
+        d = self.info.global_scope.lookup(e.name) if e.top_level else ctx.scope.lookup(e.name)
+        if d is None:
+            raise self.error(e, f"undeclared name '{e.name}'")
+        self.info.refs[e] = d
+        if isinstance(d, (ast.Param, ast.VarDecl)):
+            t = self.info.types.get(d)
+            if t is None:
+                raise CheckAbort()
+            return t
+        if isinstance(d, ast.ConstDecl):
+            if d not in self.info.types:
+                self.check_const(d, _Ctx(self.info.global_scope))
+            v = self.info.values.get(d)
+            t = self.info.types[d]
+            if v is not None:
+                if isinstance(t, InfIntT) and isinstance(expected, BitsT):
+                    self.info.values[e] = wrap_value(v, expected)
+                    return expected
+                self.info.values[e] = v
+            return t
+        if isinstance(d, ast.ActionDecl):
+            return ActionT(d)
+        if isinstance(d, ast.TableDecl):
+            return TableT(d)
+        if isinstance(d, ast.Instantiation):
+            t = self.info.types.get(d)
+            if t is None:
+                raise CheckAbort()
+            return t
+        if isinstance(d, ast.ExternFunctionDecl):
+            decls = [x.proto for x in self._overloads.get(d, [d])]
+            return MethodT(d.name, decls, None)
+        if isinstance(d, ast.EnumMember) and d in self.info.types and isinstance(self.info.types[d], MatchKindT):
+            return MATCH_KIND
+        if isinstance(d, (ast.EnumDecl, ast.HeaderDecl, ast.StructDecl, ast.HeaderUnionDecl, ast.TypedefDecl,
+                          ast.ExternDecl, ast.ParserDecl, ast.ControlDecl, ast.PackageTypeDecl)):
+            return TypeT(self.resolve_named(d, e))
+        if isinstance(d, ast.FunctionDecl):
+            raise self.unsupported(e, f"call of function '{d.name}'")
+        raise self.error(e, f"'{e.name}' cannot be used as a value")
+
+    def e_Member(self, e: ast.Member, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        bt = self.expr(e.expr, ctx)
+        m = e.member
+        if isinstance(bt, TypeT):
+            of = bt.of
+            if isinstance(of, ErrorT):
+                if m not in self.info.error_decls:
+                    raise self.error(e, f"undeclared error '{m}'")
+                self.info.values[e] = self.info.errors.index(m)
+                return ERROR
+            if isinstance(of, EnumT):
+                if m not in of.members:
+                    raise self.error(e, f"enum '{of.name}' has no member '{m}'")
+                if of.underlying is not None and m in of.values:
+                    self.info.values[e] = of.values[m]
+                return of
+            raise self.error(e, f"type {of} has no member '{m}'")
+        if isinstance(bt, StructLikeT):
+            ft = bt.field(m)
+            if ft is not None:
+                return ft
+            if bt.kind in ("header", "header_union") and m in ("isValid", "setValid", "setInvalid"):
+                return MethodT(m, [], bt)
+            raise self.error(e, f"{bt.kind} '{bt.name}' has no field '{m}'")
+        if isinstance(bt, StackT):
+            if m in ("next", "last"):
+                return bt.element
+            if m in ("lastIndex", "size"):
+                self.info.values.pop(e, None)
+                if m == "size":
+                    self.info.values[e] = bt.size
+                return BitsT(32, False)
+            if m in ("push_front", "pop_front"):
+                return MethodT(m, [], bt)
+            raise self.error(e, f"header stack has no member '{m}'")
+        if isinstance(bt, ExternT):
+            ms = [x for x in bt.decl.methods if x.name == m and x.return_type is not None]
+            if not ms:
+                raise self.error(e, f"extern '{bt.name}' has no method '{m}'")
+            return MethodT(m, ms, bt)
+        if isinstance(bt, TableT):
+            if m == "apply":
+                return MethodT("apply", [], bt)
+            raise self.error(e, f"table '{bt.decl.name}' has no member '{m}'")
+        if isinstance(bt, ApplyResultT):
+            if m in ("hit", "miss"):
+                return BOOL
+            if m == "action_run":
+                return ActionRunT(bt.table)
+            raise self.error(e, f"table apply result has no member '{m}'")
+        if isinstance(bt, BlockT) and m == "apply":
+            raise self.unsupported(e, f"applying {bt.kind} '{bt.name}' from another block")
+        raise self.error(e, f"'{describe(e.expr)}' of type {bt} has no member '{m}'")
+
+    def e_Index(self, e: ast.Index, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        bt = self.expr(e.expr, ctx)
+        if not isinstance(bt, StackT):
+            raise self.error(e, f"'{describe(e.expr)}' is not a header stack")
+        it = self.expr(e.index, ctx, BitsT(32, False))
+        if not isinstance(it, (BitsT, InfIntT)):
+            raise self.error(e.index, f"header stack index must be an integer, not {it}")
+        v = self.info.values.get(e.index)
+        if v is None:
+            raise self.unsupported(e.index, "header stack index that is not a compile-time constant")
+        if not 0 <= v < bt.size:
+            raise self.error(e.index, f"index {v} out of bounds for header stack of size {bt.size}")
+        return bt.element
+
+    def e_Slice(self, e: ast.Slice, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        bt = self.expr(e.expr, ctx)
+        hi = self.const_int(e.hi, ctx, "slice bound")
+        lo = self.const_int(e.lo, ctx, "slice bound")
+        if isinstance(bt, InfIntT):
+            v = self.info.values.get(e.expr)
+            if isinstance(v, int):
+                if hi < lo or lo < 0:
+                    raise self.error(e, f"invalid slice [{hi}:{lo}]")
+                self.info.values[e] = (v >> lo) & _mask(hi - lo + 1)
+                return BitsT(hi - lo + 1, False)
+        if not isinstance(bt, BitsT):
+            raise self.error(e, f"cannot slice a value of type {bt}")
+        if hi < lo or lo < 0 or hi >= bt.width:
+            raise self.error(e, f"slice [{hi}:{lo}] out of range for {bt}")
+        v = self.info.values.get(e.expr)
+        if isinstance(v, int) and not isinstance(v, bool):
+            self.info.values[e] = ((v & _mask(bt.width)) >> lo) & _mask(hi - lo + 1)
+        return BitsT(hi - lo + 1, False)
+
+    def e_Cast(self, e: ast.Cast, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        to = self.resolve_type(e.type, ctx.scope)
+        if isinstance(e.expr, (ast.ListExpr, ast.StructExpr)) and isinstance(to, StructLikeT):
+            self.expr(e.expr, ctx, to)
+            return to
+        ft = self.expr(e.expr, ctx, to if isinstance(to, BitsT) else None)
+        v = self.info.values.get(e.expr)
+        if not self.cast_ok(ft, to):
+            raise self.error(e, f"illegal cast from {ft} to {to}")
+        if v is not None:
+            if isinstance(to, BitsT):
+                if isinstance(v, bool):
+                    v = int(v)
+                elif isinstance(ft, BitsT) and ft.signed and not to.signed:
+                    v = v & _mask(ft.width)
+                self.info.values[e] = wrap_value(v, to)
+            elif isinstance(to, BoolT):
+                self.info.values[e] = bool(v)
+            elif isinstance(to, EnumT) and to.underlying is not None:
+                self.info.values[e] = wrap_value(int(v), to.underlying)
+        return to
+
+    def cast_ok(self, f: P4Type, t: P4Type) -> bool:
+        if same_type(f, t):
+            return True
+        if isinstance(f, InfIntT) and isinstance(t, (BitsT, BoolT)):
+            return True
+        if isinstance(f, BitsT) and isinstance(t, BitsT):
+            return f.signed == t.signed or f.width == t.width
+        if isinstance(f, BitsT) and isinstance(t, BoolT):
+            return f.width == 1 and not f.signed
+        if isinstance(f, BoolT) and isinstance(t, BitsT):
+            return t.width == 1 and not t.signed
+        if isinstance(f, EnumT) and f.underlying is not None and isinstance(t, BitsT):
+            return self.cast_ok(f.underlying, t)
+        if isinstance(t, EnumT) and t.underlying is not None and isinstance(f, (BitsT, InfIntT)):
+            return isinstance(f, InfIntT) or self.cast_ok(f, t.underlying)
+        return False
+
+    def e_Unary(self, e: ast.Unary, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        t = self.expr(e.operand, ctx, expected if e.op in ("-", "+", "~") else BOOL)
+        v = self.info.values.get(e.operand)
+        if e.op == "!":
+            if not isinstance(t, BoolT):
+                raise self.error(e, f"'!' needs a bool operand, not {t}")
+            if v is not None:
+                self.info.values[e] = not v
+            return BOOL
+        if e.op == "~":
+            if isinstance(t, InfIntT):
+                raise self.error(e, "'~' cannot be applied to an untyped integer; give it a width")
+            if not isinstance(t, BitsT):
+                raise self.error(e, f"'~' needs a bit<W> or int<W> operand, not {t}")
+            if v is not None:
+                self.info.values[e] = wrap_value(~v, t)
+            return t
+        if e.op in ("-", "+"):
+            if not isinstance(t, (BitsT, InfIntT)):
+                raise self.error(e, f"'{e.op}' needs a numeric operand, not {t}")
+            if v is not None:
+                self.info.values[e] = wrap_value(-v if e.op == "-" else v, t)
+            return t
+        raise self.unsupported(e, f"operator '{e.op}'")
+
+    def _unify(self, e: ast.Binary, ctx: _Ctx, expected: P4Type | None) -> tuple[P4Type, P4Type]:
+        """Type both operands; an untyped literal side takes the other side's type."""
+        lt = self.expr(e.left, ctx)
+        rt = self.expr(e.right, ctx)
+        if isinstance(lt, InfIntT) and isinstance(rt, BitsT):
+            lt = self.expr(e.left, ctx, rt)
+        elif isinstance(rt, InfIntT) and isinstance(lt, BitsT):
+            rt = self.expr(e.right, ctx, lt)
+        elif isinstance(lt, InfIntT) and isinstance(rt, InfIntT) and isinstance(expected, BitsT) \
+                and e.op not in ("==", "!=", "<", "<=", ">", ">="):
+            lt = self.expr(e.left, ctx, expected)
+            rt = self.expr(e.right, ctx, expected)
+        return lt, rt
+
+    def e_Binary(self, e: ast.Binary, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        op = e.op
+        if op in ("&&", "||"):
+            lt = self.expr(e.left, ctx, BOOL)
+            rt = self.expr(e.right, ctx, BOOL)
+            if not isinstance(lt, BoolT) or not isinstance(rt, BoolT):
+                raise self.error(e, f"'{op}' needs bool operands, not {lt} and {rt}")
+            lv, rv = self.info.values.get(e.left), self.info.values.get(e.right)
+            if lv is not None and rv is not None:
+                self.info.values[e] = (lv and rv) if op == "&&" else (lv or rv)
+            return BOOL
+        if op == "++":
+            lt = self.expr(e.left, ctx)
+            rt = self.expr(e.right, ctx)
+            for side, t in ((e.left, lt), (e.right, rt)):
+                if isinstance(t, InfIntT):
+                    raise self.error(side, f"'++' operand '{describe(side)}' needs a width (e.g. 8w{describe(side)})")
+                if not isinstance(t, BitsT):
+                    raise self.error(side, f"'++' needs bit<W> or int<W> operands, not {t}")
+            assert isinstance(lt, BitsT) and isinstance(rt, BitsT)
+            res = BitsT(lt.width + rt.width, lt.signed)
+            lv, rv = self.info.values.get(e.left), self.info.values.get(e.right)
+            if isinstance(lv, int) and isinstance(rv, int):
+                self.info.values[e] = wrap_value(((lv & _mask(lt.width)) << rt.width) | (rv & _mask(rt.width)), res)
+            return res
+        if op in ("<<", ">>"):
+            lt = self.expr(e.left, ctx, expected)
+            rt = self.expr(e.right, ctx)
+            if isinstance(rt, BitsT) and rt.signed:
+                raise self.error(e.right, f"shift amount must be unsigned, not {rt}")
+            if not isinstance(rt, (BitsT, InfIntT)):
+                raise self.error(e.right, f"shift amount must be an unsigned integer, not {rt}")
+            rv = self.info.values.get(e.right)
+            if isinstance(rt, InfIntT) and isinstance(rv, int) and rv < 0:
+                raise self.error(e.right, "shift amount must not be negative")
+            if not isinstance(lt, (BitsT, InfIntT)):
+                raise self.error(e.left, f"cannot shift a value of type {lt}")
+            lv = self.info.values.get(e.left)
+            if isinstance(lt, InfIntT) and lv is None:
+                raise self.error(e, "shifted untyped integer must be a constant")
+            if isinstance(lt, InfIntT) and rv is None:
+                raise self.error(e, f"'{describe(e.left)}' needs a width when shifted by a non-constant amount")
+            if isinstance(lv, int) and isinstance(rv, int):
+                self.info.values[e] = wrap_value(lv << rv if op == "<<" else lv >> rv, lt)
+            return lt
+        lt, rt = self._unify(e, ctx, expected)
+        if op in ("==", "!="):
+            if not (same_type(lt, rt) or (isinstance(lt, InfIntT) and isinstance(rt, InfIntT))):
+                raise self.error(e, f"'{op}': cannot compare values of different types {lt} and {rt}")
+            if isinstance(lt, (StructLikeT, StackT, TupleT)):
+                raise self.unsupported(e, f"comparison of {lt} values")
+            if not isinstance(lt, (BitsT, InfIntT, BoolT, ErrorT, EnumT)):
+                raise self.error(e, f"'{op}' cannot compare values of type {lt}")
+            lv, rv = self.info.values.get(e.left), self.info.values.get(e.right)
+            if lv is not None and rv is not None:
+                self.info.values[e] = (lv == rv) if op == "==" else (lv != rv)
+            return BOOL
+        if op in ("<", "<=", ">", ">="):
+            if not (isinstance(lt, (BitsT, InfIntT)) and isinstance(rt, (BitsT, InfIntT))):
+                raise self.error(e, f"'{op}' needs numeric operands, not {lt} and {rt}")
+            if not (same_type(lt, rt) or (isinstance(lt, InfIntT) and isinstance(rt, InfIntT))):
+                raise self.error(e, f"'{op}': cannot compare values of different types {lt} and {rt}")
+            lv, rv = self.info.values.get(e.left), self.info.values.get(e.right)
+            if isinstance(lv, int) and isinstance(rv, int):
+                self.info.values[e] = {"<": lv < rv, "<=": lv <= rv, ">": lv > rv, ">=": lv >= rv}[op]
+            return BOOL
+        if op in ("+", "-", "*", "/", "%", "&", "|", "^", "|+|", "|-|"):
+            for side, t in ((e.left, lt), (e.right, rt)):
+                if not isinstance(t, (BitsT, InfIntT)):
+                    raise self.error(side, f"'{op}' needs bit<W> or int<W> operands, not {t} ('{describe(side)}')")
+            if not same_type(lt, rt) and not (isinstance(lt, InfIntT) and isinstance(rt, InfIntT)):
+                raise self.error(e, f"'{op}': cannot operate on values of different types {lt} and {rt}")
+            t = lt
+            if op in ("/", "%"):
+                if isinstance(t, BitsT) and t.signed:
+                    raise self.unsupported(e, f"'{op}' on signed values")
+                rv = self.info.values.get(e.right)
+                lv = self.info.values.get(e.left)
+                if rv == 0:
+                    raise self.error(e, "division by zero")
+                if lv is None and not (isinstance(rv, int) and rv > 0 and rv & (rv - 1) == 0):
+                    # BMv2 has no division; p4c turns x / 2^k and x % 2^k into a shift and a mask
+                    raise self.unsupported(e, f"'{op}' by a value that is not a constant power of two")
+            if op in ("|+|", "|-|") and isinstance(t, InfIntT):
+                raise self.error(e, f"'{op}' needs operands with a width")
+            lv, rv = self.info.values.get(e.left), self.info.values.get(e.right)
+            if isinstance(lv, int) and isinstance(rv, int) and not isinstance(lv, bool):
+                self.info.values[e] = self.fold(op, lv, rv, t)
+            return t
+        raise self.unsupported(e, f"operator '{op}'")
+
+    @staticmethod
+    def fold(op: str, a: int, b: int, t: P4Type) -> int:
+        if op == "+":
+            r = a + b
+        elif op == "-":
+            r = a - b
+        elif op == "*":
+            r = a * b
+        elif op == "/":
+            r = a // b
+        elif op == "%":
+            r = a % b
+        elif op == "&":
+            r = a & b
+        elif op == "|":
+            r = a | b
+        elif op == "^":
+            r = a ^ b
+        elif op in ("|+|", "|-|"):
+            assert isinstance(t, BitsT)
+            r = a + b if op == "|+|" else a - b
+            lo = -(1 << (t.width - 1)) if t.signed else 0
+            hi = (1 << (t.width - 1)) - 1 if t.signed else (1 << t.width) - 1
+            return max(lo, min(hi, r))
+        else:
+            raise AssertionError(op)
+        return wrap_value(r, t)
+
+    def e_Ternary(self, e: ast.Ternary, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        ct = self.expr(e.cond, ctx, BOOL)
+        if not isinstance(ct, BoolT):
+            raise self.error(e.cond, f"condition of '?:' must be bool, not {ct}")
+        tt = self.expr(e.then, ctx, expected)
+        et = self.expr(e.else_, ctx, expected)
+        if isinstance(tt, InfIntT) and isinstance(et, BitsT):
+            tt = self.expr(e.then, ctx, et)
+        elif isinstance(et, InfIntT) and isinstance(tt, BitsT):
+            et = self.expr(e.else_, ctx, tt)
+        if not same_type(tt, et):
+            raise self.error(e, f"'?:' branches have different types {tt} and {et}")
+        if isinstance(tt, InfIntT):
+            raise self.error(e, "'?:' with untyped integer branches needs a width")
+        cv = self.info.values.get(e.cond)
+        if cv is not None:
+            v = self.info.values.get(e.then if cv else e.else_)
+            if v is not None:
+                self.info.values[e] = v
+        return tt
+
+    def e_ListExpr(self, e: ast.ListExpr, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        return TupleT(tuple(self.expr(x, ctx) for x in e.elements))
+
+    def e_StructExpr(self, e: ast.StructExpr, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        fields: list[tuple[str, P4Type]] = []
+        for f in e.fields:
+            want = expected.field(f.name) if isinstance(expected, StructLikeT) else None
+            fields.append((f.name, self.expr(f.value, ctx, want)))
+        if isinstance(expected, StructLikeT):
+            return expected
+        return StructLikeT("struct", "", fields, None)
+
+    def e_NamedArg(self, e: ast.NamedArg, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        return self.expr(e.value, ctx, expected)
+
+    def e_TypeExpr(self, e: ast.TypeExpr, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        return TypeT(self.resolve_type(e.type, ctx.scope))
+
+    def e_MaskExpr(self, e: ast.MaskExpr, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        raise self.error(e, "'&&&' is only allowed in select cases and table entries")
+
+    def e_RangeExpr(self, e: ast.RangeExpr, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        raise self.error(e, "'..' is only allowed in select cases and table entries")
+
+    def e_ConstructorCall(self, e: ast.ConstructorCall, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        t = self.resolve_type(e.type, ctx.scope)
+        if isinstance(t, BlockT):
+            if e.args:
+                raise self.unsupported(e, f"{t.kind} constructor arguments")
+            return t
+        if isinstance(t, ExternT):
+            raise self.unsupported(e, f"anonymous instantiation of extern '{t.name}'")
+        raise self.error(e, f"cannot construct {t}")
+
+    def e_SelectExpr(self, e: ast.SelectExpr, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        raise self.error(e, "select expression outside a transition")
+
+    # ------------------------------------------------------------------------------------------------ calls
+
+    def e_MethodCall(self, e: ast.MethodCall, ctx: _Ctx, expected: P4Type | None) -> P4Type:
+        ct = self.expr(e.callee, ctx)
+        if isinstance(ct, ActionT):
+            return self.direct_action_call(e, ct.decl, ctx)
+        if not isinstance(ct, MethodT):
+            raise self.error(e, f"'{describe(e.callee)}' is not callable")
+        owner = ct.owner
+        name = ct.name
+        self.info.calls[e] = (owner, name)
+        if isinstance(owner, StructLikeT):  # header builtins
+            if e.args:
+                raise self.error(e, f"{name}() takes no arguments")
+            if name == "isValid":
+                return BOOL
+            assert isinstance(e.callee, ast.Member)
+            self.require_lvalue(e.callee.expr, ctx)
+            if ctx.action is None and not ctx.in_apply and not ctx.in_parser:
+                raise self.error(e, f"{name}() outside an action, apply block or parser")
+            return VOID
+        if isinstance(owner, StackT):
+            if len(e.args) != 1:
+                raise self.error(e, f"{name}() takes one argument")
+            self.const_int(e.args[0], ctx, f"{name}() count")
+            assert isinstance(e.callee, ast.Member)
+            self.require_lvalue(e.callee.expr, ctx)
+            return VOID
+        if isinstance(owner, TableT):
+            if e.args:
+                raise self.error(e, "apply() takes no arguments")
+            if not ctx.in_apply or ctx.action is not None:
+                raise self.error(e, "tables can only be applied in a control's apply block")
+            return ApplyResultT(owner.decl)
+        # extern method or extern function
+        if owner is not None:
+            assert isinstance(owner, ExternT)
+            bindings = {tp: a for tp, a in zip(owner.decl.type_params, owner.type_args)}
+        else:
+            bindings = {}
+        t = self.call_args(e, ct.decls, e.args, ctx, bindings, f"'{describe(e.callee)}'", e.type_args)
+        if owner is not None and owner.name == "packet_in":
+            if not ctx.in_parser:
+                raise self.error(e, f"packet_in.{name}() is only allowed in a parser")
+            if name == "extract" and len(e.args) == 2:
+                raise self.unsupported(e, "extract with a variable-size field")
+            if name == "extract":
+                at = self.info.types.get(e.args[0])
+                if not (isinstance(at, StructLikeT) and at.kind == "header"):
+                    raise self.error(e.args[0], f"extract needs a header, not {at}")
+            if name == "length":
+                raise self.unsupported(e, "packet_in.length()")
+        if owner is not None and owner.name == "packet_out" and ctx.in_parser:
+            raise self.error(e, "packet_out.emit() is only allowed in a deparser")
+        return t
+
+    def direct_action_call(self, e: ast.MethodCall, d: ast.ActionDecl, ctx: _Ctx) -> P4Type:
+        if ctx.action is not None:
+            raise self.unsupported(e, f"calling action '{d.name}' from another action")
+        if not ctx.in_apply:
+            raise self.error(e, f"action '{d.name}' can only be called from an apply block")
+        if len(e.args) != len(d.params):
+            raise self.error(e, f"action '{d.name}' expects {len(d.params)} argument(s), got {len(e.args)}")
+        self.info.actions[e] = d
+        for a, p in zip(e.args, d.params):
+            pt = self.info.types[p]
+            at = self.expr(a, ctx, pt)
+            self.require_assignable(a, at, pt, f"argument '{p.name}' of action '{d.name}'")
+            if p.direction in ("out", "inout"):
+                self.require_lvalue(a, ctx)
+        if any(p.direction is not None for p in d.params):
+            raise self.unsupported(e, f"direct call of action '{d.name}' with directional parameters")
+        return VOID
+
+    def call_args(self, call: ast.Node, decls: list[ast.MethodDecl], args: list[ast.Expr], ctx: _Ctx,
+                  bindings: dict[str, P4Type], what: str, type_args: list[ast.Type] | None = None) -> P4Type:
+        if any(isinstance(a, ast.NamedArg) for a in args):
+            raise self.unsupported(call, "named arguments")
+        cands = [m for m in decls if sum(1 for p in m.params if p.default is None) <= len(args) <= len(m.params)]
+        if not cands:
+            counts = sorted({len(m.params) for m in decls})
+            raise self.error(call, f"{what} expects {' or '.join(map(str, counts))} argument(s), got {len(args)}")
+        errors_before = len(self.diags.items)
+        last_exc: CheckAbort | None = None
+        for m in cands:
+            try:
+                return self._bind_call(m, args, ctx, dict(bindings), type_args or [], what)
+            except CheckAbort as exc:
+                last_exc = exc
+                if len(cands) > 1 and m is not cands[-1]:
+                    del self.diags.items[errors_before:]
+        raise last_exc or CheckAbort()
+
+    def _bind_call(self, m: ast.MethodDecl, args: list[ast.Expr], ctx: _Ctx, bindings: dict[str, P4Type],
+                   type_args: list[ast.Type], what: str) -> P4Type:
+        tps = list(m.type_params)
+        for tp, ta in zip(tps, type_args):
+            bindings[tp] = self.resolve_type(ta, ctx.scope)
+        if len(type_args) > len(tps):
+            raise self.error(args[0] if args else m, f"{what}: too many type arguments")
+        allvars = set(tps) | set(bindings) | self._extern_typevars(m)
+        for a, p in zip(args, m.params):
+            pt = self.resolve_type(p.type, self.info.global_scope, allvars)
+            pt = self.subst(pt, bindings)
+            at = self.expr(a, ctx, pt if not isinstance(pt, TypeVarT) else None)
+            if isinstance(pt, TypeVarT):
+                if isinstance(at, InfIntT) and isinstance(a, ast.IntLit) is False and a not in self.info.values:
+                    raise self.error(a, f"cannot infer a width for argument '{p.name}' of {what}")
+                bindings[pt.name] = at
+            else:
+                self.require_assignable(a, at, pt, f"argument '{p.name}' of {what}")
+                if isinstance(at, InfIntT) and isinstance(pt, BitsT):
+                    self.expr(a, ctx, pt)
+            if p.direction in ("out", "inout"):
+                self.require_lvalue(a, ctx)
+        if m.return_type is None:
+            return VOID
+        rt = self.resolve_type(m.return_type, self.info.global_scope, allvars)
+        rt = self.subst(rt, bindings)
+        if isinstance(rt, TypeVarT):
+            raise self.error(args[0] if args else m, f"{what}: cannot infer the result type; give type arguments")
+        return rt
+
+    def _extern_typevars(self, m: ast.MethodDecl) -> set[str]:
+        for d in self.program.decls:
+            if isinstance(d, ast.ExternDecl) and m in d.methods:
+                return set(d.type_params)
+        return set()
+
+    def subst(self, t: P4Type, b: dict[str, P4Type]) -> P4Type:
+        if isinstance(t, TypeVarT) and t.name in b:
+            return b[t.name]
+        if isinstance(t, ExternT) and t.type_args:
+            return ExternT(t.decl, [self.subst(x, b) for x in t.type_args])
+        return t
+
+
+def check(program: ast.Program, diags: Diagnostics) -> TypeInfo:
+    """Type-check `program`, recording problems in `diags`; returns what was learned (valid if no errors)."""
+    return Checker(program, diags).run()

@@ -1,0 +1,7 @@
+"""Entry point: `python -m controller --help`."""
+
+import sys
+
+from controller.cli import main
+
+sys.exit(main())

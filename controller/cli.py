@@ -1,0 +1,194 @@
+"""The controller CLI: one-shot commands and an interactive shell over SwitchMLController.
+
+    python -m controller [--grpc-addr A] [--device-id N] [--target embedded|bmv2] [--thrift-port P] COMMAND ...
+
+Commands: push, setup, job-create, job-reset, loss, counters, slots, watch, shell. Commands that only read
+(counters, slots, watch) attach without arbitration, so they never take over from the controller that set the job
+up. The shell offers the same commands (`help` lists them); p4runtime-shell remains available beside it
+(`make p4runtime-shell`) for generic table work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cmd
+import shlex
+import sys
+import time
+from collections.abc import Sequence
+
+from controller.client import ControllerError, P4RuntimeClient
+from controller.registers import open_registers
+from controller.switchml import SwitchMLController
+from topo.target import Target
+from worker.job import JobConfig, JobConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m controller", description=__doc__.split("\n\n")[0])
+    p.add_argument("--grpc-addr", default="127.0.0.1:9559", help="switch P4Runtime address (default %(default)s)")
+    p.add_argument("--device-id", type=int, default=1, help="P4Runtime device id (default %(default)s)")
+    p.add_argument("--election-id", type=int, default=10, help="election id when writing (default %(default)s)")
+    p.add_argument("--target", choices=[t.value for t in Target], default=None,
+                   help="switch target, for register access (default: $TARGET, else bmv2 if installed)")
+    p.add_argument("--thrift-port", type=int, default=9090, help="BMv2 Thrift port for registers (bmv2 target)")
+    p.add_argument("--timeout", type=float, default=5.0, help="seconds per RPC (default %(default)s)")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("push", help="push a compiled program (P4Info + BMv2 JSON)")
+    c.add_argument("--p4info", required=True)
+    c.add_argument("--json", required=True)
+    c = sub.add_parser("setup", help="push the program, install forwarding and the job of a job file")
+    c.add_argument("job")
+    c.add_argument("--p4info", required=True)
+    c.add_argument("--json", required=True)
+    for name, text in (("job-create", "install a job (tables, multicast group) and reset its slots"),
+                       ("job-reset", "clear a job's slot bitmaps and countdowns")):
+        sub.add_parser(name, help=text).add_argument("job")
+    c = sub.add_parser("loss", help="set the simulated drop probability of a switch port")
+    c.add_argument("port", type=int)
+    c.add_argument("--ingress", type=float)
+    c.add_argument("--egress", type=float)
+    c = sub.add_parser("counters", help="show a job's INA counters")
+    c.add_argument("job_id", type=int)
+    c = sub.add_parser("slots", help="show slot state (bitmap, countdown, exponent) of both sets")
+    c.add_argument("first", type=int)
+    c.add_argument("count", type=int, nargs="?", default=8)
+    c = sub.add_parser("watch", help="refresh a job's counters and slot bitmaps until interrupted")
+    c.add_argument("job")
+    c.add_argument("--interval", type=float, default=1.0)
+    c.add_argument("--slots", type=int, default=8, help="how many slots to show (default %(default)s)")
+    c.add_argument("--iterations", type=int, default=0, help="stop after N refreshes (0: until Ctrl-C)")
+    sub.add_parser("shell", help="interactive shell with these commands")
+    return p
+
+
+class Session:
+    """A connection to one switch and the SwitchML controller over it."""
+
+    def __init__(self, args: argparse.Namespace, *, write: bool) -> None:
+        self.client = P4RuntimeClient(args.grpc_addr, device_id=args.device_id, election_id=args.election_id,
+                                      timeout=args.timeout).connect(arbitrate=write)
+        target = Target.choose(args.target) if args.target else Target.choose()
+        if args.command not in ("push", "setup"):
+            self.client.fetch_pipeline()
+        self.ctl = SwitchMLController(self.client, open_registers(self.client, bmv2=target is Target.BMV2,
+                                                                  thrift_port=args.thrift_port))
+
+    def close(self) -> None:
+        self.client.close()
+
+
+def format_counters(counters: dict[str, tuple[int, int]]) -> str:
+    """A two-column table of counter packets/bytes."""
+    width = max(len(n) for n in counters)
+    return "\n".join(f"{name:<{width}}  {p:>10} pkts  {b:>12} B" for name, (p, b) in counters.items())
+
+
+def format_slots(ctl: SwitchMLController, first: int, count: int) -> str:
+    """One line per (slot, set): bitmap as bits, contributors, countdown, exponent."""
+    lines = ["slot set  bitmap                            countdown exponent contributors"]
+    for s in ctl.slots(first, count):
+        lines.append(f"{s.slot:>4} {s.set:>3}  {s.bitmap:032b}  {s.countdown:>9} {s.exponent:>8} "
+                     f"{','.join(map(str, s.contributors())) or '-'}")
+    return "\n".join(lines)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Execute one parsed command; returns the exit code."""
+    write = args.command in ("push", "setup", "job-create", "job-reset", "loss")
+    session = Session(args, write=write)
+    try:
+        ctl = session.ctl
+        if args.command in ("push", "setup"):
+            session.client.set_pipeline(args.p4info, args.json)
+            print(f"pipeline pushed to {args.grpc_addr}")
+        if args.command == "setup":
+            job = JobConfig.load(args.job)
+            ctl.install_forwarding([(w.mac, w.switch_port) for w in job.workers], [w.switch_port for w in job.workers])
+            mgid = ctl.create_job(job)
+            print(f"job {job.job_id}: {job.num_workers} workers, slots [{job.pool.base}, "
+                  f"{job.pool.base + job.pool.size}), multicast group {mgid}")
+        elif args.command == "job-create":
+            job = JobConfig.load(args.job)
+            print(f"job {job.job_id} installed, multicast group {ctl.create_job(job)}")
+        elif args.command == "job-reset":
+            job = JobConfig.load(args.job)
+            ctl.reset_job(job)
+            print(f"job {job.job_id}: slots [{job.pool.base}, {job.pool.base + job.pool.size}) reset")
+        elif args.command == "loss":
+            ctl.set_drop_probability(args.port, ingress=args.ingress, egress=args.egress)
+            print(f"port {args.port}: ingress drop {args.ingress}, egress drop {args.egress}")
+        elif args.command == "counters":
+            print(format_counters(ctl.counters(args.job_id)))
+        elif args.command == "slots":
+            print(format_slots(ctl, args.first, args.count))
+        elif args.command == "watch":
+            job = JobConfig.load(args.job)
+            n = 0
+            while True:
+                print(f"\x1b[2J\x1b[H{time.strftime('%H:%M:%S')}  job {job.job_id} on {args.grpc_addr}\n")
+                print(format_counters(ctl.counters(job.job_id)))
+                print()
+                print(format_slots(ctl, job.pool.base, min(args.slots, job.pool.size)), flush=True)
+                n += 1
+                if args.iterations and n >= args.iterations:
+                    break
+                time.sleep(args.interval)
+        return 0
+    finally:
+        session.close()
+
+
+class Shell(cmd.Cmd):
+    """Interactive controller: each line is one of the CLI's commands."""
+
+    intro = "INA testbed controller shell. Type help or ? to list commands, quit to leave."
+    prompt = "ina> "
+
+    def __init__(self, base_argv: Sequence[str]) -> None:
+        super().__init__()
+        self.base_argv = list(base_argv)
+
+    def default(self, line: str) -> None:
+        if line.strip() in ("quit", "exit", "EOF"):
+            raise SystemExit(0)
+        try:
+            args = _parser().parse_args(self.base_argv + shlex.split(line))
+            if args.command == "shell":
+                return
+            run_command(args)
+        except SystemExit:
+            pass  # argparse already printed the usage error
+        except (ControllerError, JobConfigError, OSError, ValueError) as err:
+            print(f"error: {err}")
+        except KeyboardInterrupt:
+            print()
+
+    def do_help(self, arg: str) -> None:
+        """List commands, or show one command's usage."""
+        try:
+            _parser().parse_args(self.base_argv + ([arg, "--help"] if arg else ["--help"]))
+        except SystemExit:
+            pass
+
+    def do_EOF(self, arg: str) -> bool:  # noqa: N802 (cmd.Cmd's name)
+        """Leave the shell."""
+        print()
+        return True
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "shell":
+            base = argv[: argv.index("shell")]
+            Shell(base).cmdloop()
+            return 0
+        return run_command(args)
+    except (ControllerError, JobConfigError, OSError, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130

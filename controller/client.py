@@ -1,0 +1,218 @@
+"""P4RuntimeClient: a small synchronous P4Runtime client (one device, one primary connection).
+
+Transport only: arbitration on the StreamChannel, SetForwardingPipelineConfig, Write and Read. Entities are finsy's
+(`finsy.P4TableEntry`, `P4MulticastGroupEntry`, ...), encoded and decoded against a `finsy.P4Schema`, so names, not
+ids, are what callers write. Every call is bounded by `timeout`; failures raise `ControllerError` carrying the gRPC
+code and, for Write, the per-update `p4.v1.Error` details.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+from finsy import P4Schema
+from finsy.p4entity import decode_entity
+from finsy.proto import p4r, p4r_grpc, rpc_status
+from google.protobuf import any_pb2
+
+__all__ = ["ControllerError", "UpdateError", "P4RuntimeClient"]
+
+
+@dataclass(frozen=True)
+class UpdateError:
+    """Why one update of a Write failed: its index in the request, gRPC code name and message."""
+
+    index: int
+    code: str
+    message: str
+
+
+class ControllerError(Exception):
+    """A P4Runtime call failed; `code` is the grpc.StatusCode (or None), `updates` the per-update errors."""
+
+    def __init__(self, message: str, code: grpc.StatusCode | None = None,
+                 updates: tuple[UpdateError, ...] = ()) -> None:
+        detail = "".join(f"\n  update {u.index}: {u.code}: {u.message}" for u in updates)
+        super().__init__(message + detail)
+        self.code = code
+        self.updates = updates
+
+
+def _update_errors(err: grpc.RpcError) -> tuple[UpdateError, ...]:
+    """The per-update p4.v1.Error details of a failed Write (empty if the status carries none)."""
+    for key, value in (err.trailing_metadata() or ()):  # type: ignore[attr-defined]
+        if key != "grpc-status-details-bin":
+            continue
+        status = rpc_status.Status.FromString(value)
+        out = []
+        for i, detail in enumerate(status.details):
+            error = p4r.Error()
+            if isinstance(detail, any_pb2.Any) and detail.Unpack(error) and error.canonical_code != 0:
+                out.append(UpdateError(i, grpc.StatusCode(_code_tuple(error.canonical_code)).name, error.message))
+        return tuple(out)
+    return ()
+
+
+def _code_tuple(number: int) -> tuple[int, str]:
+    for code in grpc.StatusCode:
+        if code.value[0] == number:
+            return code.value
+    return grpc.StatusCode.UNKNOWN.value
+
+
+class P4RuntimeClient:
+    """A primary P4Runtime connection to one device."""
+
+    def __init__(self, address: str, *, device_id: int = 0, election_id: int = 1, timeout: float = 5.0) -> None:
+        self.address = address
+        self.device_id = device_id
+        self.election_id = election_id
+        self.timeout = timeout
+        self.schema: P4Schema | None = None
+        self._channel: grpc.Channel | None = None
+        self._stub: p4r_grpc.P4RuntimeStub | None = None
+        self._requests: queue.Queue[p4r.StreamMessageRequest | None] = queue.Queue()
+        self._arbitration: queue.Queue[p4r.StreamMessageResponse | Exception] = queue.Queue()
+        self.packet_ins: queue.Queue[p4r.PacketIn] = queue.Queue()
+        self._reader: threading.Thread | None = None
+
+    # --- connection ---------------------------------------------------------------------------------------
+
+    def connect(self, *, arbitrate: bool = True) -> P4RuntimeClient:
+        """Open the channel and (unless `arbitrate` is False: read-only use) become primary; ControllerError if
+        the switch is unreachable or refuses."""
+        self._channel = grpc.insecure_channel(self.address)
+        try:
+            grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
+        except grpc.FutureTimeoutError:
+            self.close()
+            raise ControllerError(f"cannot reach the switch's P4Runtime server at {self.address} "
+                                  f"within {self.timeout:.0f}s") from None
+        self._stub = p4r_grpc.P4RuntimeStub(self._channel)
+        if not arbitrate:
+            return self
+        responses = self._stub.StreamChannel(self._request_iter())
+        self._reader = threading.Thread(target=self._read_stream, args=(responses,), daemon=True,
+                                        name=f"p4rt-stream-{self.address}")
+        self._reader.start()
+        self._requests.put(p4r.StreamMessageRequest(arbitration=p4r.MasterArbitrationUpdate(
+            device_id=self.device_id, election_id=p4r.Uint128(high=0, low=self.election_id))))
+        try:
+            reply = self._arbitration.get(timeout=self.timeout)
+        except queue.Empty:
+            self.close()
+            raise ControllerError(f"no arbitration answer from {self.address} within {self.timeout:.0f}s") from None
+        if isinstance(reply, Exception):
+            self.close()
+            raise reply
+        status = reply.arbitration.status
+        if status.code != 0:
+            self.close()
+            raise ControllerError(f"not primary on {self.address} (device {self.device_id}, election id "
+                                  f"{self.election_id}): {status.message or grpc.StatusCode(_code_tuple(status.code)).name}")
+        return self
+
+    def _request_iter(self) -> Iterator[p4r.StreamMessageRequest]:
+        while (msg := self._requests.get()) is not None:
+            yield msg
+
+    def _read_stream(self, responses: Iterable[p4r.StreamMessageResponse]) -> None:
+        try:
+            for msg in responses:
+                kind = msg.WhichOneof("update")
+                if kind == "arbitration":
+                    self._arbitration.put(msg)
+                elif kind == "packet":
+                    self.packet_ins.put(msg.packet)
+        except grpc.RpcError as err:
+            self._arbitration.put(ControllerError(f"stream to {self.address} closed: {err.details()}", err.code()))
+
+    def close(self) -> None:
+        """End the stream and close the channel."""
+        self._requests.put(None)
+        if self._channel is not None:
+            self._channel.close()
+            self._channel = None
+
+    def __enter__(self) -> P4RuntimeClient:
+        return self.connect()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- RPCs ------------------------------------------------------------------------------------------------
+
+    @property
+    def stub(self) -> p4r_grpc.P4RuntimeStub:
+        if self._stub is None:
+            raise ControllerError("not connected")
+        return self._stub
+
+    def _call(self, what: str, method: Any, request: Any) -> Any:
+        try:
+            return method(request, timeout=self.timeout)
+        except grpc.RpcError as err:
+            raise ControllerError(f"{what} on {self.address}: {err.code().name}: {err.details()}", err.code(),
+                                  _update_errors(err)) from None
+
+    def set_pipeline(self, p4info: Path | str, device_json: Path | str) -> None:
+        """Push a compiled program (P4Info text + BMv2 JSON) with VERIFY_AND_COMMIT."""
+        self.schema = P4Schema(Path(p4info), Path(device_json).read_bytes())
+        request = p4r.SetForwardingPipelineConfigRequest(
+            device_id=self.device_id, election_id=p4r.Uint128(high=0, low=self.election_id),
+            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
+            config=p4r.ForwardingPipelineConfig(p4info=self.schema.p4info, p4_device_config=self.schema.p4blob))
+        self._call("SetForwardingPipelineConfig", self.stub.SetForwardingPipelineConfig, request)
+
+    def fetch_pipeline(self) -> P4Schema:
+        """Adopt the P4Info the switch runs now (for a controller attaching to a running switch)."""
+        request = p4r.GetForwardingPipelineConfigRequest(
+            device_id=self.device_id, response_type=p4r.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE)
+        reply = self._call("GetForwardingPipelineConfig", self.stub.GetForwardingPipelineConfig, request)
+        if not reply.config.HasField("p4info"):
+            raise ControllerError(f"no pipeline is set on {self.address}", grpc.StatusCode.FAILED_PRECONDITION)
+        self.schema = P4Schema(reply.config.p4info)
+        return self.schema
+
+    def _schema(self) -> P4Schema:
+        if self.schema is None:
+            raise ControllerError("no P4Info: call set_pipeline() or fetch_pipeline() first")
+        return self.schema
+
+    def write(self, updates: Iterable[tuple[str, Any]]) -> None:
+        """Write (kind, entity) pairs, kind in INSERT/MODIFY/DELETE, in one request."""
+        schema = self._schema()
+        msgs = [p4r.Update(type=p4r.Update.Type.Value(kind), entity=entity.encode(schema)) for kind, entity in updates]
+        if not msgs:
+            return
+        request = p4r.WriteRequest(device_id=self.device_id, election_id=p4r.Uint128(high=0, low=self.election_id),
+                                   updates=msgs)
+        self._call("Write", self.stub.Write, request)
+
+    def insert(self, *entities: Any) -> None:
+        """Insert entities."""
+        self.write(("INSERT", e) for e in entities)
+
+    def modify(self, *entities: Any) -> None:
+        """Modify entities."""
+        self.write(("MODIFY", e) for e in entities)
+
+    def delete(self, *entities: Any) -> None:
+        """Delete entities."""
+        self.write(("DELETE", e) for e in entities)
+
+    def read(self, *entities: Any) -> list[Any]:
+        """Read entities (wildcards allowed); returns decoded finsy entities."""
+        schema = self._schema()
+        request = p4r.ReadRequest(device_id=self.device_id, entities=[e.encode(schema) for e in entities])
+        try:
+            replies = self.stub.Read(request, timeout=self.timeout)
+            return [decode_entity(ent, schema) for reply in replies for ent in reply.entities]
+        except grpc.RpcError as err:
+            raise ControllerError(f"Read on {self.address}: {err.code().name}: {err.details()}", err.code()) from None

@@ -1,0 +1,104 @@
+/* headers.p4: packet headers and metadata of switchml.p4 (Ethernet / IPv4 / UDP / INA / payload).
+ * The INA header layout is fixed by the team brief; tools derive it from the compiled JSON's
+ * header_types "ina_h" and "ina_data_h" (fields d0..d{N-1}, 32 bits each, big endian int32).
+ */
+#ifndef INA_HEADERS_P4
+#define INA_HEADERS_P4
+
+#include "ina_config.p4"
+
+const bit<16> ETHERTYPE_IPV4 = 0x0800;
+const bit<8>  IPPROTO_UDP    = 17;
+const bit<16> INA_UDP_PORT   = 0xBEE0;    /* 48864: DATA goes to it, RESULT comes from it */
+const bit<8>  INA_MSG_DATA   = 1;
+const bit<8>  INA_MSG_RESULT = 2;
+/* UDP length of a well-formed INA packet: UDP header + INA header + N int32 elements. */
+const bit<16> INA_UDP_LEN    = 8 + 12 + 4 * INA_NUM_ELEMS;
+
+header ethernet_t {
+    bit<48> dstAddr;
+    bit<48> srcAddr;
+    bit<16> etherType;
+}
+
+header ipv4_t {
+    bit<4>  version;
+    bit<4>  ihl;
+    bit<8>  diffserv;
+    bit<16> totalLen;
+    bit<16> identification;
+    bit<3>  flags;
+    bit<13> fragOffset;
+    bit<8>  ttl;
+    bit<8>  protocol;
+    bit<16> hdrChecksum;
+    bit<32> srcAddr;
+    bit<32> dstAddr;
+}
+
+header udp_t {
+    bit<16> srcPort;
+    bit<16> dstPort;
+    bit<16> len;
+    bit<16> checksum;
+}
+
+header ina_h {
+    bit<8>  msg_type;       /* 1 = DATA (worker -> switch), 2 = RESULT (switch -> worker) */
+    bit<8>  job_id;
+    bit<16> pool_index;     /* bit 15: set (0/1); bits 14..0: slot */
+    bit<32> packet_id;      /* worker's block sequence number */
+    bit<8>  exponent;       /* block exponent + 128; the switch keeps the max */
+    bit<8>  flags;          /* bit 0: retransmission (informational) */
+    bit<16> worker_rank;    /* informational; the switch identifies workers by table */
+}
+
+#define INA_DECLARE_ELEM(i) bit<32> d##i;
+header ina_data_h {
+    INA_FOREACH_ELEM(INA_DECLARE_ELEM)
+}
+
+struct headers_t {
+    ethernet_t ethernet;
+    ipv4_t     ipv4;
+    udp_t      udp;
+    ina_h      ina;
+    ina_data_h ina_data;
+}
+
+struct metadata_t {
+    /* counters index: job id, or INA_NO_JOB */
+    bit<32> job_index;
+    /* drop simulator */
+    bit<16> ig_drop_prob;
+    bit<16> ig_rnd;
+    bit<16> eg_drop_prob;
+    bit<16> eg_rnd;
+    bit<1>  dropped;
+    /* sender and job, from ina_workers / ina_jobs */
+    bit<1>  worker_known;
+    bit<1>  job_known;
+    bit<16> rank;
+    bit<32> worker_bit;
+    bit<8>  num_workers;
+    bit<16> mgid;
+    bit<16> pool_base;
+    bit<16> pool_size;
+    /* slot state */
+    bit<16> slot;
+    bit<32> idx;            /* slot * 2 + set */
+    bit<32> other_idx;      /* slot * 2 + (1 - set) */
+    bit<32> value_base;     /* idx * INA_NUM_ELEMS */
+    bit<32> bitmap_before;
+    bit<32> bitmap_other;
+    bit<8>  countdown;
+    bit<8>  stored_exponent;
+    bit<32> value;
+    /* forwarding decisions carried to egress */
+    bit<1>  unicast_reply;  /* result answered to a retransmission: egress rewrites for meta.rank */
+    bit<1>  flood;          /* L2 flood replica: egress prunes the ingress port */
+    bit<16> dst_rank;
+    bit<1>  dst_known;
+}
+
+#endif

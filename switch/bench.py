@@ -1,0 +1,784 @@
+"""Switch packets/s benchmark (`make bench-switch`), plus the namespace/veth and P4Runtime helpers it shares with
+tests/switch_process.
+
+    python -m switch.bench --out bench/switch.md [--duration 5] [--skip-veth]
+
+Four measurements, each of (i) tests/fixtures/basic_forward.json (Ethernet/IPv4 LPM forwarding) and
+(ii) tests/fixtures/agg64.json (adds 64 int32 payload elements into registers per packet):
+
+- in-process: a `sw.process(port, frame)` loop over pre-built frames (engine speed, no I/O);
+- over veth: `python -m switch` as its own process between two network namespaces; a sender process blasts
+  pre-built frames with AF_PACKET for a fixed time, a receiver process counts what comes out. Reported: offered rate,
+  delivered rate and loss, at full blast and at a paced offered rate.
+
+Results go to a Markdown table (machine, method, numbers) and a CSV next to it. Internal subcommands `_send` and
+`_recv` are what runs inside the namespaces.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import csv
+import dataclasses
+import datetime
+import json
+import os
+import platform
+import queue
+import secrets
+import select
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+ETH_P_ALL = 0x0003
+
+# ---------------------------------------------------------------------------------------------------------------
+# Frames
+
+
+def mac_bytes(mac: str) -> bytes:
+    return bytes.fromhex(mac.replace(":", ""))
+
+
+def ip_bytes(ip: str) -> bytes:
+    return socket.inet_aton(ip)
+
+
+def ipv4_checksum(header: bytes) -> int:
+    """RFC 1071 checksum of an IPv4 header whose checksum field is zero."""
+    if len(header) % 2:
+        header += b"\0"
+    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def udp_frame(dst_mac: str, src_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes,
+              ttl: int = 64, ident: int = 0) -> bytes:
+    """An Ethernet/IPv4/UDP frame with a correct IPv4 header checksum and a zero (absent) UDP checksum."""
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident, 0, ttl, 17, 0, ip_bytes(src_ip), ip_bytes(dst_ip))
+    hdr = hdr[:10] + struct.pack("!H", ipv4_checksum(hdr)) + hdr[12:]
+    return mac_bytes(dst_mac) + mac_bytes(src_mac) + b"\x08\x00" + hdr + udp
+
+
+def forwarded(frame: bytes, new_dst_mac: str) -> bytes:
+    """What an IPv4 LPM router (p4lang tutorials' basic.p4 ipv4_forward) makes of `frame`: src MAC := old dst MAC,
+    dst MAC := new_dst_mac, TTL - 1, IPv4 checksum recomputed."""
+    ip = bytearray(frame[14:34])
+    ip[8] -= 1
+    ip[10:12] = b"\0\0"
+    ip[10:12] = struct.pack("!H", ipv4_checksum(bytes(ip)))
+    return mac_bytes(new_dst_mac) + frame[0:6] + frame[12:14] + bytes(ip) + frame[34:]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Network namespaces and veth pairs
+
+
+def sh(*argv: str, timeout: float = 15, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a command (no shell); raise with its stderr when it fails."""
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r
+
+
+@dataclasses.dataclass
+class Host:
+    """A network namespace with one interface `ifname` whose peer `switch_if` stays in the root namespace."""
+
+    ns: str
+    ifname: str
+    switch_if: str
+    mac: str
+    ip: str
+    port: int
+
+    def cmd(self, *argv: str) -> list[str]:
+        """argv that runs inside this host's namespace."""
+        return ["ip", "netns", "exec", self.ns, *argv]
+
+
+def _quiet_link(ifname: str, ns: str | None = None) -> None:
+    """No checksum offload (partial checksums on veth) and no IPv6 (router/neighbour solicitations)."""
+    pre = ["ip", "netns", "exec", ns] if ns else []
+    sh(*pre, "ethtool", "-K", ifname, "tx", "off", "rx", "off", check=False)
+    sh(*pre, "sysctl", "-q", "-w", f"net.ipv6.conf.{ifname}.disable_ipv6=1", check=False)
+
+
+@contextlib.contextmanager
+def hosts(count: int, tag: str | None = None) -> Iterator[list[Host]]:
+    """`count` namespaces h1..hN, each wired by a veth pair to an interface in the root namespace for switch port i.
+
+    Names are unique per call (`tag`, default random) and everything is deleted on exit, even after errors.
+    Host i has MAC 02:00:00:00:0i:0i... and IP 10.0.i.i (p4lang tutorial style).
+    """
+    tag = tag or secrets.token_hex(3)
+    made_ns: list[str] = []
+    made_links: list[str] = []
+    try:
+        result = []
+        for i in range(1, count + 1):
+            ns = f"inasp-{tag}-h{i}"
+            sw_if, h_if = f"s{tag}p{i}", f"h{tag}e{i}"
+            sh("ip", "netns", "add", ns)
+            made_ns.append(ns)
+            sh("ip", "link", "add", sw_if, "type", "veth", "peer", "name", h_if)
+            made_links.append(sw_if)
+            sh("ip", "link", "set", h_if, "netns", ns)
+            mac = f"02:00:00:00:{i:02x}:{i:02x}"
+            ip = f"10.0.{i}.{i}"
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", h_if, "address", mac)
+            sh("ip", "netns", "exec", ns, "ip", "addr", "add", f"{ip}/24", "dev", h_if)
+            _quiet_link(sw_if)
+            _quiet_link(h_if, ns)
+            sh("ip", "link", "set", sw_if, "up")
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", h_if, "up")
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+            result.append(Host(ns, h_if, sw_if, mac, ip, i))
+        yield result
+    finally:
+        for link in made_links:
+            sh("ip", "link", "del", link, check=False)
+        for ns in made_ns:
+            sh("ip", "netns", "del", ns, check=False)
+
+
+def free_tcp_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class SwitchProcess:
+    """`python -m switch ...` as a child process; waits for its "Server listening" line."""
+
+    def __init__(self, args: Sequence[str], ready_timeout: float = 30.0) -> None:
+        self.args = [sys.executable, "-m", "switch", *args]
+        self.proc = subprocess.Popen(self.args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     start_new_session=True)
+        self.lines: list[str] = []
+        self._ready = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        deadline = time.monotonic() + ready_timeout
+        while not self._ready.wait(0.05):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                err = self.stop()
+                raise RuntimeError(f"switch did not start (rc={self.proc.returncode}): {err.strip()[-2000:]}")
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            line = raw.decode(errors="replace").rstrip("\n")
+            if len(self.lines) < 100000:
+                self.lines.append(line)
+            if line.startswith("Server listening on"):
+                self._ready.set()
+
+    def stop(self, timeout: float = 10.0) -> str:
+        """SIGTERM, wait (SIGKILL after `timeout`); returns stderr."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        self._reader.join(5)
+        assert self.proc.stderr is not None
+        return self.proc.stderr.read().decode(errors="replace")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A minimal synchronous P4Runtime client (finsy's protobuf stubs)
+
+
+class P4RuntimeClient:
+    """Just enough P4Runtime for tests and the benchmark: arbitration, pipeline push, table writes."""
+
+    def __init__(self, addr: str, device_id: int = 0, election_id: int = 1, timeout: float = 10.0) -> None:
+        import grpc
+        from finsy.proto import p4r, p4r_grpc
+
+        self.p4r = p4r
+        self.grpc = grpc
+        self.device_id = device_id
+        self.election_id = election_id
+        self.timeout = timeout
+        self.channel = grpc.insecure_channel(addr)
+        grpc.channel_ready_future(self.channel).result(timeout=timeout)
+        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
+        self._requests: queue.Queue = queue.Queue()
+        self.responses: queue.Queue = queue.Queue()
+        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
+        self._stream_thread = threading.Thread(target=self._pump, daemon=True)
+        self._stream_thread.start()
+        self.p4info = None
+        self.arbitration = self._arbitrate()
+
+    def _pump(self) -> None:
+        try:
+            for msg in self._stream:
+                self.responses.put(msg)
+        except self.grpc.RpcError as e:
+            self.responses.put(e)
+
+    def _arbitrate(self):
+        p4r = self.p4r
+        req = p4r.StreamMessageRequest()
+        req.arbitration.device_id = self.device_id
+        req.arbitration.election_id.high = self.election_id >> 64
+        req.arbitration.election_id.low = self.election_id & ((1 << 64) - 1)
+        self._requests.put(req)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            msg = self.responses.get(timeout=max(0.01, deadline - time.monotonic()))
+            if isinstance(msg, Exception):
+                raise msg
+            if msg.HasField("arbitration"):
+                return msg.arbitration
+
+    def set_pipeline(self, p4info_text: str, device_config: bytes) -> None:
+        from finsy.proto import p4i
+        from google.protobuf import text_format
+
+        p4r = self.p4r
+        info = text_format.Parse(p4info_text, p4i.P4Info())
+        req = p4r.SetForwardingPipelineConfigRequest(
+            device_id=self.device_id, action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
+        req.election_id.high = self.election_id >> 64
+        req.election_id.low = self.election_id & ((1 << 64) - 1)
+        req.config.p4info.CopyFrom(info)
+        req.config.p4_device_config = device_config
+        self.stub.SetForwardingPipelineConfig(req, timeout=self.timeout)
+        self.p4info = info
+
+    def _table(self, name: str):
+        for t in self.p4info.tables:
+            if name in (t.preamble.name, t.preamble.alias):
+                return t
+        raise KeyError(f"table {name} not in P4Info")
+
+    def _action(self, name: str):
+        for a in self.p4info.actions:
+            if name in (a.preamble.name, a.preamble.alias):
+                return a
+        raise KeyError(f"action {name} not in P4Info")
+
+    def table_entry(self, table: str, match: dict, action: str, params: dict, priority: int = 0):
+        """A p4.v1.TableEntry; match values: exact bytes/int, lpm (value, prefix_len), ternary (value, mask)."""
+        p4r = self.p4r
+        t = self._table(table)
+        a = self._action(action)
+        entry = p4r.TableEntry(table_id=t.preamble.id, priority=priority)
+        for mf in t.match_fields:
+            if mf.name not in match:
+                continue
+            v = match[mf.name]
+            fm = entry.match.add(field_id=mf.id)
+            width = (mf.bitwidth + 7) // 8
+            if mf.match_type == mf.LPM:
+                value, plen = v
+                fm.lpm.value = _canonical(value, width)
+                fm.lpm.prefix_len = plen
+            elif mf.match_type == mf.TERNARY:
+                value, mask = v
+                fm.ternary.value = _canonical(value, width)
+                fm.ternary.mask = _canonical(mask, width)
+            else:
+                fm.exact.value = _canonical(v, width)
+        entry.action.action.action_id = a.preamble.id
+        for p in a.params:
+            entry.action.action.params.add(param_id=p.id, value=_canonical(params[p.name], (p.bitwidth + 7) // 8))
+        return entry
+
+    def write(self, *entities, update_type: str = "INSERT") -> None:
+        p4r = self.p4r
+        req = p4r.WriteRequest(device_id=self.device_id)
+        req.election_id.high = self.election_id >> 64
+        req.election_id.low = self.election_id & ((1 << 64) - 1)
+        for e in entities:
+            u = req.updates.add(type=getattr(p4r.Update, update_type))
+            if isinstance(e, p4r.TableEntry):
+                u.entity.table_entry.CopyFrom(e)
+            else:
+                u.entity.CopyFrom(e)
+        self.stub.Write(req, timeout=self.timeout)
+
+    def packet_out(self, payload: bytes) -> None:
+        """Send a PacketOut (no metadata) on the stream."""
+        req = self.p4r.StreamMessageRequest()
+        req.packet.payload = payload
+        self._requests.put(req)
+
+    def packet_in(self, timeout: float = 5.0):
+        """The next PacketIn from the stream (skipping other messages); queue.Empty after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            msg = self.responses.get(timeout=max(0.0, deadline - time.monotonic()))
+            if isinstance(msg, Exception):
+                raise msg
+            if msg.HasField("packet"):
+                return msg.packet
+
+    def close(self) -> None:
+        self._requests.put(None)
+        self.channel.close()
+
+
+def _canonical(value: bytes | int | str, width: int) -> bytes:
+    """P4Runtime canonical bytestring (no leading zero bytes, at least one byte)."""
+    if isinstance(value, str):
+        value = mac_bytes(value) if ":" in value else ip_bytes(value)
+    if isinstance(value, bytes):
+        value = int.from_bytes(value, "big")
+    raw = value.to_bytes(width, "big").lstrip(b"\0")
+    return raw or b"\0"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sender and receiver (run inside the namespaces)
+
+
+def _raw_socket(ifname: str, rcvbuf: int = 8 << 20) -> socket.socket:
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    for opt, force in ((socket.SO_RCVBUF, 33), (socket.SO_SNDBUF, 32)):
+        try:
+            s.setsockopt(socket.SOL_SOCKET, force, rcvbuf)
+        except OSError:
+            s.setsockopt(socket.SOL_SOCKET, opt, rcvbuf)
+    s.setsockopt(263, 23, 1)  # PACKET_IGNORE_OUTGOING
+    s.bind((ifname, ETH_P_ALL))
+    return s
+
+
+def cmd_send(args: argparse.Namespace) -> int:
+    """Send frames (hex, cycled) for `count` frames or `duration` seconds at `rate` pps (0 = as fast as possible);
+    print JSON {"sent": n, "seconds": t}."""
+    frames = [bytes.fromhex(h) for h in args.frame]
+    s = _raw_socket(args.iface)
+    send = s.send
+    n, nf = 0, len(frames)
+    limit = args.count if args.count else 1 << 62
+    chunk = 64
+    t0 = time.perf_counter()
+    end = t0 + args.duration if args.duration else float("inf")
+    while n < limit:
+        now = time.perf_counter()
+        if now >= end:
+            break
+        if args.rate:
+            ahead = n / args.rate - (now - t0)
+            if ahead > 0:
+                time.sleep(ahead)
+        for i in range(min(chunk, limit - n)):
+            send(frames[(n + i) % nf])
+        n += min(chunk, limit - n)
+    elapsed = time.perf_counter() - t0
+    print(json.dumps({"sent": n, "seconds": elapsed}), flush=True)
+    return 0
+
+
+def cmd_recv(args: argparse.Namespace) -> int:
+    """Count (and with --keep, return as hex) frames whose bytes at `offset` equal `match`, for up to `duration`
+    seconds or until `count` frames; prints "ready" once listening, then JSON {"received", "seconds", "frames"}."""
+    s = _raw_socket(args.iface)
+    s.setblocking(False)
+    match = bytes.fromhex(args.match) if args.match else b""
+    off = args.offset
+    end_off = off + len(match)
+    print("ready", flush=True)
+    recv = s.recv
+    n, kept = 0, []
+    first = last = None
+    deadline = time.monotonic() + args.duration
+    poll = select.poll()
+    poll.register(s, select.POLLIN)
+    idle_limit = args.idle
+    last_rx = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if now >= deadline or (args.count and n >= args.count):
+            break
+        if idle_limit and n and now - last_rx > idle_limit:
+            break
+        if not poll.poll(50):
+            continue
+        try:
+            while True:
+                f = recv(65536)
+                if f[off:end_off] == match:
+                    n += 1
+                    last = time.perf_counter()
+                    if first is None:
+                        first = last
+                    if args.keep and len(kept) < args.keep:
+                        kept.append(f.hex())
+        except BlockingIOError:
+            pass
+        last_rx = time.monotonic()
+    span = (last - first) if first is not None and last is not None else 0.0
+    print(json.dumps({"received": n, "seconds": span, "frames": kept}), flush=True)
+    return 0
+
+
+class NsProcess:
+    """A `python -m switch.bench _send/_recv` child in a namespace; `.result()` parses its JSON line."""
+
+    def __init__(self, host: Host, sub: str, *args: str, wait_ready: bool = False) -> None:
+        argv = host.cmd(sys.executable, "-m", "switch.bench", sub, "--iface", host.ifname, *args)
+        self.proc = subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if wait_ready:
+            line = self.proc.stdout.readline()
+            if line.strip() != "ready":
+                self.proc.kill()
+                raise RuntimeError(f"{sub} in {host.ns} failed: {line}{self.proc.stderr.read()}")
+
+    def result(self, timeout: float = 60.0) -> dict:
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+            raise RuntimeError(f"namespace helper timed out: {err}")
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"namespace helper failed ({self.proc.returncode}): {err.strip()}")
+        return json.loads(out.strip().splitlines()[-1])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Benchmark
+
+
+@dataclasses.dataclass
+class Result:
+    """One benchmark row."""
+
+    program: str
+    mode: str  # in-process | loop | veth-blast | veth-paced
+    offered_pps: float | None
+    delivered_pps: float
+    loss: float | None
+    packets: int
+    seconds: float
+    switch_cpu: float | None = None  # switch process CPU time / wall time (1.0 = one core busy)
+    note: str = ""
+
+
+@dataclasses.dataclass
+class Workload:
+    """A program, how to populate it, the frames host 1 sends, and how the receiver recognises the results.
+
+    `p4info_path` None: the JSON is given on the switch's command line (nothing to program over P4Runtime).
+    `reply_to` is the host (0: h1, 1: h2) and switch port the results come out on.
+    """
+
+    name: str
+    json_path: Path
+    p4info_path: Path | None
+    frames: list[bytes]
+    match_offset: int  # the receiver counts frames with `match` at this offset
+    match: bytes
+    engine_setup: Callable[..., None]  # (sw, h1, h2)
+    p4rt_setup: Callable[..., None]  # (client, h1, h2)
+    reply_to: int = 1
+    paced_rates: tuple[float, ...] = (50000.0, 100000.0)  # offered pps of the paced veth runs
+
+
+def _mac_int(mac: str) -> int:
+    return int.from_bytes(mac_bytes(mac), "big")
+
+
+def _ip_int(ip: str) -> int:
+    return int.from_bytes(ip_bytes(ip), "big")
+
+
+LPM_TABLE = "MyIngress.ipv4_lpm"
+FORWARD_ACTION = "MyIngress.ipv4_forward"
+INA_UDP_PORT = 48864
+INA_ELEMS = 64
+
+
+def _forward_engine_setup(sw, h1: Host, h2: Host) -> None:
+    table = sw.tables[LPM_TABLE]
+    for h in (h1, h2):
+        table.insert(((_ip_int(h.ip), 32),), FORWARD_ACTION, [_mac_int(h.mac), h.port])
+
+
+def _forward_p4rt_setup(client: P4RuntimeClient, h1: Host, h2: Host) -> None:
+    client.write(*[client.table_entry(LPM_TABLE, {"hdr.ipv4.dstAddr": (h.ip, 32)}, FORWARD_ACTION,
+                                      {"dstAddr": h.mac, "port": h.port}) for h in (h1, h2)])
+
+
+def forward_workload(h1: Host, h2: Host, payload: int = 64) -> Workload:
+    frames = [udp_frame("02:00:00:00:00:fe", h1.mac, h1.ip, h2.ip, 10000 + i, 4321, bytes(payload)) for i in range(16)]
+    return Workload("basic_forward (IPv4 LPM)", FIXTURES / "basic_forward.json",
+                    FIXTURES / "basic_forward.p4info.txt", frames, 36, (4321).to_bytes(2, "big"),
+                    _forward_engine_setup, _forward_p4rt_setup, reply_to=1, paced_rates=(50000.0, 100000.0))
+
+
+def ina_data(pool_index: int, packet_id: int, elems: Sequence[int], rank: int = 0) -> bytes:
+    """The INA DATA header (BRIEF.md layout) and int32 elements."""
+    return struct.pack("!BBHIBBH", 1, 0, pool_index, packet_id, 128, 0, rank) + \
+        struct.pack(f"!{len(elems)}i", *elems)
+
+
+def agg_workload(h1: Host, h2: Host) -> Workload:
+    frames = [udp_frame("02:00:00:00:00:fe", h1.mac, h1.ip, h2.ip, 20000 + i, INA_UDP_PORT,
+                        ina_data(i, i, [(i * 64 + k) % 1000 - 500 for k in range(INA_ELEMS)])) for i in range(16)]
+    return Workload("agg64 (64 × int32 into registers)", FIXTURES / "agg64.json", None, frames, 42, b"\x02",
+                    lambda sw, a, b: None, lambda c, a, b: None, reply_to=0, paced_rates=(25000.0, 50000.0))
+
+
+def _fake_hosts() -> tuple[Host, Host]:
+    return (Host("-", "-", "-", "02:00:00:00:01:01", "10.0.1.1", 1),
+            Host("-", "-", "-", "02:00:00:00:02:02", "10.0.2.2", 2))
+
+
+def machine_info() -> dict[str, str]:
+    cpu = platform.processor() or "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "date (UTC)": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "CPU": f"{cpu}, {os.cpu_count()} logical CPUs",
+        "kernel": platform.release(),
+        "Python": platform.python_version() + f" ({platform.python_implementation()})",
+        "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+
+
+def bench_in_process(w: Workload, seconds: float) -> Result:
+    """`sw.process` on pre-built frames for about `seconds`."""
+    from switch.v1model import V1Switch
+
+    sw = V1Switch()
+    sw.load(json.loads(w.json_path.read_text()))
+    w.engine_setup(sw, *_fake_hosts())
+    frames = w.frames
+    process = sw.process
+    want_port = w.reply_to + 1
+    check = process(1, frames[0])
+    if len(check) != 1 or check[0][0] != want_port or check[0][1][w.match_offset:].find(w.match) != 0:
+        raise RuntimeError(f"{w.name}: the program did not send the benchmark frame to port {want_port}: "
+                           f"{check!r:.200}")
+    n, nf = 0, len(frames)
+    t0 = time.perf_counter()
+    end = t0 + seconds
+    while True:
+        for i in range(256):
+            process(1, frames[i % nf])
+        n += 256
+        if time.perf_counter() >= end:
+            break
+    elapsed = time.perf_counter() - t0
+    return Result(w.name, "in-process", None, n / elapsed, None, n, elapsed, None,
+                  "sw.process() loop, no I/O")
+
+
+def bench_loop(w: Workload, seconds: float) -> Result:
+    """PacketLoop (receive batch → drain) on in-memory ports: engine + loop overhead, no kernel I/O."""
+    from switch.ports import MemoryPort, PacketLoop
+    from switch.v1model import V1Switch
+
+    sw = V1Switch()
+    sw.load(json.loads(w.json_path.read_text()))
+    w.engine_setup(sw, *_fake_hosts())
+    p1, p2 = MemoryPort(1), MemoryPort(2)
+    loop = PacketLoop(sw, [p1, p2])
+    out = (p1, p2)[w.reply_to]
+    frames = w.frames
+    n = 0
+    t0 = time.perf_counter()
+    end = t0 + seconds
+    while time.perf_counter() < end:
+        for i in range(256):
+            p1._rx.append(frames[i % len(frames)])
+        p1.feed(frames[0])
+        n += 257
+        while loop.run_once(0):
+            pass
+        if len(out.sent) != 257:
+            raise RuntimeError(f"{w.name}: loop delivered {len(out.sent)} of 257 frames")
+        out.sent.clear()
+    elapsed = time.perf_counter() - t0
+    loop.close()
+    return Result(w.name, "loop", None, n / elapsed, None, n, elapsed, None,
+                  "PacketLoop batches on in-memory ports")
+
+
+def _proc_cpu_seconds(pid: int) -> float:
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_veth(make_workload, seconds: float, log) -> list[Result]:
+    """The switch as a process between two namespaces: paced runs at the workload's rates, then a full-speed blast."""
+    results = []
+    with hosts(2) as (h1, h2):
+        w = make_workload(h1, h2)
+        addr = f"127.0.0.1:{free_tcp_port()}"
+        program = ["--no-p4"] if w.p4info_path is not None else [str(w.json_path)]
+        sw = SwitchProcess([*program, "-i", f"1@{h1.switch_if}", "-i", f"2@{h2.switch_if}", "--",
+                            "--grpc-server-addr", addr])
+        try:
+            if w.p4info_path is not None:
+                client = P4RuntimeClient(addr)
+                try:
+                    client.set_pipeline(w.p4info_path.read_text(), w.json_path.read_bytes())
+                    w.p4rt_setup(client, h1, h2)
+                finally:
+                    client.close()
+            frame_args = sum((["--frame", f.hex()] for f in w.frames), [])
+            runs = [("veth-paced", r) for r in w.paced_rates] + [("veth-blast", 0.0)]
+            for mode, rate in runs:
+                log(f"  {w.name}: {mode} for {seconds:.0f} s ...")
+                recv = NsProcess((h1, h2)[w.reply_to], "_recv", "--match", w.match.hex(), "--offset", str(w.match_offset),
+                                 "--duration", str(seconds + 10), "--idle", "1.5", wait_ready=True)
+                rx_file = f"/sys/class/net/{h1.switch_if}/statistics/rx_packets"
+                rx0 = int(open(rx_file).read())
+                cpu0, wall0 = _proc_cpu_seconds(sw.proc.pid), time.monotonic()
+                send = NsProcess(h1, "_send", *frame_args, "--duration", str(seconds), "--rate", str(rate))
+                s = send.result(seconds + 30)
+                cpu1, wall1 = _proc_cpu_seconds(sw.proc.pid), time.monotonic()
+                r = recv.result(seconds + 30)
+                arrived = int(open(rx_file).read()) - rx0
+                sent = s["sent"]
+                note = f"sent {sent}, reached switch port {arrived}, delivered {r['received']}"
+                span = r["seconds"] if r["seconds"] > 0.5 * s["seconds"] else s["seconds"]
+                results.append(Result(w.name, mode, sent / s["seconds"], r["received"] / span,
+                                      1 - r["received"] / sent if sent else None, r["received"], span,
+                                      (cpu1 - cpu0) / (wall1 - wall0), note))
+        finally:
+            err = sw.stop()
+            if sw.proc.returncode not in (0, None):
+                raise RuntimeError(f"switch exited with {sw.proc.returncode}: {err.strip()[-1000:]}")
+    return results
+
+
+def write_report(results: list[Result], out: Path, info: dict[str, str], seconds: float) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    csv_path = out.with_suffix(".csv")
+    with open(csv_path, "w", newline="") as f:
+        wr = csv.writer(f)
+        wr.writerow(["program", "mode", "offered_pps", "delivered_pps", "loss", "packets", "seconds", "switch_cpu",
+                     "note"])
+        for r in results:
+            wr.writerow([r.program, r.mode, "" if r.offered_pps is None else f"{r.offered_pps:.0f}",
+                         f"{r.delivered_pps:.0f}", "" if r.loss is None else f"{r.loss:.4f}", r.packets,
+                         f"{r.seconds:.3f}", "" if r.switch_cpu is None else f"{r.switch_cpu:.2f}", r.note])
+
+    def k(x: float | None) -> str:
+        return "–" if x is None else f"{x / 1000:.1f}"
+
+    lines = ["# Switch benchmark", "",
+             f"Produced by `make bench-switch` (`python -m switch.bench --out {out}`); raw numbers in "
+             f"`{csv_path.name}`.", "", "## Machine", ""]
+    lines += [f"- {key}: {val}" for key, val in info.items()]
+    lines += ["", "## Method", "",
+              "- **in-process**: `V1Switch.process(1, frame)` in a loop over 16 pre-built frames for "
+              f"{seconds:.0f} s; the pipeline only, no I/O.",
+              "- **loop**: the switch's `PacketLoop` (epoll, receive batch, one `drain`) over in-memory ports.",
+              "- **veth-paced / veth-blast**: `python -m switch` as a separate process, ports 1 and 2 on veth pairs to "
+              "network namespaces h1 and h2. basic_forward gets its pipeline and two /32 routes over P4Runtime and "
+              "forwards h1 → h2; agg64 is given on the command line and reflects each result to the sender's port "
+              "(h1). A sender process in h1 sends 16 pre-built frames round-robin with an AF_PACKET socket for "
+              f"{seconds:.0f} s (paced: at a fixed offered rate; blast: as fast as it can); a receiver process counts "
+              "the results. All processes share the machine's CPUs, so under blast the sender competes with the "
+              "switch. *delivered* = frames received / time from the first to the last received frame; *loss* = "
+              "1 − received / sent (lost anywhere: veth backlog, the switch's 8 MiB socket buffer, the receiver); "
+              "*switch CPU* = CPU time of the switch process / wall time while sending (1.0 = one core); *kpps per "
+              "switch CPU* = delivered / switch CPU, what the switch would forward with a core to itself "
+              "(an extrapolation: it assumes the CPU share was the limit).",
+              "", "## Results", "",
+              "| program | mode | offered kpps | delivered kpps | loss | switch CPU | kpps per switch CPU | packets | "
+              "notes |",
+              "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for r in results:
+        loss = "–" if r.loss is None else f"{100 * r.loss:.1f} %"
+        cpu = "–" if r.switch_cpu is None else f"{r.switch_cpu:.2f}"
+        per_cpu = k(r.delivered_pps / r.switch_cpu) if r.switch_cpu else "–"
+        lines.append(f"| {r.program} | {r.mode} | {k(r.offered_pps)} | **{k(r.delivered_pps)}** | {loss} | {cpu} | "
+                     f"{per_cpu} | {r.packets} | {r.note} |")
+    lines += ["", "Goals (issue #2): in-process ≥ 100 kpps forwarding and ≥ 25 kpps aggregation; over veth ≥ 50 kpps "
+              "forwarding.", ""]
+    out.write_text("\n".join(lines))
+
+
+def run_benchmark(args: argparse.Namespace) -> int:
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    info = machine_info()
+    workloads = [forward_workload, agg_workload]
+    results: list[Result] = []
+    for make in workloads:
+        w = make(*_fake_hosts())
+        log(f"{w.name}: in-process ...")
+        results.append(bench_in_process(w, args.duration))
+        results.append(bench_loop(w, args.duration))
+    if not args.skip_veth:
+        if os.geteuid() != 0:
+            log("not root: skipping the veth measurements")
+        else:
+            for make in workloads:
+                results.extend(bench_veth(make, args.duration, log))
+    info["load average at end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    info["note"] = ("the machine is shared; a load average above the CPU count means other processes took CPU time "
+                    "from these measurements")
+    write_report(results, Path(args.out), info, args.duration)
+    for r in results:
+        log(f"{r.program:40s} {r.mode:12s} {r.delivered_pps / 1000:8.1f} kpps"
+            + ("" if r.loss is None else f"  loss {100 * r.loss:5.1f} %"))
+    log(f"wrote {args.out} and {Path(args.out).with_suffix('.csv')}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m switch.bench", description="Switch packets/s benchmark.")
+    p.add_argument("--out", default="bench/switch.md", help="Markdown report (a .csv is written next to it)")
+    p.add_argument("--duration", type=float, default=5.0, help="seconds per measurement")
+    p.add_argument("--skip-veth", action="store_true", help="in-process measurements only")
+    sub = p.add_subparsers(dest="cmd")
+    ps = sub.add_parser("_send", help="(internal) AF_PACKET sender")
+    ps.add_argument("--iface", required=True)
+    ps.add_argument("--frame", action="append", required=True)
+    ps.add_argument("--count", type=int, default=0)
+    ps.add_argument("--duration", type=float, default=0.0)
+    ps.add_argument("--rate", type=float, default=0.0)
+    pr = sub.add_parser("_recv", help="(internal) AF_PACKET receiver/counter")
+    pr.add_argument("--iface", required=True)
+    pr.add_argument("--match", default="")
+    pr.add_argument("--offset", type=int, default=0)
+    pr.add_argument("--duration", type=float, default=10.0)
+    pr.add_argument("--count", type=int, default=0)
+    pr.add_argument("--idle", type=float, default=0.0)
+    pr.add_argument("--keep", type=int, default=0)
+    args = p.parse_args(argv)
+    if args.cmd == "_send":
+        return cmd_send(args)
+    if args.cmd == "_recv":
+        return cmd_recv(args)
+    return run_benchmark(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

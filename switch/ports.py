@@ -1,0 +1,430 @@
+"""Switch ports and the packet event loop.
+
+- `AfPacketPort`: a Linux interface opened with an AF_PACKET raw socket (what BMv2's BMI does with libpcap), with
+  PACKET_IGNORE_OUTGOING so the switch never reads back what it (or the host) transmits, a large receive buffer and
+  non-blocking receive drained until EAGAIN.
+- `MemoryPort`: an in-process port for tests: `feed()` frames in, read `sent` out.
+- `PcapWriter`: libpcap files; with `--pcap DIR` every interface gets `DIR/<iface>_in.pcap` (frames received) and
+  `DIR/<iface>_out.pcap` (frames transmitted), BMv2's naming.
+- `PacketLoop`: one epoll loop over all ports. Per wake-up it receives a batch from every ready port, runs
+  `sw.receive()` for each frame and one `sw.drain()` under `sw.lock`, then transmits. Frames egressing on the CPU port go
+  to the `packet_in` callback (P4Runtime PacketIn); `inject()` queues frames from other threads (P4Runtime PacketOut)
+  and wakes the loop through an eventfd, so the pipeline only ever runs on the loop thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import errno
+import os
+import select
+import socket
+import struct
+import sys
+import threading
+import time
+from typing import BinaryIO, Callable, Iterable, Protocol
+
+ETH_P_ALL = 0x0003
+SOL_PACKET = 263
+PACKET_IGNORE_OUTGOING = 23
+PACKET_OUTGOING = 4
+SO_RCVBUFFORCE = 33
+SO_SNDBUFFORCE = 32
+SOCKET_BUFFER = 8 << 20
+MAX_FRAME = 65536
+BATCH = 256  # frames per port per wake-up; bounds the latency a busy port can add to the others
+
+
+class PortError(Exception):
+    """A port that cannot be opened; the message is one line naming the interface."""
+
+
+class Port(Protocol):
+    """What the loop needs from a port."""
+
+    number: int
+    name: str
+
+    def fileno(self) -> int: ...
+    def recv_batch(self, limit: int) -> list[bytes]: ...
+    def send(self, frame: bytes) -> bool: ...
+    def close(self) -> None: ...
+
+
+class AfPacketPort:
+    """An interface opened with an AF_PACKET raw socket (all ethertypes, incoming frames only)."""
+
+    def __init__(self, number: int, ifname: str, bufsize: int = SOCKET_BUFFER) -> None:
+        self.number = number
+        self.name = ifname
+        self.rx_dropped_outgoing = 0
+        self.link_down_events = 0
+        try:
+            socket.if_nametoindex(ifname)
+        except OSError:
+            raise PortError(f"interface '{ifname}' (port {number}) does not exist") from None
+        try:
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)  # protocol 0: receives nothing until bound
+        except PermissionError:
+            raise PortError(f"opening interface '{ifname}' needs root or CAP_NET_RAW (AF_PACKET socket refused)") \
+                from None
+        try:
+            _set_buffer(sock, socket.SO_RCVBUF, SO_RCVBUFFORCE, bufsize)
+            _set_buffer(sock, socket.SO_SNDBUF, SO_SNDBUFFORCE, bufsize)
+            try:
+                sock.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
+                self._filter_outgoing = False
+            except OSError:  # kernels before 4.20: filter on the packet type of each frame instead
+                self._filter_outgoing = True
+            sock.bind((ifname, ETH_P_ALL))
+            sock.setblocking(False)
+        except OSError as e:
+            sock.close()
+            raise PortError(f"cannot open interface '{ifname}' (port {number}): {e.strerror or e}") from None
+        self._sock = sock
+        self._recv = sock.recv
+        self._recvfrom = sock.recvfrom
+        self._send = sock.send
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def recv_batch(self, limit: int = BATCH) -> list[bytes]:
+        """Frames waiting in the socket, at most `limit`, without blocking."""
+        frames: list[bytes] = []
+        if self._filter_outgoing:
+            recvfrom = self._recvfrom
+            try:
+                while len(frames) < limit:
+                    frame, addr = recvfrom(MAX_FRAME)
+                    if addr[2] == PACKET_OUTGOING:
+                        self.rx_dropped_outgoing += 1
+                    else:
+                        frames.append(frame)
+            except (BlockingIOError, InterruptedError):
+                pass
+            except OSError as e:
+                self._link_error(e)
+            return frames
+        recv = self._recv
+        append = frames.append
+        try:
+            for _ in range(limit):
+                append(recv(MAX_FRAME))
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError as e:
+            self._link_error(e)
+        return frames
+
+    def _link_error(self, e: OSError) -> None:
+        # the kernel reports a link going down (or the interface being deleted) once as ENETDOWN on the socket;
+        # BMv2 keeps running and so do we: the port resumes when the link comes back
+        if e.errno not in (errno.ENETDOWN, errno.ENXIO, errno.ENODEV):
+            raise e
+        self.link_down_events += 1
+
+    def send(self, frame: bytes) -> bool:
+        """Transmit one frame; False when the kernel refused it (buffer full, link down)."""
+        try:
+            self._send(frame)
+            return True
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError as e:
+            if e.errno in (errno.ENOBUFS, errno.ENETDOWN, errno.ENXIO, errno.EMSGSIZE):
+                return False
+            raise
+
+    def close(self) -> None:
+        self._sock.close()
+
+
+def _set_buffer(sock: socket.socket, opt: int, force_opt: int, size: int) -> None:
+    """Set a socket buffer size, beyond net.core.[rw]mem_max when privileged."""
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, force_opt, size)
+    except OSError:
+        sock.setsockopt(socket.SOL_SOCKET, opt, size)
+
+
+class MemoryPort:
+    """An in-process port: `feed(frame)` makes a frame arrive, `sent` collects what the switch transmitted."""
+
+    def __init__(self, number: int, name: str | None = None) -> None:
+        self.number = number
+        self.name = name if name is not None else f"mem{number}"
+        self.sent: list[bytes] = []
+        self._rx: collections.deque[bytes] = collections.deque()
+        self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+
+    def feed(self, frame: bytes) -> None:
+        """Queue a received frame (thread-safe) and wake the loop."""
+        self._rx.append(bytes(frame))
+        os.eventfd_write(self._fd, 1)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def recv_batch(self, limit: int = BATCH) -> list[bytes]:
+        try:
+            os.eventfd_read(self._fd)
+        except BlockingIOError:
+            pass
+        frames = []
+        while self._rx and len(frames) < limit:
+            frames.append(self._rx.popleft())
+        if self._rx:
+            os.eventfd_write(self._fd, 1)  # more than one batch waiting: stay readable
+        return frames
+
+    def send(self, frame: bytes) -> bool:
+        self.sent.append(frame)
+        return True
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+PCAP_MAGIC = 0xA1B2C3D4  # microsecond timestamps, as libpcap's pcap_dump_open writes
+LINKTYPE_ETHERNET = 1
+PCAP_SNAPLEN = 65535
+
+
+class PcapWriter:
+    """A libpcap savefile (Ethernet link type, microsecond timestamps)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._f: BinaryIO = open(path, "wb")
+        self._f.write(struct.pack("<IHHiIII", PCAP_MAGIC, 2, 4, 0, 0, PCAP_SNAPLEN, LINKTYPE_ETHERNET))
+        self._f.flush()
+        self._header = struct.Struct("<IIII").pack
+
+    def write(self, frame: bytes, ts: float | None = None) -> None:
+        if ts is None:
+            ts = time.time()
+        sec = int(ts)
+        n = len(frame)
+        cap = min(n, PCAP_SNAPLEN)
+        self._f.write(self._header(sec, int((ts - sec) * 1e6), cap, n))
+        self._f.write(frame[:cap])
+
+    def flush(self) -> None:
+        self._f.flush()
+
+    def close(self) -> None:
+        self._f.close()
+
+
+def read_pcap(path: str) -> list[bytes]:
+    """The frames of a pcap file written by `PcapWriter` (or any little/big-endian microsecond pcap)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        raise ValueError(f"{path}: not a pcap file (too short)")
+    magic = struct.unpack_from("<I", data)[0]
+    if magic in (0xA1B2C3D4, 0xA1B23C4D):
+        endian = "<"
+    elif magic in (0xD4C3B2A1, 0x4D3CB2A1):
+        endian = ">"
+    else:
+        raise ValueError(f"{path}: not a pcap file (magic {magic:#x})")
+    rec = struct.Struct(endian + "IIII")
+    frames, off = [], 24
+    while off + rec.size <= len(data):
+        _, _, cap, _ = rec.unpack_from(data, off)
+        off += rec.size
+        frames.append(data[off:off + cap])
+        off += cap
+    return frames
+
+
+class PacketLoop:
+    """The switch's packet event loop: ports → `sw.receive` → `sw.drain` → ports / CPU.
+
+    `sw` follows the engine contract (`receive`, `drain`, `lock`; `process` as fallback). `packet_in(frame)` receives
+    frames the program sends to `cpu_port`. `pcap_dir` enables BMv2-style per-interface pcap files. `trace` (a
+    `switch.trace.Trace`) is flushed once per batch.
+    """
+
+    def __init__(self, sw: object, ports: Iterable[Port], cpu_port: int | None = None,
+                 packet_in: Callable[[bytes], None] | None = None, pcap_dir: str | None = None,
+                 trace: object | None = None, batch: int = BATCH) -> None:
+        self.sw = sw
+        self.ports: dict[int, Port] = {}
+        for p in ports:
+            if p.number in self.ports:
+                raise PortError(f"port {p.number} given twice ({self.ports[p.number].name} and {p.name})")
+            if cpu_port is not None and p.number == cpu_port:
+                raise PortError(f"port {p.number} ({p.name}) is the CPU port; do not attach an interface to it")
+            self.ports[p.number] = p
+        self.cpu_port = cpu_port
+        self.packet_in = packet_in
+        self.trace = trace
+        self.batch = batch
+        self.stats = collections.Counter()
+        self._pcap_in: dict[int, PcapWriter] = {}
+        self._pcap_out: dict[int, PcapWriter] = {}
+        if pcap_dir is not None:
+            for p in self.ports.values():
+                self._pcap_in[p.number] = PcapWriter(os.path.join(pcap_dir, f"{p.name}_in.pcap"))
+                self._pcap_out[p.number] = PcapWriter(os.path.join(pcap_dir, f"{p.name}_out.pcap"))
+        self._injected: collections.deque[tuple[int, bytes]] = collections.deque()
+        self._wakeup = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._stopping = False
+        self._epoll = select.epoll()
+        self._by_fd: dict[int, Port] = {}
+        for p in self.ports.values():
+            self._by_fd[p.fileno()] = p
+            self._epoll.register(p.fileno(), select.EPOLLIN)
+        self._epoll.register(self._wakeup, select.EPOLLIN)
+        self._error_reported = False
+        self.thread_id: int | None = None
+
+    # -- other threads -----------------------------------------------------------------------------------------
+
+    def inject(self, port: int, frame: bytes) -> None:
+        """Make `frame` arrive on `port` (e.g. a PacketOut on the CPU port). Thread-safe, never blocks."""
+        self._injected.append((port, bytes(frame)))
+        os.eventfd_write(self._wakeup, 1)
+
+    def stop(self) -> None:
+        """Ask `run()` to return (thread- and signal-safe)."""
+        self._stopping = True
+        try:
+            os.eventfd_write(self._wakeup, 1)
+        except OSError:
+            pass
+
+    # -- loop thread -------------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        """Serve packets until `stop()`."""
+        self.thread_id = threading.get_native_id()
+        while not self._stopping:
+            self.run_once(None)
+
+    def run_once(self, timeout: float | None = 0.0) -> int:
+        """Wait up to `timeout` seconds (None: forever) for frames, process one batch; returns frames received."""
+        try:
+            events = self._epoll.poll(-1 if timeout is None else timeout)
+        except InterruptedError:
+            return 0
+        batch: list[tuple[int, bytes]] = []
+        by_fd = self._by_fd
+        for fd, _ in events:
+            port = by_fd.get(fd)
+            if port is None:
+                self._take_injected(batch)
+                continue
+            frames = port.recv_batch(self.batch)
+            if not frames:
+                continue
+            number = port.number
+            pcap = self._pcap_in.get(number)
+            if pcap is not None:
+                now = time.time()
+                for f in frames:
+                    pcap.write(f, now)
+            batch.extend([(number, f) for f in frames])
+        if batch:
+            self.process_batch(batch)
+        return len(batch)
+
+    def _take_injected(self, batch: list[tuple[int, bytes]]) -> None:
+        try:
+            os.eventfd_read(self._wakeup)
+        except BlockingIOError:
+            pass
+        q = self._injected
+        n = 0
+        while q:
+            batch.append(q.popleft())
+            n += 1
+        self.stats["injected"] += n
+
+    def process_batch(self, batch: list[tuple[int, bytes]]) -> None:
+        """Run a batch of received frames through the pipeline and transmit the results."""
+        sw = self.sw
+        stats = self.stats
+        stats["rx"] += len(batch)
+        out: list[tuple[int, bytes]] = []
+        with sw.lock:
+            if not getattr(sw, "loaded", True):
+                stats["dropped_no_pipeline"] += len(batch)
+            elif hasattr(sw, "drain"):
+                receive = sw.receive
+                for port, frame in batch:
+                    try:
+                        receive(port, frame)
+                    except Exception as e:  # an engine bug must cost one packet, not the switch
+                        self._engine_error(e)
+                try:
+                    out = sw.drain()
+                except Exception as e:
+                    self._engine_error(e)
+            else:
+                for port, frame in batch:
+                    try:
+                        out.extend(sw.process(port, frame))
+                    except Exception as e:
+                        self._engine_error(e)
+        if out:
+            self.transmit(out)
+        if self.trace is not None:
+            self.trace.flush()
+        for w in self._pcap_in.values():
+            w.flush()
+        for w in self._pcap_out.values():
+            w.flush()
+
+    def transmit(self, out: list[tuple[int, bytes]]) -> None:
+        """Send pipeline output: to interfaces, to the CPU (PacketIn), or count as dropped."""
+        ports = self.ports
+        stats = self.stats
+        cpu = self.cpu_port
+        pcap_out = self._pcap_out
+        now = time.time() if pcap_out else 0.0
+        for number, frame in out:
+            port = ports.get(number)
+            if port is not None:
+                if port.send(frame):
+                    stats["tx"] += 1
+                    w = pcap_out.get(number)
+                    if w is not None:
+                        w.write(frame, now)
+                else:
+                    stats["tx_dropped"] += 1
+            elif number == cpu and cpu is not None:
+                stats["to_cpu"] += 1
+                if self.packet_in is not None:
+                    try:
+                        self.packet_in(frame)
+                    except Exception as e:
+                        self._engine_error(e, "packet-in")
+            else:
+                stats["tx_no_port"] += 1
+
+    def _engine_error(self, e: Exception, where: str = "pipeline") -> None:
+        self.stats["errors"] += 1
+        if not self._error_reported:  # once: a broken program must not flood stderr at line rate
+            self._error_reported = True
+            print(f"switch: {where} error, packet dropped: {type(e).__name__}: {e} "
+                  f"(further errors are only counted)", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """Close ports, pcap files and the loop's file descriptors."""
+        for p in self.ports.values():
+            try:
+                self._epoll.unregister(p.fileno())
+            except (OSError, ValueError):
+                pass
+            p.close()
+        for w in list(self._pcap_in.values()) + list(self._pcap_out.values()):
+            w.close()
+        self._epoll.close()
+        os.close(self._wakeup)

@@ -1,0 +1,78 @@
+"""Stateful arrays: registers (cells modulo their width) and counters (packets and bytes), as BMv2 keeps them."""
+
+from __future__ import annotations
+
+from switch.errors import MatchError, MatchErrorCode
+
+
+class RegisterArray:
+    """`register<bit<W>>(size)`: `values` is the plain list generated code indexes directly."""
+
+    def __init__(self, name: str, rid: int, size: int, bitwidth: int) -> None:
+        self.name = name
+        self.id = rid
+        self.size = size
+        self.bitwidth = bitwidth
+        self.mask = (1 << bitwidth) - 1
+        self.values: list[int] = [0] * size
+
+    def _check(self, index: int) -> None:
+        if not isinstance(index, int) or not 0 <= index < self.size:
+            raise MatchError(MatchErrorCode.INVALID_INDEX, f"register {self.name!r} index {index!r} (size {self.size})")
+
+    def read(self, index: int) -> int:
+        """Cell value (unsigned)."""
+        self._check(index)
+        return self.values[index]
+
+    def write(self, index: int, value: int) -> None:
+        """Store `value` modulo 2**bitwidth."""
+        self._check(index)
+        if not isinstance(value, int):
+            raise MatchError(MatchErrorCode.INVALID_VALUE, f"register {self.name!r} value {value!r}")
+        self.values[index] = value & self.mask
+
+    def reset(self) -> None:
+        """All cells to zero (in place: generated code holds a reference to `values`)."""
+        self.values[:] = [0] * self.size
+
+
+class CounterArray:
+    """`counter(size, packets_and_bytes)` or a direct counter; `packets`/`bytes` are plain lists (indirect ones)."""
+
+    def __init__(self, name: str, cid: int, size: int, is_direct: bool, table: str | None) -> None:
+        self.name = name
+        self.id = cid
+        self.size = size
+        self.is_direct = is_direct
+        self.table = table
+        self.packets: list[int] = [0] * size
+        self.bytes: list[int] = [0] * size
+        self._table_obj = None  # set for direct counters: the MatchTable whose entries hold the values
+
+    def _check(self, index: int) -> None:
+        if self.is_direct:
+            raise MatchError(MatchErrorCode.INVALID_INDEX,
+                             f"counter {self.name!r} is direct: read it through the entries of table {self.table!r}")
+        if not isinstance(index, int) or not 0 <= index < self.size:
+            raise MatchError(MatchErrorCode.INVALID_INDEX, f"counter {self.name!r} index {index!r} (size {self.size})")
+
+    def read(self, index: int) -> tuple[int, int]:
+        """(packets, bytes) of cell `index`."""
+        self._check(index)
+        return self.packets[index], self.bytes[index]
+
+    def write(self, index: int, packets: int, nbytes: int) -> None:
+        """Set cell `index` (values modulo 2**64 as BMv2's counters)."""
+        self._check(index)
+        self.packets[index] = packets & 0xFFFFFFFFFFFFFFFF
+        self.bytes[index] = nbytes & 0xFFFFFFFFFFFFFFFF
+
+    def reset(self) -> None:
+        """Zero all cells (for a direct counter: the counters of all entries of its table)."""
+        if self.is_direct and self._table_obj is not None:
+            for e in self._table_obj.entries + [self._table_obj.default]:
+                e.packets = e.bytes = 0
+            return
+        self.packets[:] = [0] * self.size
+        self.bytes[:] = [0] * self.size

@@ -1,0 +1,289 @@
+"""Code generation for actions: register/counter arrays, the core primitives, header-stack shifts.
+
+Architecture primitives (v1model's mark_to_drop, clone, resubmit, ...) come from `arch_primitives`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from switch.errors import LoadError
+from switch.sim.externs import CounterArray, RegisterArray
+from switch.sim.program import P_EXIT, P_INLEN, P_LEN, P_TRUNC, StackLayout
+from switch.sim.tables import ActionInfo
+
+
+class ActionGen:
+    """Mixin of Codegen (see codegen.py for the shared state: self.p, self.j, self.ns, self.out, self.trace)."""
+
+    _idx_on = False          # index caching is on while generating a straight-line action body
+    _idx: str | None = None  # the index expression the generated local `i` holds
+
+    def register(self, name: str, where: str) -> RegisterArray:
+        if name not in self.registers:
+            raise LoadError(f"unknown register array {name!r} in {where}")
+        return self.registers[name]
+
+    def counter(self, name: str, where: str) -> CounterArray:
+        if name not in self.counters:
+            raise LoadError(f"unknown counter array {name!r} in {where}")
+        return self.counters[name]
+
+    def build_externs(self) -> None:
+        if self.reuse is not None:
+            self.registers, self.counters = self.reuse.registers, self.reuse.counters
+            for ra in self.registers.values():
+                self.ns[f"R{ra.id}"] = ra.values
+            for ca in self.counters.values():
+                self.ns[f"C{ca.id}p"] = ca.packets
+                self.ns[f"C{ca.id}b"] = ca.bytes
+            return
+        for r in self.j.get("register_arrays", []):
+            bw = r.get("bitwidth")
+            if not isinstance(bw, int) or bw <= 0 or not isinstance(r.get("size"), int) or r["size"] < 0:
+                raise LoadError(f"bad register array {r.get('name')!r}")
+            ra = RegisterArray(r["name"], r.get("id", len(self.registers)), r["size"], bw)
+            self.registers[ra.name] = ra
+            self.ns[f"R{ra.id}"] = ra.values
+        for c in self.j.get("counter_arrays", []):
+            ca = CounterArray(c["name"], c.get("id", len(self.counters)), int(c.get("size", 0)),
+                              bool(c.get("is_direct", False)), c.get("binding"))
+            self.counters[ca.name] = ca
+            self.ns[f"C{ca.id}p"] = ca.packets
+            self.ns[f"C{ca.id}b"] = ca.bytes
+
+    def index_line(self, idx: str) -> list[str]:
+        """`i = <idx>` unless `i` already holds that index (straight-line action code, inputs not written since)."""
+        if self._idx_on and self._idx == idx:
+            return []
+        self._idx = idx if self._idx_on else None
+        return [f"i = {idx}"]
+
+    def primitive(self, prim: dict, where: str, parser: bool = False) -> list[str]:
+        lines = self._primitive(prim, where, parser)
+        # keep the cached register/counter index only across primitives known not to write what it reads
+        op = prim.get("op")
+        if self._idx is not None:
+            written = None
+            if op in ("assign", "modify_field") or op == "register_read":
+                written = self.lvalue(prim["parameters"][0], where)[0]
+            if op in ("register_write", "count"):
+                pass
+            elif written is None or not written.isdigit() or f"F[{written}]" in self._idx:
+                self._idx = None
+        return lines
+
+    def _primitive(self, prim: dict, where: str, parser: bool = False) -> list[str]:
+        op = prim.get("op")
+        params = prim.get("parameters", [])
+        frag = (prim.get("source_info") or {}).get("source_fragment", op)
+        w = f"primitive {op!r} in {where}"
+        lines: list[str] = []
+        if self.trace and op != "log_msg":
+            lines.append(f"_T(F, {('Primitive ' + str(frag))!r})")
+        if op in self.arch:
+            return lines + self.arch[op](self, params, w)
+
+        def ex(n: Any) -> tuple[str, int | None]:
+            return self.expr(n, w, parser)
+
+        if op in ("assign", "modify_field"):
+            slot, fw, _sg = self.lvalue(params[0], w)
+            if params[1].get("type") in ("header", "header_stack"):
+                raise LoadError(f"unsupported header operand in {w}")
+            src, bits = ex(params[1])
+            lines.append(self.assign_src(slot, fw, src, bits))
+        elif op == "assign_header":
+            dst = self.header_ref(params[0], w)
+            src = self.header_ref(params[1], w)
+            dh = dst[1] if dst[0] == "s" else self.p.headers[dst[1].headers[0]]
+            lines.append(f"if F[{self.href_valid(src)}]:")
+            lines.append(f"    F[{self.href_valid(dst)}] = 1")
+            for i in range(len(dh.fields)):
+                lines.append(f"    F[{self.href_field(dst, i, w)[0]}] = F[{self.href_field(src, i, w)[0]}]")
+            lines.append("else:")
+            lines.append(f"    F[{self.href_valid(dst)}] = 0")
+        elif op == "assign_header_stack":
+            dst, src = self.stack(params[0], w), self.stack(params[1], w)
+            for dh, sh in zip(dst.headers, src.headers):
+                d, s = self.p.headers[dh], self.p.headers[sh]
+                lines.append(f"F[{d.valid_slot}] = F[{s.valid_slot}]")
+                for (n, _w, _s), (m, _w2, _s2) in zip(d.fields, s.fields):
+                    lines.append(f"F[{d.slots[n]}] = F[{s.slots[m]}]")
+            lines.append(f"F[{dst.next_slot}] = F[{src.next_slot}]")
+        elif op in ("add_header", "remove_header"):
+            ref = self.header_ref(params[0], w)
+            hl = ref[1] if ref[0] == "s" else self.p.headers[ref[1].headers[0]]
+            v = self.href_valid(ref)
+            if op == "add_header":
+                lines.append(f"if not F[{v}]:")
+                lines.append(f"    F[{v}] = 1")
+                for i in range(len(hl.fields)):
+                    lines.append(f"    F[{self.href_field(ref, i, w)[0]}] = 0")
+                if not hl.metadata:
+                    lines.append(f"    F[{P_LEN}] += {hl.nbytes}")
+            else:
+                lines.append(f"if F[{v}]:")
+                lines.append(f"    F[{v}] = 0")
+                if not hl.metadata:
+                    lines.append(f"    F[{P_LEN}] -= {hl.nbytes}")
+                else:
+                    lines.append("    pass")
+        elif op in ("push", "pop"):
+            st = self.stack(params[0], w)
+            n = ex(params[1])[0]
+            fn = self.stack_shift_fn(st)
+            lines.append(f"{fn}(F, {n}, {op == 'push'})")
+        elif op == "exit":
+            self.uses_exit = True
+            lines.append(f"F[{P_EXIT}] = 1")
+            lines.append("return")
+        elif op == "count":
+            c = self.counter(params[0]["value"], w)
+            if c.is_direct:
+                raise LoadError(f"count on direct counter {c.name!r} in {w}")
+            idx = ex(params[1])[0]
+            lines.extend(self.index_line(idx))
+            lines.append(f"if 0 <= i < {c.size}:")
+            lines.append(f"    C{c.id}p[i] += 1; C{c.id}b[i] += F[{P_INLEN}]")
+        elif op == "register_read":
+            slot, fw, _sg = self.lvalue(params[0], w)
+            reg = self.register(params[1]["value"], w)
+            idx = ex(params[2])[0]
+            mask = "" if reg.bitwidth <= fw else f" & {(1 << fw) - 1}"
+            lines.extend(self.index_line(idx))
+            lines.append(f"if 0 <= i < {reg.size}: F[{slot}] = R{reg.id}[i]{mask}")  # BMv2: out of bounds → dst unchanged
+        elif op == "register_write":
+            reg = self.register(params[0]["value"], w)
+            idx = ex(params[1])[0]
+            src, bits = ex(params[2])
+            val = src if bits is not None and bits <= reg.bitwidth else f"({src}) & {reg.mask}"
+            lines.extend(self.index_line(idx))
+            lines.append(f"if 0 <= i < {reg.size}: R{reg.id}[i] = {val}")
+        elif op == "modify_field_with_hash_based_offset":
+            slot, fw, _sg = self.lvalue(params[0], w)
+            base = ex(params[1])[0]
+            if params[2].get("type") != "calculation" or params[2].get("value") not in self.calcs:
+                raise LoadError(f"unknown calculation {params[2].get('value')!r} in {w}")
+            calc = self.calcs[params[2]["value"]]
+            size = ex(params[3])[0]
+            lines.append(f"sz = {size}")
+            lines.append(f"F[{slot}] = (({base}) + ({calc}(F) % sz if sz else 0)) & {(1 << fw) - 1}")
+        elif op == "modify_field_rng_uniform":
+            slot, fw, _sg = self.lvalue(params[0], w)
+            lo, hi = ex(params[1])[0], ex(params[2])[0]
+            lines.append(f"lo = {lo}; hi = {hi}")
+            lines.append(f"F[{slot}] = (_random(lo, hi) if lo <= hi else lo) & {(1 << fw) - 1}")
+        elif op == "truncate":
+            lines.append(f"F[{P_TRUNC}] = {ex(params[0])[0]}")
+        elif op == "log_msg":
+            if self.trace:  # BMv2 prints log_msg only with --log-console
+                fmt = params[0].get("value", "")
+                vals = [ex(p)[0] for p in (params[1].get("value", []) if len(params) > 1 else [])]
+                lines.append(f"_T(F, _fmt({fmt!r}, ({', '.join(vals)}{',' if vals else ''})))")
+            else:
+                lines.append("pass")
+        elif op == "no_op":
+            lines.append("pass")
+        elif op in ("assert", "assume"):
+            c = ex(params[0])[0]
+            lines.append(f"if not {c}: raise PacketAbort({(op + ' failed: ' + str(frag))!r})")
+        else:
+            raise LoadError(f"unsupported primitive {op!r} in {where}")
+        return lines
+
+    def stack_shift_fn(self, st: StackLayout) -> str:
+        fn = f"_stackshift{st.id}"
+        if fn in self.ns or any(line.startswith(f"def {fn}(") for line in self.out):
+            return fn
+        hls = [self.p.headers[h] for h in st.headers]
+        self.ns[f"_SS{st.id}"] = tuple((h.valid_slot,) + tuple(h.slots[n] for n, _w, _s in h.fields) for h in hls)
+        size = len(hls)
+        self.out.extend([
+            f"def {fn}(F, n, push):",
+            f"    S = _SS{st.id}",
+            f"    size = {size}",
+            "    if push:",
+            "        for i in range(size - 1, -1, -1):",
+            "            src = i - n",
+            "            for a, b in zip(S[i], S[src]) if src >= 0 else ():",
+            "                F[a] = F[b]",
+            "            if src < 0:",
+            "                F[S[i][0]] = 0",
+            f"        F[{st.next_slot}] = min(F[{st.next_slot}] + n, size)",
+            "    else:",
+            "        for i in range(size):",
+            "            src = i + n",
+            "            if src < size:",
+            "                for a, b in zip(S[i], S[src]):",
+            "                    F[a] = F[b]",
+            "            else:",
+            "                F[S[i][0]] = 0",
+            f"        F[{st.next_slot}] = max(F[{st.next_slot}] - n, 0)",
+        ])
+        return fn
+
+    def build_actions(self) -> None:
+        for a in self.j.get("actions", []):
+            name = a.get("name")
+            aid = a.get("id")
+            if not isinstance(aid, int):
+                raise LoadError(f"action {name!r} has no integer id")
+            where = f"action {name!r}"
+            rd = a.get("runtime_data", [])
+            self.action_width = [int(r["bitwidth"]) for r in rd]
+            prims = a.get("primitives", [])
+            self._idx = None
+            if any(pr.get("op") in ("_jump", "_jump_if_zero") for pr in prims):
+                body = self.jumping_body(prims, where)
+            else:
+                self._idx_on = True
+                body = []
+                for prim in prims:
+                    body.extend(self.primitive(prim, where))
+                self._idx_on = False
+            self._idx = None
+            fn = f"A{aid}"
+            lines = [f"def {fn}(F, D):"]
+            if self.trace:
+                lines.append(f"    _T(F, {('Action ' + name)!r})")
+            lines.extend("    " + b for b in body)
+            if len(lines) == 1:
+                lines.append("    pass")
+            self.out.extend(lines)
+            info = ActionInfo(name, aid, [(r["name"], int(r["bitwidth"])) for r in rd])
+            self.actions[aid] = {"name": name, "fn": fn, "info": info}
+            self.action_by_name[name] = self.actions[aid]
+            self.action_infos[name] = info
+        self.action_width = []
+
+    def jumping_body(self, prims: list[dict], where: str) -> list[str]:
+        """An action with `_jump` / `_jump_if_zero` (p4c's `if` inside actions): a small program-counter loop."""
+        n = len(prims)
+        lines = ["pc = 0", "steps = 0", "while True:", "    steps += 1",
+                 f"    if steps > {64 * (n + 1)}: raise PacketAbort('jump loop in action')"]
+        for k, prim in enumerate(prims):
+            op = prim.get("op")
+            params = prim.get("parameters", [])
+            lines.append(f"    {'if' if k == 0 else 'elif'} pc == {k}:")
+            if op == "_jump":
+                target = self.jump_target(params[0], n, where)
+                lines.append(f"        pc = {target}")
+            elif op == "_jump_if_zero":
+                cond = self.expr(params[0], where)[0]
+                target = self.jump_target(params[1], n, where)
+                lines.append(f"        pc = {target} if ({cond}) == 0 else {k + 1}")
+            else:
+                lines.extend("        " + b for b in self.primitive(prim, where))
+                lines.append(f"        pc = {k + 1}")
+        lines.append("    else:")
+        lines.append("        return")
+        return lines
+
+    def jump_target(self, node: dict, n: int, where: str) -> int:
+        if node.get("type") != "hexstr":
+            raise LoadError(f"jump offset must be a constant in {where}")
+        t = int(node["value"], 16)
+        if not 0 <= t <= n:
+            raise LoadError(f"jump offset {t} out of range in {where}")
+        return t

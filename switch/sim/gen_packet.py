@@ -1,0 +1,376 @@
+"""Code generation for the packet side: parser states (extract, set, verify, select), deparser, calculations
+(bit-packed inputs, payload) and the verify/update checksum functions."""
+
+from __future__ import annotations
+
+import struct
+
+from switch.errors import LoadError
+from switch.sim import calculations
+from switch.sim.gen_base import _hex
+from switch.sim.program import P_PAYLOAD, HeaderLayout
+
+
+MAX_PARSER_STEPS = 1024  # parse states one packet may visit when the parse graph has a cycle
+
+
+def _has_cycle(states: list[dict], ids: dict[str, int]) -> bool:
+    succ = {s.get("name"): {t.get("next_state") for t in s.get("transitions", []) if t.get("next_state") in ids}
+            for s in states}
+    color: dict[str, int] = {}
+
+    def visit(n: str) -> bool:
+        color[n] = 1
+        for m in succ.get(n, ()):
+            if color.get(m) == 1 or (m not in color and visit(m)):
+                return True
+        color[n] = 2
+        return False
+
+    return any(n not in color and visit(n) for n in succ)
+
+
+class PacketGen:
+    """Mixin of Codegen (see codegen.py for the shared state: self.p, self.j, self.ns, self.out, self.trace)."""
+
+    def build_calculations(self) -> None:
+        order = self.deparser_order()
+        for c in self.j.get("calculations", []):
+            name = c.get("name")
+            where = f"calculation {name!r}"
+            algo = c.get("algo")
+            if algo not in calculations.ALGORITHMS:
+                raise LoadError(f"unsupported hash algorithm {algo!r} in {where}")
+            fn = f"CALC{c.get('id', len(self.calcs))}"
+            self.ns[f"H_{algo}"] = calculations.ALGORITHMS[algo]
+            lines = [f"def {fn}(F):", "    acc = 0", "    nb = 0"]
+            last_hdr = -1
+            payload = False
+            run: list = []   # consecutive field inputs of one header: (header, [(slot, width)])
+
+            def flush() -> None:
+                if not run:
+                    return
+                hl, items = run[0], run[1]
+                total = sum(w for _s, w in items)
+                parts, sh = [], total
+                for s, w in items:
+                    sh -= w
+                    parts.append(f"(F[{s}] << {sh})" if sh else f"F[{s}]")
+                cond = "" if hl.metadata else f"if F[{hl.valid_slot}]: "
+                lines.append(f"    {cond}acc = (acc << {total}) | {' | '.join(parts)}; nb += {total}")
+                run.clear()
+
+            for inp in c.get("input", []):
+                t = inp.get("type")
+                if t != "field":
+                    flush()
+                if t == "field":
+                    h, f = inp["value"]
+                    s = self.p.field_slot(h, f, where)
+                    w, _sg = self.p.field_info(h, f)
+                    hl = self.p.headers.get(h) or self.p.headers[self.p.aliases[f"{h}.{f}"][0]]
+                    if hl.name in order:
+                        last_hdr = max(last_hdr, order.index(hl.name))
+                    if run and run[0] is not hl:
+                        flush()
+                    if not run:
+                        run.extend([hl, []])
+                    run[1].append((s, w))
+                elif t == "header":
+                    hl = self.p.header(inp["value"], where)
+                    if hl.name in order:
+                        last_hdr = max(last_hdr, order.index(hl.name))
+                    parts = " ".join(f"acc = (acc << {w}) | F[{hl.slots[n]}];" for n, w, _s in hl.fields)
+                    lines.append(f"    if F[{hl.valid_slot}]: {parts} nb += {hl.nbits}")
+                elif t == "hexstr":
+                    w = int(inp.get("bitwidth", 0))
+                    if w <= 0:
+                        raise LoadError(f"hexstr input without bitwidth in {where}")
+                    lines.append(f"    acc = (acc << {w}) | {_hex(inp['value'], where) & ((1 << w) - 1)}; nb += {w}")
+                elif t == "payload":
+                    payload = True
+                else:
+                    raise LoadError(f"unsupported calculation input type {t!r} in {where}")
+            flush()
+            lines.append("    pad = -nb % 8")
+            lines.append("    data = (acc << pad).to_bytes((nb + pad) >> 3, 'big')")
+            if payload:
+                lines.append(f"    data += _emit_from(F, {last_hdr + 1}) + F[{P_PAYLOAD}]")
+            lines.append(f"    return H_{algo}(data)")
+            self.out.extend(lines)
+            self.calcs[name] = fn
+
+    def build_checksums(self) -> None:
+        ver = ["def verify_checksums(F):", "    ok = True"]
+        upd = ["def update_checksums(F):"]
+        for c in self.j.get("checksums", []):
+            name = c.get("name")
+            where = f"checksum {name!r}"
+            if c.get("type", "generic") != "generic":
+                raise LoadError(f"unsupported checksum type {c.get('type')!r} in {where}")
+            calc = self.calcs.get(c.get("calculation"))
+            if calc is None:
+                raise LoadError(f"unknown calculation {c.get('calculation')!r} in {where}")
+            slot, w, _sg = self.lvalue({"type": "field", "value": c["target"]}, where)
+            cond = "True"
+            if c.get("if_cond") is not None:
+                cond = self.expr(c["if_cond"], where)[0]
+            if c.get("verify", True):
+                ver.append(f"    if {cond} and ({calc}(F) & {(1 << w) - 1}) != F[{slot}]:")
+                if self.trace:
+                    ver.append(f"        _T(F, {('Checksum ' + repr(name) + ' verification failed')!r})")
+                ver.append("        ok = False")
+            if c.get("update", True):
+                upd.append(f"    if {cond}:")
+                upd.append(f"        F[{slot}] = {calc}(F) & {(1 << w) - 1}")
+                if self.trace:
+                    upd.append(f"        _T(F, {('Updating checksum ' + repr(name) + ': ')!r} + hex(F[{slot}]))")
+        ver.append("    return ok")
+        self.has_updates = len(upd) > 1
+        upd.append("    return None")
+        self.out.extend(ver + upd)
+
+    def deparser_order(self) -> list[str]:
+        deps = self.j.get("deparsers", [])
+        if len(deps) != 1:
+            raise LoadError(f"expected exactly one deparser, found {len(deps)}")
+        order = deps[0].get("order", [])
+        for h in order:
+            self.p.header(h, "deparser")
+        if deps[0].get("primitives"):
+            raise LoadError("unsupported deparser primitives")
+        return order
+
+    def header_struct(self, hl: HeaderLayout) -> tuple[str, int, int] | None:
+        """(struct name, first slot, end slot) when every field is 8/16/32/64 bits wide: such headers are packed and
+        unpacked with one precompiled struct.Struct (many-field payload headers, e.g. 64 × bit<32>)."""
+        codes = {8: "B", 16: "H", 32: "I", 64: "Q"}
+        if len(hl.fields) < 3 or any(w not in codes for _n, w, _s in hl.fields):
+            return None
+        slots = [hl.slots[n] for n, _w, _s in hl.fields]
+        if slots != list(range(slots[0], slots[0] + len(slots))):
+            return None
+        name = f"_ST_{hl.id}"
+        if name not in self.ns:
+            self.ns[name] = struct.Struct("!" + "".join(codes[w] for _n, w, _s in hl.fields))
+        return name, slots[0], slots[-1] + 1
+
+    def header_bytes(self, hl: HeaderLayout) -> str:
+        st = self.header_struct(hl)
+        if st is not None:
+            return f"{st[0]}.pack(*F[{st[1]}:{st[2]}])"
+        parts = []
+        shift = hl.nbits
+        for n, w, _s in hl.fields:
+            shift -= w
+            parts.append(f"(F[{hl.slots[n]}] << {shift})" if shift else f"F[{hl.slots[n]}]")
+        return f"({' | '.join(parts)}).to_bytes({hl.nbytes}, 'big')"
+
+    def build_deparser(self) -> None:
+        order = self.deparser_order()
+        lines = ["def deparse(F):"]
+        if self.trace:
+            lines.append("    _T(F, \"Deparser 'deparser': start\")")
+        if getattr(self, "has_updates", True):
+            lines.append("    update_checksums(F)")
+        lines.append("    out = []")
+        for h in order:
+            hl = self.p.headers[h]
+            lines.append(f"    if F[{hl.valid_slot}]: out.append({self.header_bytes(hl)})")
+            if self.trace:
+                lines.append(f"    if F[{hl.valid_slot}]: _T(F, {('Deparsing header ' + repr(h))!r})")
+        lines.append(f"    out.append(F[{P_PAYLOAD}])")
+        if self.trace:
+            lines.append("    _T(F, \"Deparser 'deparser': end\")")
+        lines.append("    return b''.join(out)")
+        # bytes of the valid headers from position k of the deparser order on (calculation `payload` inputs)
+        lines.append("def _emit_from(F, k):")
+        lines.append("    out = []")
+        for i, h in enumerate(order):
+            hl = self.p.headers[h]
+            lines.append(f"    if k <= {i} and F[{hl.valid_slot}]: out.append({self.header_bytes(hl)})")
+        lines.append("    return b''.join(out)")
+        self.out.extend(lines)
+
+    def build_parser(self) -> None:
+        parsers = self.j.get("parsers", [])
+        if len(parsers) != 1:
+            raise LoadError(f"expected exactly one parser, found {len(parsers)}")
+        pj = parsers[0]
+        states = pj.get("parse_states", [])
+        ids = {s["name"]: i for i, s in enumerate(states)}
+        init = pj.get("init_state")
+        if init not in ids:
+            raise LoadError(f"parser init_state {init!r} is not a parse state")
+        err = self.p.errors
+        self.ns["_PE_SHORT"] = err["PacketTooShort"]
+        self.ns["_PE_NOMATCH"] = err["NoMatch"]
+        self.ns["_PE_STACK"] = err["StackOutOfBounds"]
+        self.ns["_NOERROR"] = err["NoError"]
+        pname = repr(pj.get("name", "parser"))
+        lines = ["def parse(F, data):"]
+        if self.trace:
+            lines.append(f"    _T(F, {('Parser ' + pname + ': start')!r})")
+        lines += ["    n_ = len(data)", "    pos = 0", f"    st = {ids[init]}", "    try:", "        while True:"]
+        if _has_cycle(states, ids):
+            # a parse graph with a loop (e.g. over a stack) must not spin forever on a buggy program
+            self.ns["_PE_TIMEOUT"] = err["ParserTimeout"]
+            lines[-2:-2] = ["    steps = 0"]
+            lines += ["            steps += 1", f"            if steps > {MAX_PARSER_STEPS}: raise ParserError(_PE_TIMEOUT)"]
+        for i, s in enumerate(states):
+            sname = s.get("name")
+            where = f"parse state {sname!r}"
+            body: list[str] = []
+            if self.trace:
+                body.append(f"_T(F, {('Parser ' + repr(pj.get('name', 'parser')) + ' entering state ' + repr(sname))!r})")
+            for pop in s.get("parser_ops", []):
+                body.extend(self.parser_op(pop, where))
+            body.extend(self.transition(s, ids, where))
+            lines.append(f"            {'if' if i == 0 else 'elif'} st == {i}:")
+            lines.extend("                " + b for b in body)
+        lines += ["    except ParserError as exc:", f"        F[{P_PAYLOAD}] = data[pos:]"]
+        if self.trace:
+            lines.append(f"        _T(F, {('Parser ' + pname + ': end with error ')!r} + str(exc.code) + ', bytes parsed: ' + str(pos))")
+        lines += ["        return exc.code", f"    F[{P_PAYLOAD}] = data[pos:]"]
+        if self.trace:
+            lines.append(f"    _T(F, {('Parser ' + pname + ': end, bytes parsed: ')!r} + str(pos))")
+        lines += ["    return _NOERROR"]
+        self.out.extend(lines)
+        self.out.extend([
+            "def _la(data, pos, off, w):",
+            "    start = pos * 8 + off",
+            "    end = start + w",
+            "    if end > len(data) * 8:",
+            "        raise ParserError(_PE_SHORT)",
+            "    b0, b1 = start >> 3, (end + 7) >> 3",
+            "    v = int.from_bytes(data[b0:b1], 'big')",
+            "    return (v >> (b1 * 8 - end)) & ((1 << w) - 1)",
+        ])
+
+    def extract_lines(self, hl: HeaderLayout, slots: list[str] | None, valid: str, where: str) -> list[str]:
+        st = self.header_struct(hl) if slots is None else None
+        if st is not None:
+            lines = [f"e = pos + {hl.nbytes}", "if e > n_: raise ParserError(_PE_SHORT)",
+                     f"F[{st[1]}:{st[2]}] = {st[0]}.unpack_from(data, pos)", "pos = e", f"F[{valid}] = 1"]
+            if self.trace:
+                lines.append(f"_T(F, {('Extracting header ' + repr(hl.name))!r})")
+            return lines
+        lines = [f"e = pos + {hl.nbytes}", "if e > n_: raise ParserError(_PE_SHORT)",
+                 "v = int.from_bytes(data[pos:e], 'big')", "pos = e"]
+        shift = hl.nbits
+        for k, (n, w, _s) in enumerate(hl.fields):
+            shift -= w
+            slot = slots[k] if slots else str(hl.slots[n])
+            src = f"v >> {shift}" if shift else "v"
+            if k:
+                src = f"({src}) & {(1 << w) - 1}"
+            lines.append(f"F[{slot}] = {src}")
+        lines.append(f"F[{valid}] = 1")
+        if self.trace:
+            lines.append(f"_T(F, {('Extracting header ' + repr(hl.name))!r})")
+        return lines
+
+    def parser_op(self, pop: dict, where: str) -> list[str]:
+        op = pop.get("op")
+        params = pop.get("parameters", [])
+        if op == "extract":
+            t, v = params[0].get("type"), params[0].get("value")
+            if t == "regular":
+                hl = self.p.header(v, where)
+                return self.extract_lines(hl, None, str(hl.valid_slot), where)
+            if t == "stack":
+                st = self.p.stacks.get(v)
+                if st is None:
+                    raise LoadError(f"unknown header stack {v!r} in {where}")
+                hl = self.p.headers[st.headers[0]]
+                lines = [f"ix = F[{st.next_slot}]", f"if ix >= {len(st.headers)}: raise ParserError(_PE_STACK)"]
+                slots = [f"{self.stack_table(st, str(k))}[ix]" for k in range(len(hl.fields))]
+                lines += self.extract_lines(hl, slots, f"{self.stack_table(st, '$valid$')}[ix]", where)
+                lines.append(f"F[{st.next_slot}] = ix + 1")
+                return lines
+            raise LoadError(f"unsupported extract of {t!r} in {where}")
+        if op == "set":
+            slot, w, _sg = self.lvalue(params[0], where)
+            src, bits = self.expr(params[1], where, parser=True)
+            return [self.assign_src(slot, w, src, bits)]
+        if op == "verify":
+            c = self.expr(params[0], where, parser=True)[0]
+            e = self.expr(params[1], where, parser=True)[0]
+            return [f"if not {c}: raise ParserError({e})"]
+        if op in ("advance", "shift"):
+            n = self.expr(params[0], where, parser=True)[0]
+            if op == "advance":
+                return [f"pos += ({n}) >> 3", "if pos > n_: raise ParserError(_PE_SHORT)"]
+            return [f"pos += {n}", "if pos > n_: raise ParserError(_PE_SHORT)"]
+        if op == "primitive":
+            return self.primitive(params[0], where, parser=True)
+        raise LoadError(f"unsupported parser operation {op!r} in {where}")
+
+    def transition(self, s: dict, ids: dict[str, int], where: str) -> list[str]:
+        def goto(nxt: str | None) -> str:
+            if nxt is None:
+                return "break"
+            if nxt not in ids:
+                raise LoadError(f"unknown next state {nxt!r} in {where}")
+            return f"st = {ids[nxt]}"
+
+        key = s.get("transition_key", [])
+        trans = s.get("transitions", [])
+        lines: list[str] = []
+        parts = []
+        total = 0
+        for k in key:
+            t = k.get("type")
+            if t == "field" or t == "stack_field":
+                if t == "field":
+                    w = self.p.field_info(*k["value"])[0]
+                else:
+                    st = self.p.stacks[k["value"][0]]
+                    w = self.p.field_info(st.headers[0], k["value"][1])[0]
+                src = self.expr(k, where, parser=True)[0]
+            elif t == "lookahead":
+                w = int(k["value"][1])
+                src = self.expr(k, where, parser=True)[0]
+            else:
+                raise LoadError(f"unsupported transition key type {t!r} in {where}")
+            nbytes = (w + 7) // 8
+            parts.append((src, nbytes * 8, w))
+            total += nbytes * 8
+        if parts:
+            expr = []
+            shift = total
+            for src, nb, w in parts:
+                shift -= nb
+                expr.append(f"(({src}) << {shift})" if shift else f"({src})")
+            lines.append(f"k = {' | '.join(expr)}")
+        first = True
+        has_default = False
+        for tr in trans:
+            t = tr.get("type")
+            if t == "default":
+                stmt = goto(tr.get("next_state"))
+                if first:
+                    lines.append(stmt)
+                else:
+                    lines.append("else:")
+                    lines.append("    " + stmt)
+                has_default = True
+                break
+            if t != "hexstr":
+                raise LoadError(f"unsupported transition type {t!r} in {where}")
+            val = _hex(tr["value"], where)
+            cond = f"k == {val}"
+            if tr.get("mask") is not None:
+                m = _hex(tr["mask"], where)
+                cond = f"(k & {m}) == {val & m}"
+            lines.append(f"{'if' if first else 'elif'} {cond}:")
+            lines.append("    " + goto(tr.get("next_state")))
+            first = False
+        if not has_default:
+            if first:
+                lines.append("raise ParserError(_PE_NOMATCH)")
+            else:
+                lines.append("else:")
+                lines.append("    raise ParserError(_PE_NOMATCH)")
+        return lines

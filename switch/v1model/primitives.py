@@ -1,0 +1,82 @@
+"""v1model primitives (simple_switch's primitives.cpp) as code emitters for the engine's code generator.
+
+Each emitter takes the Codegen, the primitive's JSON parameters and a location string, and returns Python lines.
+The packet-level flags they set (clone, resubmit, recirculate) are read by V1Switch after ingress / egress.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from switch.errors import LoadError
+from switch.sim.codegen import Codegen
+from switch.sim.program import P_CLONE, P_CLONE_FL, P_RECIRC, P_RESUBMIT
+
+CLONE_VALID = 1 << 32  # marks "a clone was requested" so that session 0 is usable (BMv2: MIRROR_SESSION_ID_VALID_MASK)
+
+
+def _sm_slot(cg: Codegen, fname: str, where: str) -> int | None:
+    return cg.p.lookup_slot(f"standard_metadata.{fname}")
+
+
+def _field_list_id(cg: Codegen, node: dict, where: str) -> str:
+    src, _bits = cg.expr(node, where)
+    return src
+
+
+def mark_to_drop(drop_port: int) -> Callable[[Codegen, list, str], list[str]]:
+    """`mark_to_drop(standard_metadata)`: egress_spec := drop port, mcast_grp := 0."""
+
+    def emit(cg: Codegen, params: list, where: str) -> list[str]:
+        es = cg.p.lookup_slot("standard_metadata.egress_spec")
+        if es is None:
+            raise LoadError(f"standard_metadata.egress_spec missing for {where}")
+        lines = [f"F[{es}] = {drop_port}"]
+        mg = cg.p.lookup_slot("intrinsic_metadata.mcast_grp") or cg.p.lookup_slot("standard_metadata.mcast_grp")
+        if mg is not None:
+            lines.append(f"F[{mg}] = 0")
+        return lines
+
+    return emit
+
+
+def _clone(cg: Codegen, params: list, where: str) -> list[str]:
+    if len(params) < 1:
+        raise LoadError(f"missing session id in {where}")
+    sess = cg.expr(params[0], where)[0]
+    fl = _field_list_id(cg, params[1], where) if len(params) > 1 else "0"
+    return [f"F[{P_CLONE}] = (({sess}) & 0xFFFFFFFF) | {CLONE_VALID}", f"F[{P_CLONE_FL}] = {fl}"]
+
+
+def _resubmit(cg: Codegen, params: list, where: str) -> list[str]:
+    fl = _field_list_id(cg, params[0], where) if params else "0"
+    # BMv2 stores the field list id as the flag; p4c numbers field lists from 1, so "no list" would be 0.
+    return [f"F[{P_RESUBMIT}] = ({fl}) or -1"]
+
+
+def _recirculate(cg: Codegen, params: list, where: str) -> list[str]:
+    fl = _field_list_id(cg, params[0], where) if params else "0"
+    return [f"F[{P_RECIRC}] = ({fl}) or -1"]
+
+
+def _refuse(what: str) -> Callable[[Codegen, list, str], list[str]]:
+    def emit(cg: Codegen, params: list, where: str) -> list[str]:
+        raise LoadError(f"unsupported {where} ({what})")
+
+    return emit
+
+
+def v1model_primitives(drop_port: int) -> dict[str, Callable[[Codegen, list, str], list[str]]]:
+    """op → emitter for the primitives simple_switch adds to the core ones."""
+    return {
+        "mark_to_drop": mark_to_drop(drop_port),
+        "drop": mark_to_drop(drop_port),
+        "clone_ingress_pkt_to_egress": _clone,
+        "clone_egress_pkt_to_egress": _clone,
+        "resubmit": _resubmit,
+        "recirculate": _recirculate,
+        "execute_meter": _refuse("meters are not implemented"),
+        "generate_digest": _refuse("digests are not implemented"),
+        "assign_VL": _refuse("varbit fields are not implemented"),
+        "assign_union": _refuse("header unions are not implemented"),
+    }

@@ -1,0 +1,486 @@
+"""V1Switch: simple_switch's v1model architecture around the generated pipeline code.
+
+Packet walk (simple_switch.cpp): receive → parse (+ verify checksums) → ingress → [I2E clone] → [resubmit] →
+[multicast | drop at drop port | enqueue on egress_spec] … egress FIFO per port … egress (egress_spec := drop port + 1)
+→ [E2E clone] → [drop at drop port] → deparse (+ update checksums) → [recirculate] → transmit.
+
+`receive()` runs ingress (and resubmissions) at once and leaves packets in the egress FIFOs; `drain()` runs egress
+(and recirculations) until every queue is empty. `process()` is both.
+"""
+
+from __future__ import annotations
+
+import collections
+import threading
+import time
+from typing import Any, Callable
+
+from switch.errors import LoadError
+from switch.sim.codegen import Codegen, PacketAbort
+from switch.sim.program import (P_CLONE, P_CLONE_FL, P_EXIT, P_ID, P_INLEN, P_LEN, P_PAYLOAD, P_RECIRC, P_RESUBMIT,
+                                P_TRUNC, Program, parse_json)
+from switch.sim.tables import ActionInfo, MatchTable
+from switch.sim.externs import CounterArray, RegisterArray
+from switch.v1model.pre import Mirror, Pre
+from switch.v1model.primitives import v1model_primitives
+
+# instance_type values (simple_switch.md / v1model)
+NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 3, 4, 5, 6
+
+QUEUE_CAPACITY = 64       # packets per egress FIFO (simple_switch default)
+MAX_LOOP = 64             # resubmit/recirculate passes one packet may make before it is dropped
+
+TraceFn = Callable[[str, str], None]
+_monotonic_ns = time.monotonic_ns
+
+_SM_FIELDS = ("ingress_port", "egress_spec", "egress_port", "instance_type", "packet_length", "enq_timestamp",
+              "enq_qdepth", "deq_timedelta", "deq_qdepth", "ingress_global_timestamp", "egress_global_timestamp",
+              "mcast_grp", "egress_rid", "checksum_error", "parser_error", "priority")
+_ALIAS_PREFIX = {"enq_timestamp": "queueing_metadata", "enq_qdepth": "queueing_metadata",
+                 "deq_timedelta": "queueing_metadata", "deq_qdepth": "queueing_metadata",
+                 "ingress_global_timestamp": "intrinsic_metadata", "egress_global_timestamp": "intrinsic_metadata",
+                 "mcast_grp": "intrinsic_metadata", "egress_rid": "intrinsic_metadata", "priority": "intrinsic_metadata"}
+_REQUIRED = ("ingress_port", "packet_length", "instance_type", "egress_spec", "egress_port")
+
+
+class _Loaded:
+    """Everything built from one JSON program; swapped in as a whole by `V1Switch.load`."""
+
+    def __init__(self, j: dict, prog: Program, cg: Codegen, ns: dict[str, Any]) -> None:
+        self.json = j
+        self.prog = prog
+        self.cg = cg
+        self.ns = ns
+        self.parse = ns["parse"]
+        self.deparse = ns["deparse"]
+        self.verify = ns["verify_checksums"]
+        self.has_verify = any(c.get("verify", True) for c in j.get("checksums", []))
+        pipes = ns["_pipelines"]
+        if "ingress" not in pipes or "egress" not in pipes:
+            raise LoadError(f"v1model needs pipelines 'ingress' and 'egress', found {sorted(pipes)}")
+        self.ingress = pipes["ingress"]
+        self.egress = pipes["egress"]
+        egress_pl = next(pl for pl in j.get("pipelines", []) if pl.get("name") == "egress")
+        self.egress_empty = egress_pl.get("init_table") is None  # nothing to run: skip the call
+        sm: dict[str, int | None] = {}
+        for f in _SM_FIELDS:
+            slot = None
+            if f in _ALIAS_PREFIX:
+                slot = prog.lookup_slot(f"{_ALIAS_PREFIX[f]}.{f}")
+            if slot is None:
+                slot = prog.lookup_slot(f"standard_metadata.{f}")
+            sm[f] = slot
+        for f in _REQUIRED:
+            if sm[f] is None:
+                raise LoadError(f"v1model needs field standard_metadata.{f}")
+        self.sm = sm
+        for k, v in sm.items():  # also as attributes s_<field>: the per-packet path avoids dict lookups
+            setattr(self, f"s_{k}", v)
+        self.m0, self.m1 = prog.meta_start, prog.meta_end
+        self.template = prog.template
+        self.field_lists = prog.field_lists
+
+
+class V1Switch:
+    """A simple_switch look-alike: load a BMv2 JSON program, then push frames through it (see module docstring)."""
+
+    def __init__(self, drop_port: int = 511, cpu_port: int | None = None, device_id: int = 0,
+                 trace: TraceFn | None = None, queue_capacity: int = QUEUE_CAPACITY, max_loop: int = MAX_LOOP,
+                 priority_queues: int = 1) -> None:
+        self.drop_port = drop_port
+        self.cpu_port = cpu_port
+        self.device_id = device_id
+        self.queue_capacity = queue_capacity
+        self.max_loop = max_loop
+        self.priority_queues = priority_queues  # simple_switch --priority-queues (one FIFO per port by default)
+        self.lock = threading.RLock()
+        self.pre = Pre()
+        self.mirror = Mirror()
+        self.tables: dict[str, MatchTable] = {}
+        self.actions: dict[str, ActionInfo] = {}
+        self.registers: dict[str, RegisterArray] = {}
+        self.counters: dict[str, CounterArray] = {}
+        self.stats: collections.Counter[str] = collections.Counter()
+        self.last_error: str | None = None
+        self._trace = trace
+        self._l: _Loaded | None = None
+        self._start_ns = time.monotonic_ns()
+        self._packet_id = 0
+        self._hi: collections.deque = collections.deque()          # resubmitted / recirculated packets
+        self._queues: dict[int, collections.deque] = {}             # egress FIFOs per port
+        self._order: collections.deque = collections.deque()        # ports in enqueue order (global FIFO)
+        self._out: list[tuple[int, bytes]] = []
+        self._copies: dict[str, int] = {}                           # trace ids: copies made per packet
+
+    # --- program -----------------------------------------------------------------------------------------------
+    @property
+    def loaded(self) -> bool:
+        return self._l is not None
+
+    @property
+    def program_json(self) -> dict | None:
+        return self._l.json if self._l else None
+
+    @property
+    def generated_source(self) -> str:
+        """The Python source generated for the loaded program (for debugging)."""
+        return self._l.cg.source if self._l else ""
+
+    @property
+    def trace(self) -> TraceFn | None:
+        return self._trace
+
+    @trace.setter
+    def trace(self, fn: TraceFn | None) -> None:
+        """Switching tracing on/off regenerates the code (same tables, registers and counters)."""
+        with self.lock:
+            was = self._trace is not None
+            self._trace = fn
+            if self._l is not None and was != (fn is not None):
+                old = self._l
+                self._l = self._build(old.json, old.prog, reuse=old.cg)
+
+    def _emit_trace(self, F: list, msg: str) -> None:
+        fn = self._trace
+        if fn is not None:
+            fn(F[P_ID], msg)
+
+    def _build(self, j: dict, prog: Program, reuse: Codegen | None = None) -> _Loaded:
+        cg = Codegen(prog, v1model_primitives(self.drop_port), self._trace is not None, reuse=reuse,
+                     extra_ns={"_T": self._emit_trace})
+        ns = cg.build()
+        return _Loaded(j, prog, cg, ns)
+
+    def load(self, source: str | bytes | dict) -> None:
+        """Load a BMv2 JSON program (text, bytes or dict). LoadError if refused; the old program then stays."""
+        j = parse_json(source)
+        try:
+            prog = Program(j)
+            new = self._build(j, prog)
+        except LoadError:
+            raise
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:
+            raise LoadError(f"malformed BMv2 JSON: {type(exc).__name__}: {exc}") from None
+        with self.lock:
+            self._l = new
+            self.tables = new.cg.tables
+            self.actions = new.cg.action_infos
+            self.registers = new.cg.registers
+            self.counters = new.cg.counters
+            self._hi.clear()
+            self._queues.clear()
+            self._order.clear()
+
+    # --- data plane --------------------------------------------------------------------------------------------
+    def now_us(self) -> int:
+        """Microseconds since the switch started (BMv2's timestamps)."""
+        return (_monotonic_ns() - self._start_ns) // 1000
+
+    def process(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        """Run one frame through the switch until quiescent; return the (port, frame) pairs transmitted."""
+        with self.lock:
+            self._receive(port, frame)
+            return self._drain()
+
+    def receive(self, port: int, frame: bytes) -> None:
+        """Ingress-process one frame received on `port`; its outputs wait in the egress FIFOs until `drain()`."""
+        with self.lock:
+            self._receive(port, frame)
+
+    def drain(self) -> list[tuple[int, bytes]]:
+        """Run egress for every queued packet (and whatever it recirculates); return the transmitted frames."""
+        with self.lock:
+            return self._drain()
+
+    def _receive(self, port: int, frame: bytes) -> None:
+        L = self._l
+        self.stats["received"] += 1
+        if L is None:  # like simple_switch without a program: nothing to run, the frame is dropped
+            self.stats["dropped"] += 1
+            self.stats["dropped_no_pipeline"] += 1
+            return
+        self._packet_id += 1
+        F = L.template[:]
+        frame = bytes(frame)
+        n = len(frame)
+        F[P_PAYLOAD] = frame
+        F[P_LEN] = F[P_INLEN] = n
+        F[L.s_ingress_port] = port & 0x1FF
+        F[L.s_packet_length] = n
+        if L.s_ingress_global_timestamp is not None:
+            F[L.s_ingress_global_timestamp] = (_monotonic_ns() - self._start_ns) // 1000
+        if self._trace is not None:
+            F[P_ID] = f"{self._packet_id}.0"
+            self._trace(F[P_ID], f"Processing packet received on port {port}")
+        try:
+            self._ingress(L, F, 0)
+        except Exception as exc:  # noqa: BLE001 - one bad packet must never stop the switch
+            self._packet_failed(F, exc)
+        while self._hi:
+            G, depth = self._hi.popleft()
+            self._run_ingress(L, G, depth)
+
+    def _drain(self) -> list[tuple[int, bytes]]:
+        L = self._l
+        if L is not None:
+            while self._order or self._hi:
+                while self._hi:
+                    G, depth = self._hi.popleft()
+                    self._run_ingress(L, G, depth)
+                if self._order:
+                    port = self._order.popleft()
+                    q = self._queues[port]
+                    F, depth = q.popleft()
+                    try:
+                        self._egress(L, port, F, len(q), depth)
+                    except Exception as exc:  # noqa: BLE001
+                        self._packet_failed(F, exc)
+        out, self._out = self._out, []
+        return out
+
+    def _run_ingress(self, L: _Loaded, F: list, depth: int) -> None:
+        try:
+            self._ingress(L, F, depth)
+        except Exception as exc:  # noqa: BLE001 - one bad packet must never stop the switch
+            self._packet_failed(F, exc)
+
+    def _run_egress(self, L: _Loaded, port: int, F: list, qdepth: int, depth: int) -> None:
+        try:
+            self._egress(L, port, F, qdepth, depth)
+        except Exception as exc:  # noqa: BLE001
+            self._packet_failed(F, exc)
+
+    def _packet_failed(self, F: list, exc: Exception) -> None:
+        if isinstance(exc, PacketAbort):
+            self.stats["dropped_assert"] += 1
+        else:
+            self.stats["errors"] += 1
+        self.stats["dropped"] += 1
+        self.last_error = f"{type(exc).__name__}: {exc}"
+        if self._trace is not None:
+            self._trace(F[P_ID], f"Packet dropped: {self.last_error}")
+
+    def _fresh(self, L: _Loaded, F: list, field_list: int, instance_type: int) -> list:
+        """A new packet whose metadata is reset except the fields of `field_list` (copied from F)."""
+        G = L.template[:]
+        for s in L.field_lists.get(field_list, ()):
+            G[s] = F[s]
+        G[L.s_instance_type] = instance_type
+        G[P_ID] = F[P_ID]
+        return G
+
+    def _copy_id(self, F: list, G: list) -> None:
+        """Trace id of a copy (clone, replica): "<packet>.<n>", n counting the copies of that packet."""
+        if self._trace is not None:
+            base = F[P_ID].split(".")[0]
+            n = self._copies.get(base, 0) + 1
+            if len(self._copies) > 4096:  # only recent packets can still be copied; keep the map small
+                self._copies.clear()
+            self._copies[base] = n
+            G[P_ID] = f"{base}.{n}"
+
+    def _ingress(self, L: _Loaded, F: list, depth: int) -> None:
+        T = self._trace
+        data = F[P_PAYLOAD]
+        err = L.parse(F, data)
+        if L.s_parser_error is not None:
+            F[L.s_parser_error] = err
+        if err != L.prog.errors["NoError"]:
+            self.stats["parser_errors"] += 1
+            if T is not None:
+                T(F[P_ID], f"Parser error {L.prog.error_names.get(err, err)}")
+        if L.has_verify and not L.verify(F) and L.s_checksum_error is not None:
+            F[L.s_checksum_error] = 1
+        L.ingress(F)
+        F[P_EXIT] = 0
+        in_len = F[P_INLEN]
+
+        clone = F[P_CLONE]
+        if clone:
+            F[P_CLONE] = 0
+            sess = self.mirror.sessions.get(clone & 0xFFFF)
+            if sess is None:
+                if T is not None:
+                    T(F[P_ID], f"Clone session {clone & 0xFFFF} not configured: no clone")
+            else:
+                G = L.template[:]
+                G[L.s_ingress_port] = F[L.s_ingress_port]
+                L.parse(G, data)
+                G[L.m0:L.m1] = L.template[L.m0:L.m1]
+                for s in L.field_lists.get(F[P_CLONE_FL], ()):
+                    G[s] = F[s]
+                G[L.s_instance_type] = INGRESS_CLONE
+                G[P_LEN] = in_len
+                G[P_INLEN] = in_len
+                G[P_ID] = F[P_ID]
+                self._copy_id(F, G)
+                self.stats["cloned_i2e"] += 1
+                if T is not None:
+                    T(F[P_ID], f"Cloning packet at ingress to session {clone & 0xFFFF}")
+                self._send_clone(L, G, sess, depth)
+
+        rs = F[P_RESUBMIT]
+        if rs:
+            F[P_RESUBMIT] = 0
+            if depth + 1 > self.max_loop:
+                self._loop_drop(F, "resubmit")
+                return
+            G = self._fresh(L, F, rs, RESUBMIT)
+            G[P_PAYLOAD] = data
+            G[P_LEN] = G[P_INLEN] = in_len
+            G[L.s_packet_length] = in_len
+            if L.s_ingress_global_timestamp is not None:
+                G[L.s_ingress_global_timestamp] = self.now_us()
+            self.stats["resubmitted"] += 1
+            if T is not None:
+                T(F[P_ID], "Resubmitting packet")
+            self._hi.append((G, depth + 1))
+            return
+
+        mg = L.s_mcast_grp
+        if mg is not None and F[mg]:
+            F[L.s_instance_type] = REPLICATION
+            if T is not None:
+                T(F[P_ID], f"Multicast requested for packet (group {F[mg]})")
+            self._multicast(L, F, F[mg], depth)
+            return
+
+        port = F[L.s_egress_spec]
+        if port == self.drop_port:
+            self.stats["dropped"] += 1
+            self.stats["dropped_ingress"] += 1
+            if T is not None:
+                T(F[P_ID], "Dropping packet at the end of ingress")
+            return
+        F[L.s_instance_type] = NORMAL
+        if T is not None:
+            T(F[P_ID], f"Egress port is {port}")
+        self._enqueue(L, port, F, depth)
+
+    def _send_clone(self, L: _Loaded, G: list, sess: Any, depth: int) -> None:
+        if sess.truncate:
+            G[P_TRUNC] = sess.truncate
+        if sess.mgid is not None:
+            self._multicast(L, G, sess.mgid, depth)
+        if sess.egress_port is not None:
+            self._enqueue(L, sess.egress_port, G, depth)
+
+    def _multicast(self, L: _Loaded, F: list, mgid: int, depth: int) -> None:
+        reps = self.pre.groups.get(mgid)
+        rid = L.s_egress_rid
+        if not reps:
+            self.stats["multicast_group_empty"] += 1
+            if self._trace is not None:
+                self._trace(F[P_ID], f"Multicast group {mgid} has no replicas")
+            return
+        for port, r in reps:
+            G = F[:]
+            if rid is not None:
+                G[rid] = r
+            self._copy_id(F, G)
+            self.stats["replicated"] += 1
+            if self._trace is not None:
+                self._trace(G[P_ID], f"Replicating packet on port {port} (rid {r})")
+            self._enqueue(L, port, G, depth)
+
+    def _enqueue(self, L: _Loaded, port: int, F: list, depth: int) -> None:
+        if L.s_priority is not None and F[L.s_priority] >= self.priority_queues:
+            # simple_switch: "Priority out of range, dropping packet" (priority selects one of the port's queues)
+            self.stats["dropped"] += 1
+            self.stats["dropped_priority"] += 1
+            if self._trace is not None:
+                self._trace(F[P_ID], f"Priority {F[L.s_priority]} out of range, dropping packet")
+            return
+        q = self._queues.get(port)
+        if q is None:
+            q = self._queues[port] = collections.deque()
+        while len(q) >= self.queue_capacity:
+            # simple_switch blocks its ingress thread until the egress thread makes room: do that egress work now
+            self.stats["queue_full_waits"] += 1
+            self._order.remove(port)
+            G, d = q.popleft()
+            self._run_egress(L, port, G, len(q), d)
+        if L.s_enq_timestamp is not None:
+            F[L.s_enq_timestamp] = self.now_us() & 0xFFFFFFFF
+        if L.s_enq_qdepth is not None:
+            F[L.s_enq_qdepth] = len(q)
+        q.append((F, depth))
+        self._order.append(port)
+
+    def _egress(self, L: _Loaded, port: int, F: list, qdepth: int, depth: int) -> None:
+        T = self._trace
+        now = None
+        if L.s_egress_global_timestamp is not None:
+            now = self.now_us()
+            F[L.s_egress_global_timestamp] = now
+        if L.s_deq_timedelta is not None and L.s_enq_timestamp is not None:
+            now = self.now_us() if now is None else now
+            F[L.s_deq_timedelta] = (now - F[L.s_enq_timestamp]) & 0xFFFFFFFF
+        if L.s_deq_qdepth is not None:
+            F[L.s_deq_qdepth] = qdepth
+        F[L.s_egress_port] = port
+        F[L.s_egress_spec] = (self.drop_port + 1) & 0x1FF
+        F[L.s_packet_length] = F[P_LEN] & 0xFFFFFFFF
+        if T is not None:
+            T(F[P_ID], "Pipeline 'egress': processing packet on port " + str(port))
+        if T is not None or not L.egress_empty:
+            L.egress(F)
+            F[P_EXIT] = 0
+
+        clone = F[P_CLONE]
+        if clone:
+            F[P_CLONE] = 0
+            sess = self.mirror.sessions.get(clone & 0xFFFF)
+            if sess is None:
+                if T is not None:
+                    T(F[P_ID], f"Clone session {clone & 0xFFFF} not configured: no clone")
+            else:
+                G = F[:]
+                G[L.m0:L.m1] = L.template[L.m0:L.m1]
+                for s in L.field_lists.get(F[P_CLONE_FL], ()):
+                    G[s] = F[s]
+                G[L.s_instance_type] = EGRESS_CLONE
+                G[P_RECIRC] = G[P_RESUBMIT] = G[P_TRUNC] = 0
+                self._copy_id(F, G)
+                self.stats["cloned_e2e"] += 1
+                if T is not None:
+                    T(F[P_ID], f"Cloning packet at egress to session {clone & 0xFFFF}")
+                self._send_clone(L, G, sess, depth)
+
+        if F[L.s_egress_spec] == self.drop_port:
+            self.stats["dropped"] += 1
+            self.stats["dropped_egress"] += 1
+            if T is not None:
+                T(F[P_ID], "Dropping packet at the end of egress")
+            return
+        frame = L.deparse(F)
+        if F[P_TRUNC] and F[P_TRUNC] < len(frame):
+            frame = frame[:F[P_TRUNC]]
+
+        rc = F[P_RECIRC]
+        if rc:
+            if depth + 1 > self.max_loop:
+                self._loop_drop(F, "recirculate")
+                return
+            G = self._fresh(L, F, rc, RECIRC)
+            n = len(frame)
+            G[P_PAYLOAD] = frame
+            G[P_LEN] = G[P_INLEN] = n
+            G[L.s_packet_length] = n
+            if L.s_ingress_global_timestamp is not None:
+                G[L.s_ingress_global_timestamp] = self.now_us()
+            self.stats["recirculated"] += 1
+            if T is not None:
+                T(F[P_ID], "Recirculating packet")
+            self._hi.append((G, depth + 1))
+            return
+        self.stats["transmitted"] += 1
+        if T is not None:
+            T(F[P_ID], f"Transmitting packet of size {len(frame)} out of port {port}")
+        self._out.append((port, frame))
+
+    def _loop_drop(self, F: list, what: str) -> None:
+        self.stats["dropped"] += 1
+        self.stats["dropped_loop_limit"] += 1
+        if self._trace is not None:
+            self._trace(F[P_ID], f"Dropping packet: more than {self.max_loop} resubmit/recirculate passes ({what})")

@@ -1,0 +1,137 @@
+"""Bad programs: the exact message and position of the first error (`file:line:col: error: ...`), the quoted source
+line and caret, and that constructs outside the subset are reported as `unsupported: ...`, never miscompiled."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler import CompileError, compile_source
+
+TEMPLATE = (Path(__file__).parent / "data" / "error_template.p4").read_text()
+DECLS_LINE, LOCALS_LINE, BODY_LINE = 8, 14, 16
+
+
+def first_error(body: str = "", locals_: str = "", decls: str = "") -> tuple[int, int, str]:
+    src = TEMPLATE.replace("@DECLS@", decls).replace("@LOCALS@", locals_).replace("@BODY@", body)
+    with pytest.raises(CompileError) as info:
+        compile_source(src, name="t.p4")
+    d = info.value.diagnostics.errors[0]
+    assert d.loc.file == "t.p4"
+    return d.loc.line, d.loc.col, d.message
+
+
+# (body, column of the error on the body line, message)
+BODY_CASES = [
+    ("foo = 1;", 9, "undeclared name 'foo'"),
+    ("hdr.eth.foo = 1;", 17, "header 'eth_t' has no field 'foo'"),
+    ("meta.a = meta.b;", 18, "type mismatch: cannot use a value of type bit<16> for 'meta.a' of type bit<8>"),
+    ("meta.a = meta.a + meta.b;", 25, "'+': cannot operate on values of different types bit<8> and bit<16>"),
+    ("meta.a = 8w1 + 16w1;", 22, "'+': cannot operate on values of different types bit<8> and bit<16>"),
+    ("meta.a = meta.a ++ meta.a;", 18, "type mismatch: cannot use a value of type bit<16> for 'meta.a' of type bit<8>"),
+    ("meta.a = meta.a ++ 1;", 28, "'++' operand '1' needs a width (e.g. 8w1)"),
+    ("meta.a = hdr.eth.type[16:1];", 30, "slice [16:1] out of range for bit<16>"),
+    ("meta.f = meta.a;", 18, "type mismatch: cannot use a value of type bit<8> for 'meta.f' of type bool"),
+    ("meta.b = (bit<16>) meta.f;", 18, "illegal cast from bool to bit<16>"),
+    ("if (hdr.eth.type) { meta.a = 1; }", 13, "if condition must be bool, not bit<16>"),
+    ("if (meta.a == meta.b) { }", 20, "'==': cannot compare values of different types bit<8> and bit<16>"),
+    ("meta.f = !meta.a;", 18, "'!' needs a bool operand, not bit<8>"),
+    ("mark_to_drop();", 9, "'mark_to_drop' expects 1 argument(s), got 0"),
+    ("hdr.eth.setValid(1);", 9, "setValid() takes no arguments"),
+    ("meta.a = meta.a << -1;", 28, "shift amount must not be negative"),
+    ("meta.a = meta.a / meta.a;", 25, "unsupported: '/' by a value that is not a constant power of two"),
+    ("meta.a = meta.a % 6;", 25, "unsupported: '%' by a value that is not a constant power of two"),
+    ("meta.a = meta.a / 0;", 25, "division by zero"),
+    ("switch (meta.a) { 1: { } }", 22, "unsupported: switch on an expression other than table.apply().action_run"),
+    ("return;", 9, "unsupported: return statement"),
+    ("verify(true, error.NoError);", 9, "verify() is only allowed in a parser"),
+]
+
+
+@pytest.mark.parametrize("body,col,message", BODY_CASES, ids=[c[0] for c in BODY_CASES])
+def test_error_in_apply_block(body: str, col: int, message: str) -> None:
+    assert first_error(body) == (BODY_LINE, col, message)
+
+
+def test_valid_concatenation_compiles() -> None:
+    src = TEMPLATE.replace("@DECLS@", "").replace("@LOCALS@", "").replace("@BODY@", "meta.b = meta.a ++ meta.a;")
+    compile_source(src, name="t.p4")
+
+
+def test_assigning_an_in_parameter() -> None:
+    src = TEMPLATE.replace("@DECLS@", "").replace("@LOCALS@", "").replace("@BODY@", "")
+    src = src.replace("apply { pkt.emit(hdr.eth); }", "apply { hdr.eth.dst = 0; pkt.emit(hdr.eth); }")
+    with pytest.raises(CompileError) as info:
+        compile_source(src, name="t.p4")
+    d = info.value.diagnostics.errors[0]
+    assert (d.loc.line, d.message) == (21, "cannot assign to 'hdr': it is a read-only in parameter")
+
+
+def test_assigning_action_data() -> None:
+    assert first_error("a(1);", locals_="action a(bit<8> v) { v = 2; }") == \
+        (LOCALS_LINE, 26, "cannot assign to 'v': it is a read-only action data parameter")
+
+
+def test_wrong_action_argument_count() -> None:
+    assert first_error("a();", locals_="action a(bit<8> v) { meta.a = v; }") == \
+        (BODY_LINE, 9, "action 'a' expects 1 argument(s), got 0")
+
+
+def test_default_action_not_in_list() -> None:
+    t = "action a() { } table t { key = { meta.a: exact; } actions = { NoAction; } default_action = a(); }"
+    assert first_error("t.apply();", locals_=t) == \
+        (LOCALS_LINE, 96, "default action 'a' is not in the actions list of table 't'")
+
+
+def test_unknown_match_kind() -> None:
+    t = "table t { key = { meta.a: fuzzy; } actions = { NoAction; } }"
+    assert first_error("t.apply();", locals_=t) == (LOCALS_LINE, 23, "undeclared match kind 'fuzzy'")
+
+
+UNSUPPORTED = [
+    ("", "meter(32w16, MeterType.packets) m;", "meta.a = 1;", LOCALS_LINE, 5, "unsupported: extern 'meter'"),
+    ("bit<8> f(in bit<8> x) { return x; }", "", "meta.a = 1;", DECLS_LINE, 1,
+     "unsupported: function declaration 'f'"),
+    ("", "action a(bit<8> v) { meta.a = v; }", "a(meta.a);", BODY_LINE, 11,
+     "unsupported: non-constant argument 'meta.a' in a direct action call"),
+    ("", "action a() { if (meta.a == 1) { mark_to_drop(sm); } }", "a();", LOCALS_LINE, 37,
+     "unsupported: 'mark_to_drop(sm)' inside an if statement in an action (BMv2 can only predicate assignments)"),
+    ("", "table t { key = { meta.a: exact; } actions = { NoAction; } implementation = 5; }", "t.apply();",
+     LOCALS_LINE, 64, "unsupported: table property 'implementation'"),
+    ("", "table t { key = { meta.a + 1: exact; } actions = { NoAction; } }", "t.apply();", LOCALS_LINE, 23,
+     "unsupported: table key 'meta.a + 1' (a key must be a field, a field slice, 'field & mask' or isValid())"),
+    ("", "table t { key = { meta.a: exact; } actions = { NoAction; } }", "t.apply(); t.apply();", BODY_LINE, 20,
+     "unsupported: applying table 't' more than once"),
+    ("", "table t { key = { meta.a: exact; } actions = { NoAction; } }",
+     "if (t.apply().hit && meta.a == 1) { }", BODY_LINE, 27, "unsupported: table apply inside a complex condition"),
+    ("header_union u_t { eth_t a; eth_t b; }", "", "u_t u;", BODY_LINE, 9,
+     "unsupported: local variable of type header_union u_t"),
+    ("", "", "log_msg(\"x\");", BODY_LINE, 9, "unsupported: extern function log_msg()"),
+]
+
+
+@pytest.mark.parametrize("decls,locals_,body,line,col,message", UNSUPPORTED, ids=[c[5] for c in UNSUPPORTED])
+def test_unsupported_construct(decls: str, locals_: str, body: str, line: int, col: int, message: str) -> None:
+    assert first_error(body, locals_, decls) == (line, col, message)
+
+
+def test_rendering_has_source_line_and_caret() -> None:
+    src = TEMPLATE.replace("@DECLS@", "").replace("@LOCALS@", "").replace("@BODY@", "meta.a = meta.b;")
+    with pytest.raises(CompileError) as info:
+        compile_source(src, name="t.p4")
+    assert str(info.value).splitlines()[:3] == [
+        "t.p4:16:18: error: type mismatch: cannot use a value of type bit<16> for 'meta.a' of type bit<8>",
+        "        meta.a = meta.b;",
+        "                 ^",
+    ]
+
+
+def test_several_errors_are_all_reported() -> None:
+    src = TEMPLATE.replace("@DECLS@", "").replace("@LOCALS@", "").replace("@BODY@", "foo = 1; meta.a = meta.b;")
+    with pytest.raises(CompileError) as info:
+        compile_source(src, name="t.p4")
+    assert [d.message for d in info.value.diagnostics.errors] == [
+        "undeclared name 'foo'",
+        "type mismatch: cannot use a value of type bit<16> for 'meta.a' of type bit<8>",
+    ]

@@ -1,0 +1,165 @@
+"""p4c's BMv2 JSON conventions that other tools rely on (controllers address objects by these names; simple_switch
+reads these structures): naming, scalars layout, select encoding, NoAction, tbl_* tables, field lists, P4Info names.
+Behaviour is covered by the STF tests; these check the names and layouts that must equal p4c-bm2-ss's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler import compile_file, compile_source
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROGRAM = """
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<12> x; bit<2> y; bit<2> z; }
+header b_t { bit<8> v; }
+struct inner_t { bit<3> p; bool q; }
+struct headers { a_t a; b_t[2] bs; b_t last; }
+struct metadata { @field_list(1, 2) bit<8> m1; @field_list(2) bit<4> m2; inner_t nested; bit<16> m3; }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.a);
+        transition select(hdr.a.x, hdr.a.y) {
+            (0xaba, 0x3): more;
+            (0x0ff &&& 0x0ff, _): more;
+            default: accept;
+        }
+    }
+    state more { pkt.extract(hdr.bs.next); transition accept; }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    bit<8> local_v;
+    action fwd(bit<9> port) { sm.egress_spec = port; }
+    @name("renamed_action") action other() { meta.m3 = 1; }
+    @name(".global_name") action abs() { meta.m3 = 2; }
+    table plain { key = { hdr.a.x: exact; hdr.a.isValid(): exact; } actions = { fwd; other; abs; } }
+    @name("tbl2") table second {
+        key = { meta.m1: ternary; hdr.a.x[7:0]: lpm; }
+        actions = { fwd; NoAction; }
+        const entries = {
+            (1 &&& 1, 0x0a &&& 0xff): fwd(1);
+            (_, 0x0b &&& 0xff): fwd(2);
+        }
+        default_action = fwd(7);
+    }
+    apply {
+        local_v = meta.m1;
+        plain.apply();
+        if (local_v == 3) {
+            second.apply();
+        }
+        fwd(5);
+        clone_preserving_field_list(CloneType.I2E, 3, 2);
+    }
+}
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), VC(), Ing(), E(), C(), D()) main;
+"""
+
+
+@pytest.fixture(scope="module")
+def result():  # type: ignore[no-untyped-def]
+    return compile_source(PROGRAM, name="conv.p4")
+
+
+def test_header_instances_and_scalars(result) -> None:  # type: ignore[no-untyped-def]
+    j = result.json
+    assert [(h["name"], h["header_type"], h["metadata"]) for h in j["headers"]] == [
+        ("scalars", "scalars_0", True), ("standard_metadata", "standard_metadata", True),
+        ("a", "a_t", False), ("last", "b_t", False), ("bs[0]", "b_t", False), ("bs[1]", "b_t", False)]
+    assert j["header_stacks"] == [{"name": "bs", "id": 0, "header_type": "b_t", "size": 2, "header_ids": [4, 5]}]
+    scalars = j["header_types"][0]
+    assert scalars["name"] == "scalars_0"
+    names = [f[0] for f in scalars["fields"]]
+    # user metadata as <struct>.<field>, nested structs flattened as p4c does, locals, then byte padding
+    assert names[:5] == ["metadata.m1", "metadata.m2", "metadata._nested_p0", "metadata._nested_q1", "metadata.m3"]
+    assert sum(f[1] for f in scalars["fields"]) % 8 == 0
+    std = j["header_types"][1]
+    assert std["name"] == "standard_metadata" and std["fields"][-1] == ["_padding", 3, False]
+    assert ["intrinsic_metadata.mcast_grp", ["standard_metadata", "mcast_grp"]] in j["field_aliases"]
+
+
+def test_select_values_are_byte_padded_concatenations(result) -> None:  # type: ignore[no-untyped-def]
+    start = result.json["parsers"][0]["parse_states"][0]
+    assert start["transition_key"] == [{"type": "field", "value": ["a", "x"]}, {"type": "field", "value": ["a", "y"]}]
+    assert [(t["type"], t["value"], t["mask"], t["next_state"]) for t in start["transitions"]] == [
+        ("hexstr", "0x0aba03", None, "more"),
+        ("hexstr", "0x00ff00", "0x00ff00", "more"),
+        ("default", None, None, None),
+    ]
+    more = result.json["parsers"][0]["parse_states"][1]
+    assert more["parser_ops"] == [{"parameters": [{"type": "stack", "value": "bs"}], "op": "extract"}]
+
+
+def test_control_plane_names(result) -> None:  # type: ignore[no-untyped-def]
+    tables = result.json["pipelines"][0]["tables"]
+    by_name = {t["name"]: t for t in tables}
+    assert set(by_name) == {"Ing.plain", "Ing.tbl2", "tbl_act", "tbl_fwd", "tbl_act_0"}
+    plain = by_name["Ing.plain"]
+    # no default_action: p4c's front end adds NoAction (default only) and makes it the default
+    assert plain["actions"] == ["Ing.fwd", "Ing.renamed_action", "global_name", "NoAction"]
+    assert plain["max_size"] == 1024
+    assert plain["key"] == [
+        {"match_type": "exact", "name": "hdr.a.x", "target": ["a", "x"], "mask": None},
+        {"match_type": "exact", "name": "hdr.a.isValid()", "target": ["a", "$valid$"], "mask": None},
+    ]
+    actions = {a["id"]: a["name"] for a in result.json["actions"]}
+    assert actions[plain["default_entry"]["action_id"]] == "NoAction"
+    second = by_name["Ing.tbl2"]
+    assert second["match_type"] == "ternary"
+    assert second["key"][1]["mask"] == "0x00ff"
+    assert second["default_entry"]["action_data"] == ["0x7"]
+    # const entries: in the JSON a lower priority number wins; entries keep their order
+    assert [e["priority"] for e in second["entries"]] == [1, 2]
+    assert second["entries"][1]["match_key"] == [
+        {"match_type": "ternary", "key": "0x00", "mask": "0x00"},
+        {"match_type": "lpm", "key": "0x0b", "prefix_length": 8}]
+    call = by_name["tbl_fwd"]
+    assert call["key"] == [] and call["default_entry"]["action_const"] is True
+    assert call["default_entry"]["action_data"] == ["0x5"]
+    p4info = result.p4info_text
+    for name in ("Ing.plain", "Ing.tbl2", "Ing.fwd", "Ing.renamed_action", "global_name", "NoAction"):
+        assert f'name: "{name}"' in p4info
+    assert "tbl_" not in p4info and '"act' not in p4info
+
+
+def test_field_lists_from_annotations(result) -> None:  # type: ignore[no-untyped-def]
+    j = result.json
+    assert j["field_lists"] == [{"id": 1, "name": "field_list2", "elements": [
+        {"type": "field", "value": ["scalars", "metadata.m1"]},
+        {"type": "field", "value": ["scalars", "metadata.m2"]}]}]
+    prims = [p for a in j["actions"] for p in a["primitives"] if p["op"] == "clone_ingress_pkt_to_egress"]
+    assert prims[0]["parameters"][1] == {"type": "hexstr", "value": "0x1"}
+
+
+def test_deparser_emits_struct_members_in_order(result) -> None:  # type: ignore[no-untyped-def]
+    assert result.json["deparsers"][0]["order"] == ["a", "bs[0]", "bs[1]", "last"]
+
+
+REPO_PROGRAMS = sorted((ROOT / "tests" / "p4").glob("*.p4")) + sorted((ROOT / "p4src").glob("*.p4")) + \
+    sorted((Path(__file__).parent / "p4").glob("*.p4"))
+
+
+@pytest.mark.parametrize("path", REPO_PROGRAMS, ids=[p.name for p in REPO_PROGRAMS])
+def test_p4info_names_equal_json_names(path: Path) -> None:
+    """PI's BMv2 back end maps P4Info objects to JSON objects by name."""
+    r = compile_file(path)
+    j = r.json
+    tables = {t["name"]: t for p in j["pipelines"] for t in p["tables"]}
+    actions = {a["name"] for a in j["actions"]}
+    for t in r.p4info.tables:
+        jt = tables[t.preamble.name]
+        assert [m.name for m in t.match_fields] == [k["name"] for k in jt["key"]]
+        assert t.size == jt["max_size"]
+    for a in r.p4info.actions:
+        assert a.preamble.name in actions
+    assert {c.preamble.name for c in r.p4info.counters} | {c.preamble.name for c in r.p4info.direct_counters} == \
+        {c["name"] for c in j["counter_arrays"]}
+    assert {g.preamble.name for g in r.p4info.registers} == {g["name"] for g in j["register_arrays"]}

@@ -1,0 +1,243 @@
+"""The default experiment: N workers all-reduce a tensor through one P4 switch in Mininet (`make run`).
+
+    python -m topo.experiment [--workers 4] [--size 65536] [--loss 0.01] [--dtype float32|int32]
+                              [--target embedded|bmv2] [--json out/switchml.json --p4info out/switchml.p4info.txt]
+
+Starts a StarTopo with a P4Switch (embedded or BMv2), pushes the program and the job with the controller, sets the
+simulated loss, runs one `python -m worker --verify` per host, waits (bounded) and prints a table: correct ✓/✗,
+elements, time, goodput, retransmissions, and the switch's counters. Exit status 0 only if every worker verified.
+LOSS is the probability that the switch drops a packet on each worker port, in each direction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+
+from controller.client import P4RuntimeClient
+from controller.registers import open_registers
+from controller.switchml import SwitchMLController
+from topo.p4switch import P4Switch, log_tail
+from topo.star import StarTopo, job_config, prepare_hosts
+from topo.target import Target
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Knobs of one all-reduce experiment."""
+
+    workers: int = 4
+    size: int = 65536
+    loss: float = 0.0
+    dtype: str = "float32"
+    target: Target = Target.EMBEDDED
+    program_json: Path = ROOT / "out" / "switchml.json"
+    p4info: Path = ROOT / "out" / "switchml.p4info.txt"
+    pool_size: int = 64
+    window: int = 32
+    seed: int = 1
+    timeout_s: float = 300.0
+    """Bound on the whole run of the workers; stragglers are killed and reported."""
+    kill_switch_after_s: float | None = None
+    """Kill the switch process this long after the workers start (fault-injection test)."""
+    run_dir: Path = Path("/tmp/ina-testbed")
+    worker_args: tuple[str, ...] = ()
+
+
+@dataclass
+class WorkerOutcome:
+    """What one worker process reported."""
+
+    rank: int
+    exit_code: int | None
+    report: dict[str, Any] = field(default_factory=dict)
+    stderr: str = ""
+    wall_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and bool(self.report.get("ok")) and bool(self.report.get("verified", True))
+
+
+@dataclass
+class ExperimentResult:
+    """Outcome of an experiment: per-worker reports and the switch's counters for the job."""
+
+    config: ExperimentConfig
+    workers: list[WorkerOutcome]
+    counters: dict[str, tuple[int, int]]
+    switch_log: Path
+
+    @property
+    def correct(self) -> bool:
+        return bool(self.workers) and all(w.ok for w in self.workers)
+
+    @property
+    def elapsed_s(self) -> float:
+        """Time of the slowest worker's all-reduce."""
+        return max((float(w.report.get("elapsed_s", 0.0)) for w in self.workers), default=0.0)
+
+    @property
+    def goodput(self) -> float:
+        """Tensor elements all-reduced per second (the slowest worker's view)."""
+        return self.config.size / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def retransmissions(self) -> int:
+        return sum(int(w.report.get("retransmissions", 0)) for w in self.workers)
+
+    def table(self) -> str:
+        """The human-readable summary printed by `make run`."""
+        c = self.config
+        lines = [f"all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}, "
+                 f"target {c.target.value}",
+                 "",
+                 f"{'rank':>4}  {'correct':^7}  {'elements':>9}  {'time s':>8}  {'goodput elem/s':>14}  "
+                 f"{'packets':>8}  {'retx':>6}  {'max err/bound':>13}"]
+        for w in self.workers:
+            r = w.report
+            ratio = r.get("max_error_over_bound")
+            lines.append(f"{w.rank:>4}  {'✓' if w.ok else '✗':^7}  {r.get('elements', 0):>9}  "
+                         f"{float(r.get('elapsed_s', 0)):>8.3f}  {float(r.get('goodput_elems_per_s', 0)):>14.0f}  "
+                         f"{r.get('packets_sent', 0):>8}  {r.get('retransmissions', 0):>6}  "
+                         f"{'-' if ratio is None else f'{ratio:.3f}':>13}")
+            if not w.ok:
+                lines.append(f"      exit {w.exit_code}: {(r.get('error') or w.stderr or 'no output').strip()}")
+        lines += ["", f"{'all':>4}  {'✓' if self.correct else '✗':^7}  {c.size:>9}  {self.elapsed_s:>8.3f}  "
+                      f"{self.goodput:>14.0f}  {'':>8}  {self.retransmissions:>6}"]
+        if self.counters:
+            lines += ["", "switch counters (packets): " + ", ".join(
+                f"{name.removeprefix('ina_')}={p}" for name, (p, _) in self.counters.items() if p)]
+        return "\n".join(lines)
+
+
+def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int) -> list[str]:
+    return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--size", str(cfg.size),
+            "--dtype", cfg.dtype, "--seed", str(cfg.seed), "--window", str(cfg.window), "--verify", "--json",
+            "--program-json", str(cfg.program_json), *cfg.worker_args]
+
+
+def _collect(rank: int, proc: subprocess.Popen[str], deadline: float, started: float) -> WorkerOutcome:
+    try:
+        out, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        err += "\nkilled: the experiment's time bound expired"
+    report: dict[str, Any] = {}
+    for line in reversed(out.strip().splitlines()):
+        try:
+            report = json.loads(line)
+            break
+        except json.JSONDecodeError:
+            continue
+    return WorkerOutcome(rank, proc.returncode, report, err.strip()[-2000:], time.monotonic() - started)
+
+
+def run_experiment(cfg: ExperimentConfig) -> ExperimentResult:
+    """Run one experiment in Mininet and return its outcome (the network is always torn down)."""
+    for path in (cfg.program_json, cfg.p4info):
+        if not path.exists():
+            raise FileNotFoundError(f"{path} not found: run `make build` first")
+    cfg.run_dir.mkdir(parents=True, exist_ok=True)
+    setLogLevel("warning")
+    switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir))
+    net = Mininet(topo=StarTopo(cfg.workers), switch=switch_cls, controller=None, autoSetMacs=False)
+    client: P4RuntimeClient | None = None
+    try:
+        net.start()
+        prepare_hosts(net)
+        sw: P4Switch = net.switches[0]
+        job = job_config(net, num_elems=_num_elems(cfg.program_json), pool_size=cfg.pool_size)
+        job_path = cfg.run_dir / "job.json"
+        job.save(job_path)
+        client = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id).connect()
+        client.set_pipeline(cfg.p4info, cfg.program_json)
+        ctl = SwitchMLController(client, open_registers(client, bmv2=cfg.target is Target.BMV2,
+                                                        thrift_port=sw.thrift_port))
+        ctl.install_forwarding([(w.mac, w.switch_port) for w in job.workers], [w.switch_port for w in job.workers])
+        ctl.create_job(job)
+        if cfg.loss:
+            for w in job.workers:
+                ctl.set_drop_probability(w.switch_port, ingress=cfg.loss, egress=cfg.loss)
+        started = time.monotonic()
+        procs = [h.popen(_worker_argv(cfg, job_path, rank), cwd=str(ROOT), text=True,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for rank, h in enumerate(sorted(net.hosts, key=lambda h: int(h.name[1:])))]
+        if cfg.kill_switch_after_s is not None:
+            time.sleep(cfg.kill_switch_after_s)
+            assert sw.process is not None
+            os.kill(sw.process.pid, signal.SIGKILL)
+        deadline = started + cfg.timeout_s
+        outcomes = [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
+        counters: dict[str, tuple[int, int]] = {}
+        if sw.connected():
+            counters = ctl.counters(job.job_id)
+        return ExperimentResult(cfg, outcomes, counters, sw.log_path)
+    finally:
+        if client is not None:
+            client.close()
+        net.stop()
+
+
+def _num_elems(program_json: Path) -> int:
+    from worker.header import Codec
+
+    return Codec.from_program_json(program_json).num_elems
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m topo.experiment", description=__doc__.split("\n\n")[0])
+    d = ExperimentConfig()
+    p.add_argument("--workers", type=int, default=d.workers)
+    p.add_argument("--size", type=int, default=d.size, help="tensor elements per worker")
+    p.add_argument("--loss", type=float, default=d.loss, help="drop probability per port and direction")
+    p.add_argument("--dtype", choices=["float32", "int32"], default=d.dtype)
+    p.add_argument("--target", choices=[t.value for t in Target], default=None,
+                   help="switch target (default: $TARGET, else bmv2 if installed, else embedded)")
+    p.add_argument("--json", dest="program_json", type=Path, default=d.program_json)
+    p.add_argument("--p4info", type=Path, default=d.p4info)
+    p.add_argument("--pool-size", type=int, default=d.pool_size, help="slots given to the job")
+    p.add_argument("--window", type=int, default=d.window, help="packets in flight per worker")
+    p.add_argument("--timeout", type=float, default=d.timeout_s, help="bound on the workers' run, seconds")
+    p.add_argument("--run-dir", type=Path, default=d.run_dir, help="job file and switch log go here")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if os.geteuid() != 0:
+        print("error: Mininet needs root: run `sudo make run`", file=sys.stderr)
+        return 2
+    cfg = ExperimentConfig(workers=args.workers, size=args.size, loss=args.loss, dtype=args.dtype,
+                           target=Target.choose(args.target), program_json=args.program_json, p4info=args.p4info,
+                           pool_size=args.pool_size, window=args.window, timeout_s=args.timeout,
+                           run_dir=args.run_dir)
+    try:
+        result = run_experiment(cfg)
+    except Exception as err:  # one clear line (plus the switch log if it is a startup failure)
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(result.table())
+    if not result.correct:
+        print(f"\nswitch log ({result.switch_log}):\n{log_tail(result.switch_log)}", file=sys.stderr)
+    return 0 if result.correct else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""P4Switch: a Mininet switch node running a v1model switch process with a P4Runtime server.
+
+The process is `python -m switch` (embedded target) or `simple_switch_grpc` (real BMv2), started with identical
+flags: one `-i PORT@INTF` per interface, `--device-id`, optional `--log-console`/`--pcap`, the program JSON or
+`--no-p4`, then `-- --grpc-server-addr 127.0.0.1:PORT --cpu-port N`. `start()` waits, bounded in time, until the gRPC
+port accepts connections; if the switch exits or never comes up it raises `SwitchStartError` quoting the switch's own
+last log lines (never an opaque "did not start correctly").
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from mininet.node import Switch
+
+from topo.target import Target
+
+LOG_TAIL_LINES = 20
+
+
+class SwitchStartError(RuntimeError):
+    """The switch process exited or did not open its gRPC port in time; the message quotes its log."""
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last `lines` lines of a log file, or a note that it is empty/missing."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return f"(no log at {path})"
+    tail = text.strip().splitlines()[-lines:]
+    return "\n".join(tail) if tail else f"(log {path} is empty)"
+
+
+class P4Switch(Switch):
+    """A Mininet switch backed by a P4 software switch process (embedded or BMv2)."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        target: Target | str | None = None,
+        json_path: str | None = None,
+        device_id: int | None = None,
+        grpc_port: int | None = None,
+        thrift_port: int | None = None,
+        cpu_port: int | None = 255,
+        log_dir: str = "/tmp/ina-testbed",
+        log_console: bool = False,
+        pcap_dir: str | None = None,
+        startup_timeout: float = 20.0,
+        **params: Any,
+    ) -> None:
+        super().__init__(name, **params)
+        self.target = target if isinstance(target, Target) else Target.choose(target)
+        self.json_path = json_path
+        self.device_id = device_id if device_id is not None else int(self.dpid, 16)
+        self.grpc_port = grpc_port if grpc_port is not None else 9559 + self.device_id - 1
+        self.thrift_port = thrift_port if thrift_port is not None else 9090 + self.device_id - 1
+        self.cpu_port = cpu_port
+        self.log_path = Path(log_dir) / f"{name}.log"
+        self.log_console = log_console
+        self.pcap_dir = pcap_dir
+        self.startup_timeout = startup_timeout
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def grpc_address(self) -> str:
+        """Where the switch's P4Runtime server listens."""
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def port_map(self) -> dict[int, str]:
+        """Switch port number → interface name, for the data-plane interfaces."""
+        return {port: intf.name for port, intf in sorted(self.intfs.items()) if intf.name != "lo"}
+
+    def argv(self) -> list[str]:
+        """The switch command line (identical flags for both targets)."""
+        args = list(self.target.switch_argv0())
+        for port, intf in self.port_map().items():
+            args += ["-i", f"{port}@{intf}"]
+        args += ["--device-id", str(self.device_id), "--thrift-port", str(self.thrift_port)]
+        if self.log_console:
+            args.append("--log-console")
+        if self.pcap_dir:
+            args += ["--pcap", self.pcap_dir]
+        args.append(self.json_path if self.json_path else "--no-p4")
+        args += ["--", "--grpc-server-addr", self.grpc_address]
+        if self.cpu_port is not None:
+            args += ["--cpu-port", str(self.cpu_port)]
+        return args
+
+    def start(self, controllers: list[Any]) -> None:
+        """Start the switch process on this node's interfaces and wait until its gRPC port accepts connections."""
+        for intf in self.port_map().values():
+            self.cmd(f"ethtool -K {intf} tx off rx off sg off tso off gso off gro off >/dev/null 2>&1")
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("wb") as log:
+            log.write(("$ " + " ".join(self.argv()) + "\n").encode())
+            log.flush()
+            self.process = subprocess.Popen(
+                self.argv(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
+        assert self.process is not None
+        deadline = time.monotonic() + self.startup_timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SwitchStartError(
+                    f"{self.name}: switch exited with code {self.process.returncode} during startup; "
+                    f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.grpc_port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        self.stop_process()
+        raise SwitchStartError(
+            f"{self.name}: gRPC port {self.grpc_port} not open after {self.startup_timeout:.0f}s; "
+            f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
+
+    def connected(self) -> bool:
+        """True while the switch process runs and its gRPC port accepts connections."""
+        if self.process is None or self.process.poll() is not None:
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", self.grpc_port), timeout=0.2):
+                return True
+        except OSError:
+            return False
+
+    def stop_process(self, timeout: float = 5.0) -> None:
+        """Terminate the switch process (SIGTERM, then SIGKILL after `timeout`)."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout)
+
+    def stop(self, deleteIntfs: bool = True) -> None:  # noqa: N803 (Mininet's signature)
+        """Stop the switch process, then let Mininet remove the interfaces."""
+        self.stop_process()
+        super().stop(deleteIntfs)

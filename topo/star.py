@@ -1,0 +1,67 @@
+"""StarTopo: N worker hosts around one P4 switch, and the job configuration derived from it.
+
+Naming follows Mininet: hosts h1..hN (10.0.0.i, MAC 00:00:0a:00:00:ii), switch s1, host hI on switch port I.
+The switch's INA service address is 10.0.0.254 / 00:00:0a:00:00:fe; worker rank r runs on host h(r+1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mininet.net import Mininet
+from mininet.topo import Topo
+
+from worker.job import JobConfig, PoolRange, SwitchAddress, WorkerSpec
+
+SWITCH_IP = "10.0.0.254"
+SWITCH_MAC = "00:00:0a:00:00:fe"
+WORKER_UDP_PORT = 50000
+
+
+def host_ip(i: int) -> str:
+    """IPv4 address of host h<i>."""
+    return f"10.0.0.{i}"
+
+
+def host_mac(i: int) -> str:
+    """MAC address of host h<i>."""
+    return f"00:00:0a:00:00:{i:02x}"
+
+
+class StarTopo(Topo):
+    """One switch s1 with hosts h1..hN, host hI on switch port I."""
+
+    def build(self, n: int = 4, **switch_opts: Any) -> None:  # type: ignore[override]
+        if not 1 <= n <= 32:
+            raise ValueError(f"StarTopo supports 1..32 hosts, got {n}")
+        s1 = self.addSwitch("s1", **switch_opts)
+        for i in range(1, n + 1):
+            h = self.addHost(f"h{i}", ip=f"{host_ip(i)}/24", mac=host_mac(i))
+            self.addLink(h, s1, port2=i)
+
+
+topos = {"star": StarTopo}
+
+
+def prepare_hosts(net: Mininet) -> None:
+    """Make hosts quiet and predictable: no checksum offload, no IPv6 chatter, static ARP (incl. the switch)."""
+    for h in net.hosts:
+        intf = h.defaultIntf()
+        h.cmd(f"ethtool -K {intf} tx off rx off sg off tso off gso off gro off >/dev/null 2>&1")
+        h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
+        h.setARP(SWITCH_IP, SWITCH_MAC)
+    net.staticArp()
+
+
+def job_config(net: Mininet, *, job_id: int = 1, num_elems: int = 64, pool_base: int = 0,
+               pool_size: int = 64) -> JobConfig:
+    """The job of all hosts of a StarTopo network: rank r on host h(r+1), attached to switch port r+1."""
+    switch = net.switches[0]
+    workers = []
+    for rank, h in enumerate(sorted(net.hosts, key=lambda h: int(h.name[1:]))):
+        link = h.defaultIntf().link
+        sw_intf = link.intf2 if link.intf1.node is h else link.intf1
+        workers.append(WorkerSpec(rank=rank, ip=h.IP(), mac=h.MAC(), udp_port=WORKER_UDP_PORT,
+                                  switch_port=switch.ports[sw_intf]))
+    return JobConfig(job_id=job_id, num_elems=num_elems, switch=SwitchAddress(ip=SWITCH_IP, mac=SWITCH_MAC),
+                     pool=PoolRange(base=pool_base, size=pool_size), workers=workers)

@@ -1,0 +1,34 @@
+"""Workers of the SwitchML-style in-network all-reduce: library and CLI (`python -m worker`).
+
+Modules, lowest first:
+
+- `job`: `JobConfig`, the job file shared with topo/ and the controller (load/save/validate).
+- `header`: the INA packet `Codec`, derived from the compiled program's BMv2 JSON `header_types`.
+- `scapy_layers`: Scapy layer generated from the same header types (`make_ina_layer`, `bind_ina_layer`).
+- `quantize`: float32 -> int32 block floating point and its documented error bound.
+- `blocks`: packet plans: int32 pass-through and float32 with the exponent sent one window ahead.
+- `window`: the sans-IO protocol core: window over slots and sets, timeouts, backoff, retransmission, statistics.
+- `transport`: UDP socket transport and an in-memory fake for tests.
+- `verify`: deterministic per-rank inputs and the check against the reference and the bound.
+- `allreduce`: the driver (`Worker`) and the one-call `allreduce()`.
+- `__main__`: the command line (`python -m worker --job job.json --rank R ...`).
+
+The one-call form is `worker.allreduce.allreduce(array, job, rank, options)` (not re-exported here, so that
+`worker.allreduce` stays the module).
+"""
+
+from worker.allreduce import RunResult, Worker
+from worker.header import Codec, InaHeader
+from worker.job import JobConfig
+from worker.window import Stats, SwitchUnreachable, WindowOptions
+
+__all__ = [
+    "Codec",
+    "InaHeader",
+    "JobConfig",
+    "RunResult",
+    "Stats",
+    "SwitchUnreachable",
+    "WindowOptions",
+    "Worker",
+]

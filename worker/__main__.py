@@ -1,0 +1,132 @@
+"""Command line of one worker: all-reduce a generated tensor through the switch and report.
+
+    python -m worker --job job.json --rank R [--size N] [--seed S] [--dtype float32|int32] [--verify]
+                     [--window W] [--timeout-ms T] [--max-retries K] [--program-json out/switchml.json] [--json]
+
+Exit codes: 0 ok, 1 verification failed, 2 switch unreachable (no result after all retransmissions),
+3 bad configuration or arguments, 4 protocol error (the switch answered something impossible), 5 socket error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import NoReturn, Sequence
+
+from worker.allreduce import Worker, find_program_json
+from worker.blocks import ProtocolError
+from worker.header import INA_UDP_PORT, Codec, CodecError
+from worker.job import JobConfig, JobConfigError
+from worker.quantize import QuantizationError
+from worker.transport import TransportError, UdpTransport
+from worker.verify import rank_input, verify
+from worker.window import SwitchUnreachable, WindowOptions
+
+EXIT_OK = 0
+EXIT_VERIFY_FAILED = 1
+EXIT_UNREACHABLE = 2
+EXIT_CONFIG = 3
+EXIT_PROTOCOL = 4
+EXIT_SOCKET = 5
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_CONFIG, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    d = WindowOptions()
+    p = _Parser(
+        prog="python -m worker",
+        description="One worker of an in-network all-reduce job: all-reduces a generated tensor through the switch.",
+        epilog="exit codes: 0 ok, 1 verification failed, 2 switch unreachable (no result after all retransmissions), "
+        "3 bad configuration or arguments, 4 protocol error, 5 socket error",
+    )
+    p.add_argument("--job", required=True, help="job file (JSON, see worker/job.py)")
+    p.add_argument("--rank", required=True, type=int, help="this worker's rank in the job")
+    p.add_argument("--size", type=int, default=65536, help="elements to all-reduce (default 65536)")
+    p.add_argument("--seed", type=int, default=0, help="input seed; rank r's input is seeded by (seed, r)")
+    p.add_argument("--dtype", choices=("float32", "int32"), default="float32",
+                   help="float32: block floating point as SwitchML; int32: exact (wrapping) integer sums")
+    p.add_argument("--verify", action="store_true",
+                   help="compute every rank's input and check the result against the float64 reference and bound")
+    p.add_argument("--window", type=int, default=d.window, help=f"packets in flight (default {d.window}; "
+                   "all workers of a job must use the same)")
+    p.add_argument("--timeout-ms", type=float, default=d.timeout * 1000, help="initial per-packet timeout")
+    p.add_argument("--max-timeout-ms", type=float, default=d.max_timeout * 1000, help="cap of the backed-off timeout")
+    p.add_argument("--backoff", type=float, default=d.backoff, help="timeout multiplier per retransmission")
+    p.add_argument("--max-retries", type=int, default=d.max_retries,
+                   help="retransmissions of one packet before giving up (exit 2)")
+    p.add_argument("--program-json", help="compiled switch program (default: $INA_PROGRAM_JSON, out/switchml.json)")
+    p.add_argument("--bind", metavar="IP", help="local IP to bind instead of the job's worker IP")
+    p.add_argument("--switch-port", type=int, default=INA_UDP_PORT, help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    return p
+
+
+def _fail(code: int, message: str, as_json: bool, **extra: object) -> int:
+    if as_json:
+        print(json.dumps({"ok": False, "exit_code": code, "error": message, **extra}))
+    print(f"worker: error: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        job = JobConfig.load(args.job)
+        job.worker(args.rank)
+        if args.size < 0:
+            raise JobConfigError(f"--size must be >= 0, got {args.size}")
+        options = WindowOptions(window=args.window, timeout=args.timeout_ms / 1000, backoff=args.backoff,
+                                max_timeout=max(args.max_timeout_ms, args.timeout_ms) / 1000,
+                                max_retries=args.max_retries)
+        codec = Codec.from_program_json(args.program_json or find_program_json())
+    except (JobConfigError, CodecError, ValueError) as exc:
+        return _fail(EXIT_CONFIG, str(exc), args.json)
+    me = job.worker(args.rank)
+    data = rank_input(args.size, args.seed, args.rank, args.dtype)
+    try:
+        with UdpTransport((args.bind or me.ip, me.udp_port), (job.switch.ip, args.switch_port)) as transport:
+            worker = Worker(job, args.rank, transport, codec, options)
+            run = worker.run(data, args.dtype)
+    except SwitchUnreachable as exc:
+        return _fail(EXIT_UNREACHABLE, str(exc), args.json, slot=exc.slot, set=exc.set, packet_id=exc.packet_id)
+    except (ProtocolError,) as exc:
+        return _fail(EXIT_PROTOCOL, str(exc), args.json)
+    except (CodecError, QuantizationError) as exc:
+        return _fail(EXIT_CONFIG, str(exc), args.json)
+    except TransportError as exc:
+        return _fail(EXIT_SOCKET, exc.strerror or str(exc), args.json)
+
+    stats = run.stats.as_dict()
+    verdict = None
+    if args.verify:
+        inputs = [rank_input(args.size, args.seed, r, args.dtype) for r in range(job.num_workers)]
+        verdict = verify(run.array, inputs, job.num_elems, args.dtype, run.exponents)
+    ok = verdict is None or verdict.ok
+    if args.json:
+        out: dict[str, object] = {"ok": ok, "rank": args.rank, "job_id": job.job_id, "workers": job.num_workers,
+                                  "dtype": args.dtype, "size": args.size, **stats}
+        if verdict is not None:
+            out.update(verified=verdict.ok, max_error=verdict.max_error,
+                       max_error_over_bound=verdict.max_error_over_bound, verify_message=verdict.message)
+        print(json.dumps(out))
+    else:
+        check = "" if verdict is None else f"; verify {'ok' if verdict.ok else 'FAILED'}: {verdict.message}"
+        print(f"rank {args.rank}: all-reduced {args.size} {args.dtype} over {job.num_workers} workers in "
+              f"{stats['elapsed_s']:.3f} s ({stats['goodput_elems_per_s']:.0f} elem/s), {stats['packets_sent']} "
+              f"packets, {stats['retransmissions']} retransmissions, {stats['duplicates_ignored']} duplicates "
+              f"ignored{check}")
+    if not ok:
+        assert verdict is not None
+        print(f"worker: verification failed: {verdict.message}", file=sys.stderr)
+        return EXIT_VERIFY_FAILED
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,307 @@
+"""The INA packet codec, derived from the compiled program's BMv2 JSON `header_types`.
+
+The INA header and the payload are declared once, in `p4src/switchml.p4`; this module reads their layout from the
+compiled JSON (`Codec.from_program_json`) instead of repeating it:
+
+- the INA header is the `header_types` entry named ``ina_h`` (fields in wire order, bit-packed, network byte order);
+  it must contain the fields of `InaHeader` (msg_type, job_id, pool_index, packet_id, exponent, flags, worker_rank);
+  any other field is sent as 0 and ignored on receive;
+- the payload is every header instance that follows the ``ina_h`` instance in the deparser's emit ``order`` and whose
+  type consists only of 32-bit fields (a header stack of one-field headers or one or more "data" headers alike);
+  its total number of 32-bit fields is N, the elements per packet; they carry two's complement int32 values.
+
+`Codec.encode` / `Codec.decode` turn an `InaHeader` plus an int32 numpy vector into the UDP payload bytes and back.
+Byte-aligned headers (the normal case) use one precompiled `struct.Struct`; other layouts use exact bit packing.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, fields as dc_fields
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+__all__ = [
+    "INA_UDP_PORT",
+    "MSG_DATA",
+    "MSG_RESULT",
+    "FLAG_RETRANSMIT",
+    "SET_BIT",
+    "EXPONENT_BIAS",
+    "CodecError",
+    "MalformedPacket",
+    "FieldSpec",
+    "HeaderSpec",
+    "InaHeader",
+    "Codec",
+    "pool_index",
+    "split_pool_index",
+]
+
+INA_UDP_PORT = 48864
+"""UDP destination port of DATA packets and source port of RESULT packets (0xBEE0)."""
+MSG_DATA = 1
+MSG_RESULT = 2
+FLAG_RETRANSMIT = 0x01
+SET_BIT = 0x8000
+"""pool_index bit 15 selects the set (shadow copy); bits 14..0 are the slot."""
+EXPONENT_BIAS = 128
+
+INA_HEADER_TYPE = "ina_h"
+
+
+class CodecError(ValueError):
+    """The program JSON does not describe a usable INA layout."""
+
+
+class MalformedPacket(ValueError):
+    """Bytes that are not a well-formed INA packet for this codec."""
+
+
+def pool_index(slot: int, set_: int) -> int:
+    """The 16-bit pool_index for slot (0..32767) in set 0 or 1."""
+    if not 0 <= slot < SET_BIT:
+        raise ValueError(f"slot {slot} does not fit in 15 bits")
+    if set_ not in (0, 1):
+        raise ValueError(f"set must be 0 or 1, got {set_}")
+    return slot | (SET_BIT if set_ else 0)
+
+
+def split_pool_index(index: int) -> tuple[int, int]:
+    """(slot, set) of a pool_index."""
+    return index & (SET_BIT - 1), (index >> 15) & 1
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One header field: name, width in bits, signedness and bit offset from the header start."""
+
+    name: str
+    width: int
+    signed: bool
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderSpec:
+    """A fixed-width header type as declared in BMv2 JSON `header_types`."""
+
+    name: str
+    fields: tuple[FieldSpec, ...]
+
+    @classmethod
+    def from_json(cls, entry: Mapping[str, Any]) -> HeaderSpec:
+        """Build from one `header_types` entry: {"name", "fields": [[name, width, signed], ...]}."""
+        name = entry.get("name")
+        raw = entry.get("fields")
+        if not isinstance(name, str) or not isinstance(raw, list):
+            raise CodecError(f"header_types entry {entry!r} lacks name/fields")
+        specs: list[FieldSpec] = []
+        offset = 0
+        for f in raw:
+            if not isinstance(f, (list, tuple)) or len(f) < 2:
+                raise CodecError(f"header type {name}: malformed field {f!r}")
+            fname, width = f[0], f[1]
+            if not isinstance(width, int) or isinstance(width, bool) or width <= 0:
+                raise CodecError(f"header type {name}: field {fname} has width {width!r}; varbit is not supported here")
+            signed = bool(f[2]) if len(f) > 2 else False
+            specs.append(FieldSpec(str(fname), width, signed, offset))
+            offset += width
+        if offset % 8:
+            raise CodecError(f"header type {name}: {offset} bits is not a whole number of bytes")
+        return cls(name, tuple(specs))
+
+    @property
+    def bit_width(self) -> int:
+        return sum(f.width for f in self.fields)
+
+    @property
+    def byte_len(self) -> int:
+        return self.bit_width // 8
+
+    def field(self, name: str) -> FieldSpec:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(f"header type {self.name} has no field {name!r}")
+
+    def struct_format(self) -> str | None:
+        """A `struct` format for this header when every field is a byte-aligned 8/16/32/64-bit integer, else None."""
+        codes = {8: "B", 16: "H", 32: "I", 64: "Q"}
+        fmt = "!"
+        for f in self.fields:
+            if f.offset % 8 or f.width not in codes:
+                return None
+            code = codes[f.width]
+            fmt += code.lower() if f.signed else code
+        return fmt
+
+    def pack(self, values: Sequence[int]) -> bytes:
+        """Bit-pack field values (in declaration order) into bytes; values are reduced modulo 2^width."""
+        acc = 0
+        for f, v in zip(self.fields, values, strict=True):
+            acc = (acc << f.width) | (int(v) & ((1 << f.width) - 1))
+        return acc.to_bytes(self.byte_len, "big")
+
+    def unpack(self, data: bytes) -> tuple[int, ...]:
+        """Field values (declaration order) from the first byte_len bytes; signed fields are sign-extended."""
+        if len(data) < self.byte_len:
+            raise MalformedPacket(f"{self.name}: need {self.byte_len} bytes, got {len(data)}")
+        acc = int.from_bytes(data[: self.byte_len], "big")
+        out = []
+        total = self.bit_width
+        for f in self.fields:
+            v = (acc >> (total - f.offset - f.width)) & ((1 << f.width) - 1)
+            if f.signed and v >> (f.width - 1):
+                v -= 1 << f.width
+            out.append(v)
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class InaHeader:
+    """The INA header's values (see the brief: 12 bytes with the default layout)."""
+
+    msg_type: int = MSG_DATA
+    job_id: int = 0
+    pool_index: int = 0
+    packet_id: int = 0
+    exponent: int = 0
+    """Biased by EXPONENT_BIAS on the wire."""
+    flags: int = 0
+    worker_rank: int = 0
+
+    @property
+    def slot(self) -> int:
+        return self.pool_index & (SET_BIT - 1)
+
+    @property
+    def set(self) -> int:
+        return (self.pool_index >> 15) & 1
+
+
+_INA_FIELDS: tuple[str, ...] = tuple(f.name for f in dc_fields(InaHeader))
+
+
+def _load_program(src: str | Path | Mapping[str, Any]) -> Mapping[str, Any]:
+    if isinstance(src, Mapping):
+        return src
+    try:
+        data = json.loads(Path(src).read_text())
+    except OSError as exc:
+        raise CodecError(f"cannot read program JSON {src}: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise CodecError(f"{src}: not valid JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise CodecError(f"{src}: top level is not a JSON object")
+    return data
+
+
+class Codec:
+    """Encodes and decodes INA UDP payloads (INA header + N int32 elements) for one program layout."""
+
+    def __init__(self, ina: HeaderSpec, num_elems: int) -> None:
+        missing = [n for n in _INA_FIELDS if n not in {f.name for f in ina.fields}]
+        if missing:
+            raise CodecError(f"header type {ina.name} lacks field(s) {', '.join(missing)} needed by the worker")
+        if num_elems <= 0:
+            raise CodecError(f"no payload elements found after {ina.name} (need header(s) of 32-bit fields)")
+        self.ina = ina
+        self.num_elems = num_elems
+        self.header_len = ina.byte_len
+        self.packet_len = self.header_len + 4 * num_elems
+        # Position of each wire field in InaHeader, or -1 for fields the worker does not know (sent as 0).
+        self._order = tuple(_INA_FIELDS.index(f.name) if f.name in _INA_FIELDS else -1 for f in ina.fields)
+        self._known = tuple(i for i, f in enumerate(ina.fields) if f.name in _INA_FIELDS)
+        self._known_slots = tuple(_INA_FIELDS.index(ina.fields[i].name) for i in self._known)
+        fmt = ina.struct_format()
+        self._struct = struct.Struct(fmt) if fmt is not None else None
+        self._masks = tuple((1 << f.width) - 1 for f in ina.fields)
+
+    # --- construction ---------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_program_json(cls, src: str | Path | Mapping[str, Any]) -> Codec:
+        """Derive the codec from a compiled BMv2 JSON program (a path or the parsed dict)."""
+        prog = _load_program(src)
+        types = {t.get("name"): t for t in prog.get("header_types", []) if isinstance(t, dict)}
+        if INA_HEADER_TYPE not in types:
+            raise CodecError(f"program JSON has no header type {INA_HEADER_TYPE!r} (header_types: {sorted(types)})")
+        ina = HeaderSpec.from_json(types[INA_HEADER_TYPE])
+        headers = [h for h in prog.get("headers", []) if isinstance(h, dict) and not h.get("metadata", False)]
+        by_name = {h.get("name"): h for h in headers}
+        ina_instances = [h["name"] for h in headers if h.get("header_type") == INA_HEADER_TYPE]
+        if not ina_instances:
+            raise CodecError(f"program JSON declares header type {INA_HEADER_TYPE} but no header instance of it")
+        order: list[str] = []
+        for dep in prog.get("deparsers", []):
+            if isinstance(dep, dict) and ina_instances[0] in dep.get("order", []):
+                order = list(dep["order"])
+                break
+        if not order:  # no deparser information: header instances in id order
+            order = [h["name"] for h in sorted(headers, key=lambda h: h.get("id", 0))]
+        num = 0
+        for name in order[order.index(ina_instances[0]) + 1 :]:
+            inst = by_name.get(name)
+            if inst is None:
+                continue
+            ht = types.get(inst.get("header_type"))
+            if ht is None:
+                raise CodecError(f"header {name} has unknown type {inst.get('header_type')!r}")
+            spec = HeaderSpec.from_json(ht)
+            if not all(f.width == 32 for f in spec.fields):
+                break  # payload ends at the first header that is not made of 32-bit elements
+            num += len(spec.fields)
+        return cls(ina, num)
+
+    # --- encode / decode ------------------------------------------------------------------------------------
+
+    def encode_header(self, hdr: InaHeader) -> bytes:
+        """The INA header bytes."""
+        vals = (hdr.msg_type, hdr.job_id, hdr.pool_index, hdr.packet_id, hdr.exponent, hdr.flags, hdr.worker_rank)
+        wire = [vals[i] & m if i >= 0 else 0 for i, m in zip(self._order, self._masks)]
+        if self._struct is not None:
+            return self._struct.pack(*wire)
+        return self.ina.pack(wire)
+
+    def encode(self, hdr: InaHeader, values: np.ndarray | Sequence[int]) -> bytes:
+        """UDP payload bytes: INA header then exactly num_elems big-endian int32 elements."""
+        arr = np.asarray(values)
+        if arr.shape != (self.num_elems,):
+            raise ValueError(f"payload must have {self.num_elems} elements, got shape {arr.shape}")
+        if arr.dtype != np.int32:
+            if not np.issubdtype(arr.dtype, np.integer):
+                raise ValueError(f"payload must be integers, got {arr.dtype}")
+            arr = arr.astype(np.int64).astype(np.uint32).view(np.int32)  # two's complement wrap
+        return self.encode_header(hdr) + arr.astype(">i4").tobytes()
+
+    def decode_header(self, data: bytes) -> InaHeader:
+        """The INA header at the start of data."""
+        if len(data) < self.header_len:
+            raise MalformedPacket(f"INA packet truncated: {len(data)} bytes, header alone is {self.header_len}")
+        if self._struct is not None:
+            wire = self._struct.unpack_from(data)
+        else:
+            wire = self.ina.unpack(data)
+        vals = [0] * len(_INA_FIELDS)
+        for i, slot in zip(self._known, self._known_slots):
+            vals[slot] = wire[i]
+        return InaHeader(*vals)
+
+    def decode(self, data: bytes) -> tuple[InaHeader, np.ndarray]:
+        """(header, int32 elements) from UDP payload bytes; MalformedPacket if the length is not exact."""
+        if len(data) != self.packet_len:
+            raise MalformedPacket(
+                f"INA packet has {len(data)} bytes, expected {self.packet_len} "
+                f"({self.header_len}-byte header + {self.num_elems} x int32)"
+            )
+        hdr = self.decode_header(data)
+        values = np.frombuffer(data, dtype=">i4", count=self.num_elems, offset=self.header_len).astype(np.int32)
+        return hdr, values
+
+    def __repr__(self) -> str:
+        layout = ", ".join(f"{f.name}:{f.width}" for f in self.ina.fields)
+        return f"Codec({self.ina.name}[{layout}] + {self.num_elems} x int32, {self.packet_len} bytes)"

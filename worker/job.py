@@ -1,0 +1,208 @@
+"""Job configuration shared by topo/, the controller and the workers.
+
+The on-disk form is JSON::
+
+    {"job_id": 1, "num_elems": 64,
+     "switch": {"ip": "10.0.0.254", "mac": "00:00:0a:00:00:fe"},
+     "pool": {"base": 0, "size": 64},
+     "workers": [{"rank": 0, "ip": "10.0.0.1", "mac": "00:00:0a:00:00:01",
+                  "udp_port": 50000, "switch_port": 1}, ...]}
+
+`JobConfig.load` / `JobConfig.from_dict` validate everything and raise `JobConfigError` naming the offending key.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["JobConfigError", "SwitchAddress", "PoolRange", "WorkerSpec", "JobConfig", "MAX_WORKERS", "MAX_SLOTS"]
+
+MAX_WORKERS = 32
+"""The switch keeps a 32-bit worker bitmap per slot and set."""
+MAX_SLOTS = 1 << 15
+"""pool_index bits 14..0 address the slot; bit 15 is the set."""
+
+_MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
+
+
+class JobConfigError(ValueError):
+    """A job configuration is malformed; the message names the key and the problem."""
+
+
+def _require(data: Any, key: str, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise JobConfigError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    if key not in data:
+        raise JobConfigError(f"{where}: missing key {key!r}")
+    return data[key]
+
+
+def _int(value: Any, where: str, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise JobConfigError(f"{where}: expected an integer, got {value!r}")
+    if not lo <= value <= hi:
+        raise JobConfigError(f"{where}: {value} out of range [{lo}, {hi}]")
+    return value
+
+
+def _ipv4(value: Any, where: str) -> str:
+    try:
+        return str(ipaddress.IPv4Address(value))
+    except (ipaddress.AddressValueError, ValueError, TypeError):
+        raise JobConfigError(f"{where}: {value!r} is not an IPv4 address") from None
+
+
+def _mac(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not _MAC_RE.match(value):
+        raise JobConfigError(f"{where}: {value!r} is not a MAC address like 00:00:0a:00:00:01")
+    return value.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchAddress:
+    """The switch's INA service address (the controller assigns it)."""
+
+    ip: str
+    mac: str
+
+    def __post_init__(self) -> None:
+        _ipv4(self.ip, "switch.ip")
+        _mac(self.mac, "switch.mac")
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRange:
+    """The job's slots: [base, base + size) of the switch's pool."""
+
+    base: int
+    size: int
+
+    def __post_init__(self) -> None:
+        _int(self.base, "pool.base", 0, MAX_SLOTS - 1)
+        _int(self.size, "pool.size", 1, MAX_SLOTS)
+        if self.base + self.size > MAX_SLOTS:
+            raise JobConfigError(f"pool: base {self.base} + size {self.size} exceeds {MAX_SLOTS} slots (15-bit index)")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSpec:
+    """One worker: its rank, host addresses, UDP port and the switch port it is attached to."""
+
+    rank: int
+    ip: str
+    mac: str
+    udp_port: int
+    switch_port: int
+
+    def __post_init__(self) -> None:
+        where = f"workers[rank={self.rank}]"
+        _int(self.rank, f"{where}.rank", 0, MAX_WORKERS - 1)
+        _ipv4(self.ip, f"{where}.ip")
+        _mac(self.mac, f"{where}.mac")
+        _int(self.udp_port, f"{where}.udp_port", 1, 65535)
+        _int(self.switch_port, f"{where}.switch_port", 0, 511)
+
+
+@dataclass(frozen=True, slots=True)
+class JobConfig:
+    """An all-reduce job: id, elements per packet, switch address, pool range and workers (ranks 0..n-1)."""
+
+    job_id: int
+    num_elems: int
+    switch: SwitchAddress
+    pool: PoolRange
+    workers: tuple[WorkerSpec, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        _int(self.job_id, "job_id", 0, 255)
+        _int(self.num_elems, "num_elems", 1, 4096)
+        object.__setattr__(self, "workers", tuple(sorted(self.workers, key=lambda w: w.rank)))
+        if not self.workers:
+            raise JobConfigError("workers: a job needs at least one worker")
+        if len(self.workers) > MAX_WORKERS:
+            raise JobConfigError(f"workers: {len(self.workers)} workers, the switch bitmap holds at most {MAX_WORKERS}")
+        ranks = [w.rank for w in self.workers]
+        if ranks != list(range(len(ranks))):
+            raise JobConfigError(f"workers: ranks must be 0..{len(ranks) - 1} without gaps or duplicates, got {ranks}")
+        endpoints = [(w.ip, w.udp_port) for w in self.workers]
+        if len(set(endpoints)) != len(endpoints):
+            raise JobConfigError("workers: two workers share the same (ip, udp_port)")
+
+    @property
+    def num_workers(self) -> int:
+        """n, the number of contributions per slot."""
+        return len(self.workers)
+
+    def worker(self, rank: int) -> WorkerSpec:
+        """The worker with this rank; JobConfigError if there is none."""
+        if not 0 <= rank < len(self.workers):
+            raise JobConfigError(f"rank {rank} not in job {self.job_id} (ranks 0..{len(self.workers) - 1})")
+        return self.workers[rank]
+
+    # --- JSON ---------------------------------------------------------------------------------------------
+
+    @classmethod
+    def from_dict(cls, data: Any) -> JobConfig:
+        """Build and validate from the JSON object form."""
+        sw = _require(data, "switch", "job")
+        pool = _require(data, "pool", "job")
+        workers = _require(data, "workers", "job")
+        if not isinstance(workers, list):
+            raise JobConfigError("job.workers: expected a JSON array")
+        specs = []
+        for i, w in enumerate(workers):
+            where = f"job.workers[{i}]"
+            specs.append(
+                WorkerSpec(
+                    rank=_require(w, "rank", where),
+                    ip=_require(w, "ip", where),
+                    mac=_require(w, "mac", where),
+                    udp_port=_require(w, "udp_port", where),
+                    switch_port=_require(w, "switch_port", where),
+                )
+            )
+        return cls(
+            job_id=_require(data, "job_id", "job"),
+            num_elems=_require(data, "num_elems", "job"),
+            switch=SwitchAddress(ip=_require(sw, "ip", "job.switch"), mac=_require(sw, "mac", "job.switch")),
+            pool=PoolRange(base=_require(pool, "base", "job.pool"), size=_require(pool, "size", "job.pool")),
+            workers=tuple(specs),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object form (inverse of from_dict)."""
+        return {
+            "job_id": self.job_id,
+            "num_elems": self.num_elems,
+            "switch": {"ip": self.switch.ip, "mac": self.switch.mac},
+            "pool": {"base": self.pool.base, "size": self.pool.size},
+            "workers": [
+                {"rank": w.rank, "ip": w.ip, "mac": w.mac, "udp_port": w.udp_port, "switch_port": w.switch_port}
+                for w in self.workers
+            ],
+        }
+
+    @classmethod
+    def load(cls, path: str | Path) -> JobConfig:
+        """Read and validate a job file."""
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise JobConfigError(f"cannot read job file {path}: {exc.strerror}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise JobConfigError(f"{path}: not valid JSON: {exc}") from None
+        try:
+            return cls.from_dict(data)
+        except JobConfigError as exc:
+            raise JobConfigError(f"{path}: {exc}") from None
+
+    def save(self, path: str | Path) -> None:
+        """Write the job file (pretty-printed JSON)."""
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")

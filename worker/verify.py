@@ -1,0 +1,77 @@
+"""Verify mode: deterministic per-rank inputs, the reference sum over all ranks, and the bound check.
+
+Every worker can generate every rank's input (seeded by (seed, rank)), so each one computes the float64 reference
+(int32 mode: the exact two's complement wrapping sum) locally and checks its own result against
+`worker.quantize.error_bound` with the exponents the switch must have agreed on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from worker.blocks import to_blocks
+from worker.quantize import block_exponents, error_bound
+
+__all__ = ["rank_input", "Verdict", "verify"]
+
+
+def rank_input(size: int, seed: int, rank: int, dtype: str) -> np.ndarray:
+    """The input of rank `rank`: float32 ~ N(0, (rank+1)^2), or int32 uniform over the whole int32 range."""
+    rng = np.random.default_rng([seed, rank])
+    if dtype == "float32":
+        return (rng.standard_normal(size) * (rank + 1)).astype(np.float32)
+    if dtype == "int32":
+        return rng.integers(-(2**31), 2**31, size=size, dtype=np.int64).astype(np.int32)
+    raise ValueError(f"dtype must be float32 or int32, got {dtype!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Outcome of a verification."""
+
+    ok: bool
+    max_error: float
+    max_error_over_bound: float
+    """max |result - reference| / bound (<= 1 when ok); 0 for int32."""
+    message: str
+
+
+def verify(result: np.ndarray, inputs: list[np.ndarray], num_elems: int, dtype: str,
+           exponents: np.ndarray | None = None) -> Verdict:
+    """Check result against the sum of inputs (one per rank)."""
+    n = len(inputs)
+    size = inputs[0].size
+    if result.size != size:
+        return Verdict(False, float("inf"), float("inf"), f"result has {result.size} elements, expected {size}")
+    if dtype == "int32":
+        ref = np.sum(np.stack([x.astype(np.int64) for x in inputs]), axis=0).astype(np.uint32).view(np.int32)
+        wrong = np.flatnonzero(result.ravel() != ref)
+        if wrong.size:
+            i = int(wrong[0])
+            return Verdict(False, float(abs(int(result.ravel()[i]) - int(ref[i]))), 0.0,
+                           f"{wrong.size} of {size} int32 sums wrong; first at index {i}: got {int(result.ravel()[i])},"
+                           f" expected {int(ref[i])}")
+        return Verdict(True, 0.0, 0.0, f"all {size} int32 sums exact")
+    ref64 = np.sum(np.stack([x.astype(np.float64) for x in inputs]), axis=0)
+    exps = np.max(np.stack([block_exponents(to_blocks(x, num_elems, np.float32)) for x in inputs]), axis=0)
+    if exponents is not None and exponents.size and not np.array_equal(exponents, exps):
+        k = int(np.flatnonzero(exponents != exps)[0])
+        return Verdict(False, float("inf"), float("inf"),
+                       f"block {k}: switch agreed on exponent {int(exponents[k])}, the maximum over ranks is "
+                       f"{int(exps[k])}")
+    bound = error_bound(to_blocks(ref64, num_elems, np.float64), exps, n).ravel()[:size]
+    err = np.abs(result.ravel().astype(np.float64) - ref64)
+    ratio = err / bound
+    worst = int(np.argmax(ratio)) if size else 0
+    max_err = float(err.max()) if size else 0.0
+    max_ratio = float(ratio[worst]) if size else 0.0
+    if size and not np.all(err <= bound):
+        bad = int(np.count_nonzero(err > bound))
+        return Verdict(False, max_err, max_ratio,
+                       f"{bad} of {size} elements outside the error bound; worst index {worst}: got "
+                       f"{float(result.ravel()[worst])!r}, reference {ref64[worst]!r}, error {err[worst]:.3g} > "
+                       f"bound {bound[worst]:.3g}")
+    return Verdict(True, max_err, max_ratio,
+                   f"max error {max_err:.3g}, at most {max_ratio:.3f} of the documented bound")

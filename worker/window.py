@@ -1,0 +1,317 @@
+"""The sans-IO protocol core: a window of W outstanding packets over the job's slots, timeouts and retransmission.
+
+Packet p uses slot ``slots[p % W]`` in set ``first_set[p % W] ^ ((p // W) & 1)``: each slot alternates sets, and packet
+p is only sent once the result of packet p - W (same slot, other set) has arrived, so the switch still holds the
+previous result of a slot while the current use of the other set fills up (retransmissions of late packets get
+their result from it). The core never touches sockets or clocks: callers feed it results (`on_result`), the time
+(`on_timer`), and send the `Outgoing` packets it returns. Every outstanding packet has its own timeout with
+exponential backoff; after `max_retries` retransmissions without a result it raises `SwitchUnreachable`, naming the
+slot, set, packet id, how long it waited and what was missing.
+
+Results are matched on (job, pool_index, packet_id) of the outstanding packet; anything else (a duplicate, a late
+answer to a retransmission, a stale result of an earlier use of the slot) is counted and ignored. Like SwitchML, the
+scheme assumes that the path from a worker to the switch does not reorder that worker's own packets (true for a
+link and the kernel's send queue; losses and in-order duplicates are fine): a retransmission of packet p overtaking
+packet p + W would find its bit lazily cleared in p's set and be counted a second time.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+
+from worker.blocks import PacketPlan
+from worker.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, SET_BIT, InaHeader
+
+__all__ = ["WindowOptions", "Outgoing", "Stats", "SwitchUnreachable", "Window", "slot_uses"]
+
+
+@dataclass(frozen=True, slots=True)
+class WindowOptions:
+    """Tuning of the window core. All workers of a job must use the same `window`."""
+
+    window: int = 32
+    """W, packets in flight (capped by the job's pool size and by the number of blocks)."""
+    timeout: float = 0.1
+    """Initial per-packet timeout in seconds."""
+    backoff: float = 2.0
+    """Timeout multiplier after each retransmission of the same packet."""
+    max_timeout: float = 1.0
+    """Cap of the per-packet timeout in seconds."""
+    max_retries: int = 8
+    """Retransmissions of one packet before giving up with SwitchUnreachable."""
+
+    def __post_init__(self) -> None:
+        if self.window < 1:
+            raise ValueError(f"window must be >= 1, got {self.window}")
+        if not self.timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, got {self.timeout}")
+        if self.backoff < 1:
+            raise ValueError(f"backoff must be >= 1, got {self.backoff}")
+        if self.max_timeout < self.timeout:
+            raise ValueError(f"max_timeout {self.max_timeout} is below timeout {self.timeout}")
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+
+    def worst_case_wait(self) -> float:
+        """Longest time one packet can wait before SwitchUnreachable (sum of all its timeouts)."""
+        total, t = 0.0, self.timeout
+        for _ in range(self.max_retries + 1):
+            total += t
+            t = min(t * self.backoff, self.max_timeout)
+        return total
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """A DATA packet to send: header and int32 payload."""
+
+    header: InaHeader
+    values: np.ndarray
+
+
+@dataclass(slots=True)
+class Stats:
+    """Counters of one all-reduce run."""
+
+    packets_sent: int = 0
+    retransmissions: int = 0
+    timeouts: int = 0
+    results: int = 0
+    duplicates_ignored: int = 0
+    """Results for packets already answered (late, duplicated or stale)."""
+    foreign_ignored: int = 0
+    """Packets of another job or not a RESULT."""
+    malformed: int = 0
+    """Datagrams the codec rejected (counted by the driver)."""
+    elements: int = 0
+    """Elements of the input array all-reduced."""
+    elapsed: float = 0.0
+
+    @property
+    def goodput(self) -> float:
+        """Input elements all-reduced per second."""
+        return self.elements / self.elapsed if self.elapsed > 0 else 0.0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "packets_sent": self.packets_sent,
+            "retransmissions": self.retransmissions,
+            "timeouts": self.timeouts,
+            "results": self.results,
+            "duplicates_ignored": self.duplicates_ignored,
+            "foreign_ignored": self.foreign_ignored,
+            "malformed": self.malformed,
+            "elements": self.elements,
+            "elapsed_s": round(self.elapsed, 6),
+            "goodput_elems_per_s": round(self.goodput, 1),
+        }
+
+
+class SwitchUnreachable(RuntimeError):
+    """No result arrived for a packet after all retransmissions."""
+
+    def __init__(
+        self,
+        *,
+        job_id: int,
+        slot: int,
+        set_: int,
+        packet_id: int,
+        transmissions: int,
+        waited: float,
+        last_result_ago: float | None,
+        mismatch: tuple[int, int, int, int] | None = None,
+    ) -> None:
+        self.job_id = job_id
+        self.slot = slot
+        self.set = set_
+        self.packet_id = packet_id
+        self.transmissions = transmissions
+        self.waited = waited
+        self.last_result_ago = last_result_ago
+        self.mismatch = mismatch
+        if mismatch is not None:
+            m_slot, m_set, m_got, m_expected = mismatch
+            seen = (f"a result for slot {m_slot}, set {m_set} carried packet_id {m_got} while this worker's packet "
+                    f"there is {m_expected}")
+            cause = "the workers disagree on the sequence (same --size, --dtype and --window everywhere?)"
+        elif last_result_ago is None:
+            seen = "no result packet from the switch arrived at all in this run"
+            cause = ("switch unreachable, job not installed, this worker unknown to the switch, or another worker of "
+                     "the job never started")
+        else:
+            seen = f"the last result from the switch arrived {last_result_ago:.2f} s ago"
+            cause = "switch gone, heavy loss, or another worker of the job stopped sending (slot never completed)"
+        super().__init__(
+            f"job {job_id}: no result for packet_id {packet_id} (slot {slot}, set {set_}) after {transmissions} "
+            f"transmissions over {waited:.2f} s; {seen}: {cause}"
+        )
+
+
+@dataclass(slots=True)
+class _Pending:
+    """An outstanding packet: what was sent, when, and its timer state."""
+
+    packet_id: int
+    out: Outgoing
+    first_sent: float
+    deadline: float
+    timeout: float
+    retries: int = 0
+    generation: int = 0
+
+
+def slot_uses(num_packets: int, window: int, index: int) -> int:
+    """How many packets of a run of num_packets use slot position index (0..window-1)."""
+    return max(0, -(-(num_packets - index) // window))
+
+
+@dataclass(slots=True)
+class Window:
+    """Window state of one run: call start(), then on_result()/on_timer() until done."""
+
+    plan: PacketPlan
+    job_id: int
+    rank: int
+    slots: Sequence[int]
+    """Slot numbers used, one per window position (len = W)."""
+    first_set: Sequence[int]
+    """Set of each slot position's first use in this run (continues the alternation of earlier runs)."""
+    options: WindowOptions = field(default_factory=WindowOptions)
+    stats: Stats = field(default_factory=Stats)
+    _pending: dict[int, _Pending] = field(default_factory=dict, init=False)
+    _heap: list[tuple[float, int, int]] = field(default_factory=list, init=False)
+    _answered: int = field(default=0, init=False)
+    _start: float = field(default=0.0, init=False)
+    _last_result: float | None = field(default=None, init=False)
+    _mismatch: tuple[int, int, int, int] | None = field(default=None, init=False)
+    _index_of: dict[int, int] = field(default_factory=dict, init=False)
+    """pool_index (either set) -> window position."""
+
+    def __post_init__(self) -> None:
+        if len(self.slots) != len(self.first_set) or not self.slots:
+            raise ValueError("slots and first_set must be non-empty and of equal length")
+        for i, slot in enumerate(self.slots):
+            self._index_of[slot] = self._index_of[slot | SET_BIT] = i
+
+    @property
+    def width(self) -> int:
+        return len(self.slots)
+
+    @property
+    def done(self) -> bool:
+        return self._answered == self.plan.num_packets
+
+    def position(self, packet_id: int) -> tuple[int, int]:
+        """(slot, set) of a packet id."""
+        i = packet_id % self.width
+        return self.slots[i], self.first_set[i] ^ ((packet_id // self.width) & 1)
+
+    def _build(self, packet_id: int, now: float) -> Outgoing:
+        exponent, values = self.plan.packet(packet_id)
+        slot, set_ = self.position(packet_id)
+        hdr = InaHeader(
+            msg_type=MSG_DATA,
+            job_id=self.job_id,
+            pool_index=slot | (SET_BIT if set_ else 0),
+            packet_id=packet_id,
+            exponent=exponent,
+            flags=0,
+            worker_rank=self.rank,
+        )
+        out = Outgoing(hdr, values)
+        p = _Pending(packet_id, out, now, now + self.options.timeout, self.options.timeout)
+        self._pending[packet_id % self.width] = p
+        heapq.heappush(self._heap, (p.deadline, packet_id, 0))
+        self.stats.packets_sent += 1
+        return out
+
+    def start(self, now: float) -> list[Outgoing]:
+        """The first window of packets."""
+        self._start = now
+        first = min(self.width, self.plan.num_packets)
+        return [self._build(p, now) for p in range(first)]
+
+    def on_result(self, hdr: InaHeader, values: np.ndarray, now: float) -> list[Outgoing]:
+        """Take one received packet; returns the packet that replaces it in the window, if any."""
+        if hdr.msg_type != MSG_RESULT or hdr.job_id != self.job_id:
+            self.stats.foreign_ignored += 1
+            return []
+        p = self._pending.get(hdr.packet_id % self.width)
+        if p is None or p.packet_id != hdr.packet_id or p.out.header.pool_index != hdr.pool_index:
+            self.stats.duplicates_ignored += 1
+            user = self._pending.get(self._index_of.get(hdr.pool_index, -1))
+            if (user is not None and user.out.header.pool_index == hdr.pool_index
+                    and (hdr.packet_id > user.packet_id or (user.packet_id - hdr.packet_id) % (2 * self.width))):
+                # neither this use of the slot nor an earlier one (those are 2W apart): the workers' sequences differ
+                self._mismatch = (hdr.slot, hdr.set, hdr.packet_id, user.packet_id)
+            return []
+        del self._pending[hdr.packet_id % self.width]
+        self.plan.result(hdr.packet_id, hdr.exponent, values)
+        self.stats.results += 1
+        self._answered += 1
+        self._last_result = now
+        if self.done:
+            self.stats.elapsed = now - self._start
+        nxt = hdr.packet_id + self.width
+        if nxt < self.plan.num_packets:
+            return [self._build(nxt, now)]
+        return []
+
+    def next_deadline(self) -> float | None:
+        """When on_timer must be called next (None: nothing outstanding)."""
+        while self._heap:
+            deadline, pid, gen = self._heap[0]
+            p = self._pending.get(pid % self.width)
+            if p is None or p.packet_id != pid or p.generation != gen:
+                heapq.heappop(self._heap)  # answered or rescheduled
+                continue
+            return deadline
+        return None
+
+    def on_timer(self, now: float) -> list[Outgoing]:
+        """Retransmit every packet whose timeout expired; SwitchUnreachable when one ran out of retries."""
+        out: list[Outgoing] = []
+        while True:
+            deadline = self.next_deadline()
+            if deadline is None or deadline > now:
+                return out
+            _, pid, _ = heapq.heappop(self._heap)
+            p = self._pending[pid % self.width]
+            self.stats.timeouts += 1
+            if p.retries >= self.options.max_retries:
+                slot, set_ = self.position(pid)
+                raise SwitchUnreachable(
+                    job_id=self.job_id,
+                    slot=slot,
+                    set_=set_,
+                    packet_id=pid,
+                    transmissions=p.retries + 1,
+                    waited=now - p.first_sent,
+                    last_result_ago=None if self._last_result is None else now - self._last_result,
+                    mismatch=self._mismatch,
+                )
+            p.retries += 1
+            p.generation += 1
+            p.timeout = min(p.timeout * self.options.backoff, self.options.max_timeout)
+            p.deadline = now + p.timeout
+            if p.retries == 1:
+                h = p.out.header
+                p.out = Outgoing(
+                    InaHeader(h.msg_type, h.job_id, h.pool_index, h.packet_id, h.exponent, h.flags | FLAG_RETRANSMIT,
+                              h.worker_rank),
+                    p.out.values,
+                )
+            heapq.heappush(self._heap, (p.deadline, pid, p.generation))
+            self.stats.retransmissions += 1
+            self.stats.packets_sent += 1
+            out.append(p.out)
+
+    def next_first_set(self) -> list[int]:
+        """first_set for the next run on the same slots (each slot continues alternating)."""
+        n = self.plan.num_packets
+        return [s ^ (slot_uses(n, self.width, i) & 1) for i, s in enumerate(self.first_set)]
