@@ -141,6 +141,7 @@ class ExprLowerer:
     def convert(self, e: ast.Expr, wrap: bool = False, convert_bool: bool = False) -> Json:
         """p4c's `ExpressionConverter::convert(e, doFixup=true, wrap, convertBool)`."""
         j = self.rvalue(e)
+        self.check_lookahead(j, e)
         t = self.info.types.get(e)
         if convert_bool and isinstance(t, BoolT):
             j = expr_json("b2d", None, j)
@@ -150,7 +151,23 @@ class ExprLowerer:
 
     def cond(self, e: ast.Expr) -> Json:
         """A boolean condition (conditionals, verify, if_cond): not wrapped."""
-        return self.rvalue(e)
+        j = self.rvalue(e)
+        self.check_lookahead(j, e)
+        return j
+
+    def check_lookahead(self, j: Json, e: ast.Expr) -> None:
+        """BMv2 reads `lookahead` only as a whole operand (a select key or the source of a parser `set`)."""
+        def nested(x: Json) -> bool:
+            if isinstance(x, dict):
+                if x.get("type") == "lookahead":
+                    return True
+                return any(nested(v) for v in x.values() if isinstance(v, (dict, list)))
+            if isinstance(x, list):
+                return any(nested(v) for v in x)
+            return False
+
+        if isinstance(j, dict) and j.get("type") != "lookahead" and nested(j):
+            raise self.lc.unsupported(e, "lookahead inside an expression (assign it to a variable first)")
 
     def local(self, j: Json) -> Json:
         """p4c's `fixLocal`: runtime data inside an expression is `local`."""

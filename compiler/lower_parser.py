@@ -98,6 +98,7 @@ class ParserLowerer:
                 raise self.lc.unsupported(k, f"select key '{describe(k)}'")
             widths.append(w)
             j = self.xl.rvalue(k)
+            self.xl.check_lookahead(j, k)
             if isinstance(t, BoolT) and j.get("type") == "expression" and j["value"].get("op") == "d2b" \
                     and j["value"]["right"].get("type") == "field":
                 j = j["value"]["right"]

@@ -150,7 +150,8 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
     action ina_set_worker(bit<16> rank) {
         meta.worker_known = 1;
         meta.rank = rank;
-        meta.worker_bit = 32w1 << rank;
+        /* p4c-bm2-ss limits a run-time shift amount to 8 bits; ranks >= 32 are refused in apply */
+        meta.worker_bit = 32w1 << (bit<8>)rank;
     }
 
     table ina_workers {
@@ -271,8 +272,8 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
                     ina_jobs.apply();
                 }
                 ina_compute_index();
-                if (meta.worker_known == 0 || meta.job_known == 0) {
-                    /* worker_bit == 0: an entry with rank >= 32, which has no bitmap bit */
+                if (meta.worker_known == 0 || meta.job_known == 0 || meta.rank >= 32) {
+                    /* rank >= 32: an entry whose worker has no bit in the 32-bit bitmap */
                     ina_drop_unknown.count(meta.job_index);
                     drop();
                 } else if (meta.slot >= INA_POOL_SIZE || meta.slot < meta.pool_base
@@ -286,6 +287,7 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
                         /* a new contribution */
                         ina_aggregated.count(meta.job_index);
                         if (meta.bitmap_before == 0) {
+                            /* nobody in this set yet: the other workers cleared their bits when they moved on */
                             ina_store_first();
                         } else {
                             ina_add();
@@ -294,6 +296,7 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
                             }
                             ina_store_exponent();
                         }
+                        /* countdown 0 = idle or complete: this contribution opens the set */
                         if (meta.countdown == 0) {
                             meta.countdown = meta.num_workers - 1;
                         } else {

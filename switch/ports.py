@@ -29,6 +29,11 @@ ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
 PACKET_OUTGOING = 4
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID = 0x10
+TP_STATUS_VLAN_TPID_VALID = 0x40
+AUXDATA = struct.Struct("=IIIHHHH")  # struct tpacket_auxdata: status, len, snaplen, mac, net, vlan_tci, vlan_tpid
+AUX_SPACE = socket.CMSG_SPACE(AUXDATA.size)
 SO_RCVBUFFORCE = 33
 SO_SNDBUFFORCE = 32
 SOCKET_BUFFER = 8 << 20
@@ -77,14 +82,16 @@ class AfPacketPort:
                 self._filter_outgoing = False
             except OSError:  # kernels before 4.20: filter on the packet type of each frame instead
                 self._filter_outgoing = True
+            # the kernel strips 802.1Q tags on receive into packet metadata; AUXDATA hands them back so the frame
+            # the pipeline parses is the frame on the wire (what libpcap, hence BMv2, reconstructs)
+            sock.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
             sock.bind((ifname, ETH_P_ALL))
             sock.setblocking(False)
         except OSError as e:
             sock.close()
             raise PortError(f"cannot open interface '{ifname}' (port {number}): {e.strerror or e}") from None
         self._sock = sock
-        self._recv = sock.recv
-        self._recvfrom = sock.recvfrom
+        self._recvmsg = sock.recvmsg
         self._send = sock.send
 
     def fileno(self) -> int:
@@ -93,25 +100,20 @@ class AfPacketPort:
     def recv_batch(self, limit: int = BATCH) -> list[bytes]:
         """Frames waiting in the socket, at most `limit`, without blocking."""
         frames: list[bytes] = []
-        if self._filter_outgoing:
-            recvfrom = self._recvfrom
-            try:
-                while len(frames) < limit:
-                    frame, addr = recvfrom(MAX_FRAME)
-                    if addr[2] == PACKET_OUTGOING:
-                        self.rx_dropped_outgoing += 1
-                    else:
-                        frames.append(frame)
-            except (BlockingIOError, InterruptedError):
-                pass
-            except OSError as e:
-                self._link_error(e)
-            return frames
-        recv = self._recv
         append = frames.append
+        recvmsg = self._recvmsg
+        filter_outgoing = self._filter_outgoing
+        status_byte = _STATUS_BYTE
         try:
             for _ in range(limit):
-                append(recv(MAX_FRAME))
+                frame, anc, _, addr = recvmsg(MAX_FRAME, AUX_SPACE)
+                if filter_outgoing and addr[2] == PACKET_OUTGOING:
+                    self.rx_dropped_outgoing += 1
+                    continue
+                # the only control message enabled is PACKET_AUXDATA
+                if anc and anc[0][2][status_byte] & TP_STATUS_VLAN_VALID:
+                    frame = _retag(frame, anc[0][2])
+                append(frame)
         except (BlockingIOError, InterruptedError):
             pass
         except OSError as e:
@@ -139,6 +141,17 @@ class AfPacketPort:
 
     def close(self) -> None:
         self._sock.close()
+
+
+_STATUS_BYTE = 0 if sys.byteorder == "little" else 3  # the byte of tp_status holding TP_STATUS_VLAN_VALID (0x10)
+
+
+def _retag(frame: bytes, auxdata: bytes) -> bytes:
+    """Put back the 802.1Q/802.1ad tag the kernel moved into packet metadata."""
+    status, _, _, _, _, tci, tpid = AUXDATA.unpack_from(auxdata)
+    if not status & TP_STATUS_VLAN_TPID_VALID:
+        tpid = 0x8100
+    return frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
 
 
 def _set_buffer(sock: socket.socket, opt: int, force_opt: int, size: int) -> None:

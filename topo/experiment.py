@@ -12,13 +12,15 @@ LOSS is the probability that the switch drops a packet on each worker port, in e
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -149,11 +151,43 @@ def _collect(rank: int, proc: subprocess.Popen[str], deadline: float, started: f
     return WorkerOutcome(rank, proc.returncode, report, err.strip()[-2000:], time.monotonic() - started)
 
 
+MININET_LOCK = Path("/tmp/ina-testbed-mininet.lock")
+"""Held while an experiment's network exists: Mininet names interfaces h1-eth0, s1-eth1... in the root namespace, so
+two experiments at once (a test run and `make bench`, say) would collide."""
+
+
+@contextlib.contextmanager
+def mininet_lock(wait_s: float = 600.0) -> Iterator[None]:
+    """Hold MININET_LOCK (an flock, released when the process dies); RuntimeError after wait_s seconds."""
+    with open(MININET_LOCK, "a") as f:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"another Mininet experiment held {MININET_LOCK} for {wait_s:.0f} s") from None
+                time.sleep(0.1)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def run_experiment(cfg: ExperimentConfig) -> ExperimentResult:
-    """Run one experiment in Mininet and return its outcome (the network is always torn down)."""
+    """Run one experiment in Mininet and return its outcome (the network is always torn down).
+
+    Experiments in other processes of this machine wait for each other (MININET_LOCK).
+    """
     for path in (cfg.program_json, cfg.p4info):
         if not path.exists():
             raise FileNotFoundError(f"{path} not found: run `make build` first")
+    with mininet_lock():
+        return _run_locked(cfg)
+
+
+def _run_locked(cfg: ExperimentConfig) -> ExperimentResult:
     cfg.run_dir.mkdir(parents=True, exist_ok=True)
     setLogLevel("warning")
     switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir))

@@ -1,7 +1,9 @@
 """Command line of one worker: all-reduce a generated tensor through the switch and report.
 
     python -m worker --job job.json --rank R [--size N] [--seed S] [--dtype float32|int32] [--verify]
-                     [--window W] [--timeout-ms T] [--max-retries K] [--program-json out/switchml.json] [--json]
+                     [--window W] [--timeout-ms T] [--min-timeout-ms T] [--max-timeout-ms T] [--backoff F]
+                     [--max-retries K] [--fixed-timeout] [--fast-retransmit K] [--program-json out/switchml.json]
+                     [--json]
 
 Exit codes: 0 ok, 1 verification failed, 2 switch unreachable (no result after all retransmissions),
 3 bad configuration or arguments, 4 protocol error (the switch answered something impossible), 5 socket error.
@@ -55,8 +57,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compute every rank's input and check the result against the float64 reference and bound")
     p.add_argument("--window", type=int, default=d.window, help=f"packets in flight (default {d.window}; "
                    "all workers of a job must use the same)")
-    p.add_argument("--timeout-ms", type=float, default=d.timeout * 1000, help="initial per-packet timeout")
-    p.add_argument("--max-timeout-ms", type=float, default=d.max_timeout * 1000, help="cap of the backed-off timeout")
+    p.add_argument("--timeout-ms", type=float, default=d.timeout * 1000,
+                   help=f"per-packet timeout before the first RTT sample (default {d.timeout * 1000:g}; with "
+                   "--fixed-timeout: always)")
+    p.add_argument("--min-timeout-ms", type=float, default=d.min_timeout * 1000,
+                   help=f"floor of the adaptive timeout (default {d.min_timeout * 1000:g})")
+    p.add_argument("--max-timeout-ms", type=float, default=d.max_timeout * 1000,
+                   help=f"cap of the adaptive and backed-off timeout (default {d.max_timeout * 1000:g})")
+    p.add_argument("--fixed-timeout", action="store_true",
+                   help="no adaptive timeout (RFC 6298 SRTT + 4 RTTVAR): every packet starts with --timeout-ms")
+    p.add_argument("--fast-retransmit", type=int, default=d.fast_retransmit, metavar="K",
+                   help=f"retransmit a packet once K later-sent packets were answered (default {d.fast_retransmit}; "
+                   "0: off)")
     p.add_argument("--backoff", type=float, default=d.backoff, help="timeout multiplier per retransmission")
     p.add_argument("--max-retries", type=int, default=d.max_retries,
                    help="retransmissions of one packet before giving up (exit 2)")
@@ -83,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise JobConfigError(f"--size must be >= 0, got {args.size}")
         options = WindowOptions(window=args.window, timeout=args.timeout_ms / 1000, backoff=args.backoff,
                                 max_timeout=max(args.max_timeout_ms, args.timeout_ms) / 1000,
-                                max_retries=args.max_retries)
+                                max_retries=args.max_retries, adaptive=not args.fixed_timeout,
+                                min_timeout=args.min_timeout_ms / 1000, fast_retransmit=args.fast_retransmit)
         codec = Codec.from_program_json(args.program_json or find_program_json())
     except (JobConfigError, CodecError, ValueError) as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)

@@ -8,6 +8,15 @@ their result from it). The core never touches sockets or clocks: callers feed it
 exponential backoff; after `max_retries` retransmissions without a result it raises `SwitchUnreachable`, naming the
 slot, set, packet id, how long it waited and what was missing.
 
+The timeout of a packet is the adaptive RTO of `worker.rto.RtoEstimator` at its first transmission (SRTT +
+4 RTTVAR from the RTTs of packets answered after a single transmission, Karn's rule), clamped to [min_timeout,
+max_timeout]; `timeout` is the value before the first sample (and the fixed timeout with adaptive=False). Each
+retransmission of the same packet multiplies its own timeout by `backoff` (capped at max_timeout). Fast retransmit:
+all workers send a job's packets in the same order, so once a packet first sent `fast_retransmit` packets after p
+has been answered while p has not, p (or its result) was most likely lost; p is retransmitted once, early, and its
+timer restarts without backoff. Bounded failure: a packet whose first timeout was t0 gets SwitchUnreachable after
+at most worst_case_wait(t0) (+ t0 if it was fast-retransmitted), never more than `give_up_bound()`.
+
 Results are matched on (job, pool_index, packet_id) of the outstanding packet; anything else (a duplicate, a late
 answer to a retransmission, a stale result of an earlier use of the slot) is counted and ignored. Like SwitchML, the
 scheme assumes that the path from a worker to the switch does not reorder that worker's own packets (true for a
@@ -18,6 +27,7 @@ packet p + W would find its bit lazily cleared in p's set and be counted a secon
 from __future__ import annotations
 
 import heapq
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -25,6 +35,7 @@ import numpy as np
 
 from worker.blocks import PacketPlan
 from worker.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, SET_BIT, InaHeader
+from worker.rto import RtoEstimator
 
 __all__ = ["WindowOptions", "Outgoing", "Stats", "SwitchUnreachable", "Window", "slot_uses"]
 
@@ -36,13 +47,20 @@ class WindowOptions:
     window: int = 32
     """W, packets in flight (capped by the job's pool size and by the number of blocks)."""
     timeout: float = 0.1
-    """Initial per-packet timeout in seconds."""
+    """Per-packet timeout in seconds before the first RTT sample (adaptive), or always (adaptive=False)."""
     backoff: float = 2.0
     """Timeout multiplier after each retransmission of the same packet."""
     max_timeout: float = 1.0
-    """Cap of the per-packet timeout in seconds."""
-    max_retries: int = 8
-    """Retransmissions of one packet before giving up with SwitchUnreachable."""
+    """Cap of the per-packet timeout (adaptive RTO and backoff) in seconds."""
+    max_retries: int = 10
+    """Timeout retransmissions of one packet before giving up with SwitchUnreachable."""
+    adaptive: bool = True
+    """Derive the timeout from measured RTTs (RFC 6298) instead of using `timeout` throughout."""
+    min_timeout: float = 0.005
+    """Floor of the adaptive timeout in seconds: above the ~1 ms RTT of an idle emulation and the few ms a process
+    on a loaded 2-core machine can wait for a CPU, so scheduling jitter alone does not cause retransmissions."""
+    fast_retransmit: int = 3
+    """Retransmit a packet early once this many packets sent after it were answered (0: off)."""
 
     def __post_init__(self) -> None:
         if self.window < 1:
@@ -53,16 +71,25 @@ class WindowOptions:
             raise ValueError(f"backoff must be >= 1, got {self.backoff}")
         if self.max_timeout < self.timeout:
             raise ValueError(f"max_timeout {self.max_timeout} is below timeout {self.timeout}")
+        if not 0 < self.min_timeout <= self.max_timeout:
+            raise ValueError(f"min_timeout must be > 0 and <= max_timeout {self.max_timeout}, got {self.min_timeout}")
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+        if self.fast_retransmit < 0:
+            raise ValueError(f"fast_retransmit must be >= 0, got {self.fast_retransmit}")
 
-    def worst_case_wait(self) -> float:
-        """Longest time one packet can wait before SwitchUnreachable (sum of all its timeouts)."""
-        total, t = 0.0, self.timeout
+    def worst_case_wait(self, first: float | None = None) -> float:
+        """Sum of one packet's timeouts until SwitchUnreachable when its first timeout is first (default: timeout)."""
+        total, t = 0.0, self.timeout if first is None else first
         for _ in range(self.max_retries + 1):
             total += t
             t = min(t * self.backoff, self.max_timeout)
         return total
+
+    def give_up_bound(self) -> float:
+        """Longest time any packet can wait before SwitchUnreachable, whatever the measured RTTs."""
+        first = self.max_timeout if self.adaptive else self.timeout
+        return self.worst_case_wait(first) + (first if self.fast_retransmit else 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +110,8 @@ class Stats:
     results: int = 0
     duplicates_ignored: int = 0
     """Results for packets already answered (late, duplicated or stale)."""
+    fast_retransmissions: int = 0
+    """Retransmissions triggered by later packets' results rather than a timeout (part of retransmissions)."""
     foreign_ignored: int = 0
     """Packets of another job or not a RESULT."""
     malformed: int = 0
@@ -90,6 +119,10 @@ class Stats:
     elements: int = 0
     """Elements of the input array all-reduced."""
     elapsed: float = 0.0
+    srtt: float | None = None
+    """Smoothed RTT at the end of the run (None: no sample)."""
+    rto: float = 0.0
+    """Adaptive timeout at the end of the run."""
 
     @property
     def goodput(self) -> float:
@@ -101,12 +134,15 @@ class Stats:
             "packets_sent": self.packets_sent,
             "retransmissions": self.retransmissions,
             "timeouts": self.timeouts,
+            "fast_retransmissions": self.fast_retransmissions,
             "results": self.results,
             "duplicates_ignored": self.duplicates_ignored,
             "foreign_ignored": self.foreign_ignored,
             "malformed": self.malformed,
             "elements": self.elements,
             "elapsed_s": round(self.elapsed, 6),
+            "srtt_ms": None if self.srtt is None else round(self.srtt * 1000, 3),
+            "rto_ms": round(self.rto * 1000, 3),
             "goodput_elems_per_s": round(self.goodput, 1),
         }
 
@@ -161,8 +197,12 @@ class _Pending:
     first_sent: float
     deadline: float
     timeout: float
+    seq: int
+    """Order of first transmission within the run (fast retransmit compares it)."""
     retries: int = 0
     generation: int = 0
+    fast: bool = False
+    """Already fast-retransmitted (at most once)."""
 
 
 def slot_uses(num_packets: int, window: int, index: int) -> int:
@@ -191,10 +231,18 @@ class Window:
     _mismatch: tuple[int, int, int, int] | None = field(default=None, init=False)
     _index_of: dict[int, int] = field(default_factory=dict, init=False)
     """pool_index (either set) -> window position."""
+    rto: RtoEstimator = field(init=False)
+    _seq: int = field(default=0, init=False)
+    _answered_seq: int = field(default=-1, init=False)
+    """Highest first-transmission order among answered packets."""
+    _unacked: deque[_Pending] = field(default_factory=deque, init=False)
+    """Candidates for fast retransmit, in order of first transmission (answered ones are skipped lazily)."""
 
     def __post_init__(self) -> None:
         if len(self.slots) != len(self.first_set) or not self.slots:
             raise ValueError("slots and first_set must be non-empty and of equal length")
+        o = self.options
+        self.rto = RtoEstimator(o.timeout, o.min_timeout, o.max_timeout)
         for i, slot in enumerate(self.slots):
             self._index_of[slot] = self._index_of[slot | SET_BIT] = i
 
@@ -224,9 +272,13 @@ class Window:
             worker_rank=self.rank,
         )
         out = Outgoing(hdr, values)
-        p = _Pending(packet_id, out, now, now + self.options.timeout, self.options.timeout)
+        timeout = self.rto.rto if self.options.adaptive else self.options.timeout
+        p = _Pending(packet_id, out, now, now + timeout, timeout, self._seq)
+        self._seq += 1
         self._pending[packet_id % self.width] = p
         heapq.heappush(self._heap, (p.deadline, packet_id, 0))
+        if self.options.fast_retransmit:
+            self._unacked.append(p)
         self.stats.packets_sent += 1
         return out
 
@@ -255,12 +307,50 @@ class Window:
         self.stats.results += 1
         self._answered += 1
         self._last_result = now
+        if p.retries == 0 and not p.fast:
+            self.rto.sample(now - p.first_sent)  # Karn: only packets sent once give unambiguous RTTs
         if self.done:
             self.stats.elapsed = now - self._start
+            self.stats.srtt, self.stats.rto = self.rto.srtt, self.rto.rto
+        out: list[Outgoing] = []
+        if self.options.fast_retransmit and p.seq > self._answered_seq:
+            self._answered_seq = p.seq
+            out.extend(self._fast_retransmits(now))
         nxt = hdr.packet_id + self.width
         if nxt < self.plan.num_packets:
-            return [self._build(nxt, now)]
-        return []
+            out.append(self._build(nxt, now))
+        return out
+
+    def _fast_retransmits(self, now: float) -> list[Outgoing]:
+        """Packets overtaken by fast_retransmit answered later packets: retransmit each once, restart its timer."""
+        out: list[Outgoing] = []
+        limit = self._answered_seq - self.options.fast_retransmit
+        q = self._unacked
+        while q and q[0].seq <= limit:
+            p = q.popleft()
+            if self._pending.get(p.packet_id % self.width) is not p or p.retries:
+                continue  # answered, or already timed out (its backoff is running)
+            p.fast = True
+            self.stats.fast_retransmissions += 1
+            out.append(self._retransmit(p, now, p.timeout))
+        return out
+
+    def _retransmit(self, p: _Pending, now: float, timeout: float) -> Outgoing:
+        """Re-arm p's timer with timeout and return its packet, flagged as a retransmission."""
+        p.generation += 1
+        p.timeout = timeout
+        p.deadline = now + timeout
+        h = p.out.header
+        if not h.flags & FLAG_RETRANSMIT:
+            p.out = Outgoing(
+                InaHeader(h.msg_type, h.job_id, h.pool_index, h.packet_id, h.exponent, h.flags | FLAG_RETRANSMIT,
+                          h.worker_rank),
+                p.out.values,
+            )
+        heapq.heappush(self._heap, (p.deadline, p.packet_id, p.generation))
+        self.stats.retransmissions += 1
+        self.stats.packets_sent += 1
+        return p.out
 
     def next_deadline(self) -> float | None:
         """When on_timer must be called next (None: nothing outstanding)."""
@@ -290,26 +380,13 @@ class Window:
                     slot=slot,
                     set_=set_,
                     packet_id=pid,
-                    transmissions=p.retries + 1,
+                    transmissions=p.retries + 1 + p.fast,
                     waited=now - p.first_sent,
                     last_result_ago=None if self._last_result is None else now - self._last_result,
                     mismatch=self._mismatch,
                 )
             p.retries += 1
-            p.generation += 1
-            p.timeout = min(p.timeout * self.options.backoff, self.options.max_timeout)
-            p.deadline = now + p.timeout
-            if p.retries == 1:
-                h = p.out.header
-                p.out = Outgoing(
-                    InaHeader(h.msg_type, h.job_id, h.pool_index, h.packet_id, h.exponent, h.flags | FLAG_RETRANSMIT,
-                              h.worker_rank),
-                    p.out.values,
-                )
-            heapq.heappush(self._heap, (p.deadline, pid, p.generation))
-            self.stats.retransmissions += 1
-            self.stats.packets_sent += 1
-            out.append(p.out)
+            out.append(self._retransmit(p, now, min(p.timeout * self.options.backoff, self.options.max_timeout)))
 
     def next_first_set(self) -> list[int]:
         """first_set for the next run on the same slots (each slot continues alternating)."""

@@ -16,13 +16,14 @@ from switch.sim.externs import CounterArray, RegisterArray
 from switch.sim.gen_actions import ActionGen
 from switch.sim.gen_base import Emitter, PacketAbort, ParserError, _fmt, _noop, _sat, _usat
 from switch.sim.gen_expr import ExprGen
+from switch.sim.gen_flow import FlowGen
 from switch.sim.gen_packet import PacketGen
 from switch.sim.gen_pipeline import PipelineGen
 from switch.sim.program import Program
 from switch.sim.tables import ActionInfo, MatchTable
 
 
-class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen):
+class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
     """Generates and compiles the Python module of one program; `build()` returns the namespace."""
 
     def __init__(self, prog: Program, arch_primitives: dict[str, Emitter], trace: bool,

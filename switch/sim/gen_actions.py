@@ -9,6 +9,7 @@ from typing import Any
 
 from switch.errors import LoadError
 from switch.sim.externs import CounterArray, RegisterArray
+from switch.sim.optimize import optimize_body
 from switch.sim.program import P_EXIT, P_INLEN, P_LEN, P_TRUNC, StackLayout
 from switch.sim.tables import ActionInfo
 
@@ -234,6 +235,7 @@ class ActionGen:
             self.action_width = [int(r["bitwidth"]) for r in rd]
             prims = a.get("primitives", [])
             self._idx = None
+            inline: list[str] | None = None
             if any(pr.get("op") in ("_jump", "_jump_if_zero") for pr in prims):
                 body = self.jumping_body(prims, where)
             else:
@@ -242,6 +244,9 @@ class ActionGen:
                 for prim in prims:
                     body.extend(self.primitive(prim, where))
                 self._idx_on = False
+                if not self.trace:
+                    body = optimize_body(body)
+                    inline = body  # straight-line: may be inlined where the action is known statically
             self._idx = None
             fn = f"A{aid}"
             lines = [f"def {fn}(F, D):"]
@@ -252,7 +257,8 @@ class ActionGen:
                 lines.append("    pass")
             self.out.extend(lines)
             info = ActionInfo(name, aid, [(r["name"], int(r["bitwidth"])) for r in rd])
-            self.actions[aid] = {"name": name, "fn": fn, "info": info}
+            self.actions[aid] = {"name": name, "fn": fn, "info": info, "inline": inline,
+                                 "uses_data": any("D[" in b for b in body)}
             self.action_by_name[name] = self.actions[aid]
             self.action_infos[name] = info
         self.action_width = []

@@ -97,6 +97,7 @@ class PipelineGen:
                                for an, (info, _f) in mt._actions.items()}
                 for e in mt.entries + [mt.default]:
                     e.fn = self.ns[f"A{e.aid}"] if e.aid >= 0 else _noop
+                self.ns[f"XG{mt.id}"] = mt.exact_index.get
             return
         for pl in self.j.get("pipelines", []):
             for t in pl.get("tables", []):
@@ -112,6 +113,7 @@ class PipelineGen:
                     raise LoadError(f"bad default entry in {where}: {exc}") from None
                 self.tables[name] = mt
                 self.ns[f"T{tid}"] = mt
+                self.ns[f"XG{tid}"] = mt.exact_index.get  # exact_index is never replaced, only mutated
                 if "" in acts:
                     mt.action_names.remove("")
                 entries = t.get("entries")
@@ -183,6 +185,15 @@ class PipelineGen:
                 return nodes[n]
 
             self.check_acyclic(pl, nodes)
+            fn = f"pipe_{pi}"
+            if not self.trace:
+                keys = {t["name"]: self.table_key(t) for t in pl.get("tables", [])}
+                if pl.get("init_table") is None or pl["init_table"] in nodes:
+                    flat = self.structured_pipeline(pi, pl, keys)
+                    if flat is not None:
+                        self.out.extend(flat)
+                        names[pname] = fn
+                        continue
             fixups: list[str] = []
             for t in pl.get("tables", []):
                 self.gen_table_node(t, nodes[t["name"]], ref, fixups)
@@ -202,7 +213,6 @@ class PipelineGen:
                 lines.append(f"    return {ref(c.get('false_next'), where)}")
                 self.out.extend(lines)
             self.out.extend(fixups)
-            fn = f"pipe_{pi}"
             init = ref(pl.get("init_table"), f"pipeline {pname!r}")
             self.out.append(f"def {fn}(F):")
             if self.trace:
@@ -215,6 +225,35 @@ class PipelineGen:
                 self.out.append(f"    _T(F, {('Pipeline ' + repr(pname) + ': end')!r})")
             names[pname] = fn
         return names
+
+    def table_key(self, t: dict) -> tuple[str, str]:
+        """(kind, lookup source) of table `t`: ('keyless', ''), ('exact', `XG<id>(key)`: the bound get of the
+        table's exact_index dict) or ('other', `T<id>.lookup((k1, ...))`)."""
+        tid = t.get("id", 0)
+        keys = self.table_key_srcs(t)
+        if not keys:
+            return "keyless", ""
+        if all(k.get("match_type") == "exact" for k in t.get("key", [])):
+            kexpr = keys[0] if len(keys) == 1 else f"({', '.join(keys)})"
+            return "exact", f"XG{tid}({kexpr})"
+        return "other", f"T{tid}.lookup(({', '.join(keys)},))"
+
+    def table_key_srcs(self, t: dict) -> list[str]:
+        """Python source of each key field's value of table `t` (static masks applied, shifted down)."""
+        where = f"table {t['name']!r}"
+        keys = []
+        for k in t.get("key", []):
+            if k.get("match_type") == "valid":
+                hl = self.p.header(k["target"], where)
+                src = f"F[{hl.valid_slot}]"
+            else:
+                src = self.expr({"type": "field", "value": k["target"]}, where)[0]
+                if k.get("mask") is not None:
+                    w = self.p.field_info(*k["target"])[0]
+                    mask, shift, _kw = _key_mask(_hex(k["mask"], where), w)
+                    src = f"(({src} & {mask}) >> {shift})" if shift else f"({src} & {mask})"
+            keys.append(src)
+        return keys
 
     def gen_table_node(self, t: dict, fn: str, ref: Callable[[str | None, str], str], fixups: list[str]) -> None:
         name = t["name"]

@@ -84,6 +84,11 @@ def test_packet_out_is_framed_and_injected(switch) -> None:
         stream = primary(c)
         f = frame(MAC_B)
         stream.send(packet_out(f, 3))  # refused silently before a pipeline is set, as PI
+        # The stream is handled in order: an arbitration answer proves the server has dealt with that PacketOut.
+        stream.arbitrate(2)  # a new election id is answered (the same one would not be, as in PI)
+        assert stream.recv_arbitration()[0] == OK
+        c.election_id = 2
+        assert injected == []
         c.set_pipeline(RUNTIME_IO_JSON.read_bytes())
         stream.send(packet_out(f, 3))
         for _ in range(100):

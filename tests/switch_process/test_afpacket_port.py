@@ -71,3 +71,24 @@ def test_link_down_and_up_does_not_break_the_port() -> None:
             assert got == [_frame(1)]
         finally:
             port.close()
+
+
+def test_vlan_tags_stripped_by_the_kernel_are_put_back() -> None:
+    # Linux moves the outer 802.1Q/802.1ad tag of every received frame into packet metadata; the switch must see
+    # the frame as it was on the wire (libpcap, hence BMv2, reconstructs it too)
+    base = _frame(3)
+    tagged = base[:12] + bytes.fromhex("81002005") + base[12:]
+    qinq = base[:12] + bytes.fromhex("88a8e00a" "81000007") + base[12:]
+    with hosts(1) as (h1,):
+        port = AfPacketPort(1, h1.switch_if)
+        try:
+            assert NsProcess(h1, "_send", "--count", "2", "--frame", tagged.hex(), "--frame", qinq.hex()) \
+                .result(20)["sent"] == 2
+            got: list[bytes] = []
+            deadline = time.monotonic() + 5
+            while len(got) < 2 and time.monotonic() < deadline:
+                got += [f for f in port.recv_batch(8) if f.endswith(base[14:])]
+                time.sleep(0.01)
+            assert got == [tagged, qinq]
+        finally:
+            port.close()

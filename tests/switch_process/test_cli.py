@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from switch.__main__ import DEFAULT_GRPC_ADDR, parse_args
-from switch.bench import FIXTURES, REPO, free_tcp_port
+from switch.bench import REPO, free_tcp_port
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -119,6 +119,21 @@ def test_grpc_port_in_use() -> None:
     assert line == f"switch: error: gRPC server address 127.0.0.1:{port} is already in use"
 
 
+@needs_engine
+def test_second_switch_on_the_same_grpc_port() -> None:
+    # grpc binds with SO_REUSEPORT by default: without care a second server would silently share the port
+    from switch.bench import SwitchProcess
+
+    port = free_tcp_port()
+    first = SwitchProcess(["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{port}"])
+    try:
+        line = _one_error_line(_switch("--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{port}"))
+        assert line == f"switch: error: gRPC server address 127.0.0.1:{port} is already in use"
+        assert first.proc.poll() is None
+    finally:
+        first.stop()
+
+
 def test_bad_grpc_address() -> None:
     assert "is not HOST:PORT" in _one_error_line(_switch("--no-p4", "--", "--grpc-server-addr", "localhost"))
 
@@ -154,3 +169,37 @@ def test_serves_then_exits_cleanly_on_signal(sig: str) -> None:
     finally:
         err = sw.stop()
     assert err == ""
+
+
+@needs_engine
+def test_strict_bmv2_flag_reaches_the_p4runtime_server(tmp_path: Path) -> None:
+    import grpc
+
+    from switch.bench import P4RuntimeClient, SwitchProcess
+
+    # a program with registers, compiled now by the embedded compiler (the P4Info carries the register ids)
+    r = subprocess.run([sys.executable, "-m", "compiler", "tests/p4/agg64.p4", "-o", str(tmp_path / "agg64.json"),
+                        "--p4runtime-files", str(tmp_path / "agg64.p4info.txt")], cwd=REPO, capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode != 0:
+        pytest.skip(f"compiler cannot build tests/p4/agg64.p4 yet: {r.stderr.strip()[-300:]}")
+    for strict in (False, True):
+        port = free_tcp_port()
+        sw = SwitchProcess(["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{port}",
+                            *(["--strict-bmv2"] if strict else [])])
+        try:
+            c = P4RuntimeClient(f"127.0.0.1:{port}")
+            c.set_pipeline((tmp_path / "agg64.p4info.txt").read_text(), (tmp_path / "agg64.json").read_bytes())
+            entity = c.register_entity("MyIngress.agg_03", 7)
+            if strict:
+                with pytest.raises(grpc.RpcError) as err:
+                    c.read(entity)
+                assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            else:
+                [e] = c.read(entity)
+                assert e.register_entry.index.index == 7
+                assert int.from_bytes(e.register_entry.data.bitstring, "big") == 0
+            c.close()
+        finally:
+            sw.stop()
+        assert sw.proc.returncode == 0

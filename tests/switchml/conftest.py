@@ -2,9 +2,10 @@
 
 `switchml_build(num_elems, pool_size)` compiles the program once per parameter set (embedded compiler) and returns
 the BMv2 JSON; `ina` is a fresh `InaSwitch` (N = 16 elements, 8 slots) with the engine loaded; `ina_factory` makes one
-for another build. Tests cannot import conftest (--import-mode=importlib), so constants and small helpers are
-attributes of InaSwitch (`ina.worker(rank)`, `ina.sums(a, b)`, `ina.NO_JOB`). `InaSwitch` installs job entries through the engine API the way the controller will (names from
-p4src/README.md), builds DATA packets, the expected RESULT bytes, and reads registers and counters.
+for another build. `InaSwitch` installs job entries through the engine API the way the controller does (names from
+p4src/README.md), builds DATA frames and the expected RESULT bytes, and reads registers and counters. Tests cannot
+import conftest (--import-mode=importlib), so constants and small helpers are attributes of InaSwitch
+(`ina.worker(rank)`, `ina.sums(a, b)`, `ina.NO_JOB`).
 """
 
 from __future__ import annotations
@@ -67,26 +68,14 @@ def _ip(text: str) -> int:
     return int.from_bytes(bytes(int(part) for part in text.split(".")), "big")
 
 
-def _compile(num_elems: int, pool_size: int) -> dict[str, Any]:
-    compiler = pytest.importorskip("compiler", reason="embedded compiler package missing")
-    compile_file = getattr(compiler, "compile_file", None)
-    if compile_file is None:
-        pytest.skip("compiler.compile_file not available yet (backend helper)")
-    defines = {"INA_NUM_ELEMS": str(num_elems), "INA_POOL_SIZE": str(pool_size)}
-    result = compile_file(str(P4SRC), defines=defines)
-    return _program_json(result)
-
-
-def _program_json(result: Any) -> dict[str, Any]:
-    """The BMv2 JSON dict out of a CompileResult."""
-    program = result.json
-    assert isinstance(program, dict), f"unexpected CompileResult.json {type(program)!r}"
-    return program
-
-
 @functools.cache
 def _compiled(num_elems: int, pool_size: int) -> dict[str, Any]:
-    return _compile(num_elems, pool_size)
+    import compiler
+
+    defines = {"INA_NUM_ELEMS": str(num_elems), "INA_POOL_SIZE": str(pool_size)}
+    program = compiler.compile_file(str(P4SRC), defines=defines).json
+    assert isinstance(program, dict), f"unexpected CompileResult.json {type(program)!r}"
+    return program
 
 
 def switchml_build(num_elems: int = 16, pool_size: int = 8) -> dict[str, Any]:
@@ -108,10 +97,9 @@ class InaSwitch:
     sums = staticmethod(sums)
 
     def __init__(self, program: dict[str, Any], num_elems: int, pool_size: int) -> None:
-        v1model = pytest.importorskip("switch.v1model", reason="engine (switch.v1model) missing")
-        if not hasattr(v1model, "V1Switch"):
-            pytest.skip("switch.v1model.V1Switch not available yet (engine helper)")
-        self.sw = v1model.V1Switch()
+        from switch.v1model import V1Switch
+
+        self.sw = V1Switch()
         self.sw.load(program)
         self.program = program
         self.num_elems = num_elems
@@ -251,9 +239,8 @@ def compile_switchml() -> Callable[..., Any]:
     """Compiles switchml.p4 with the given -D defines (uncached), returning what compile_file returns."""
 
     def run(**defines: str) -> Any:
-        compiler = pytest.importorskip("compiler", reason="embedded compiler package missing")
-        if not hasattr(compiler, "compile_file"):
-            pytest.skip("compiler.compile_file not available yet (backend helper)")
+        import compiler
+
         return compiler.compile_file(str(P4SRC), defines=defines)
 
     return run

@@ -125,3 +125,22 @@ def test_whole_pool_in_flight(ina):
                                           for w in (w0, w1)]
         assert all(ina.bitmap(s, 1 - set_) == 0 for s in range(ina.pool_size))
     assert ina.counts(1)["ina_multicast"] == 2 * ina.pool_size
+
+
+def test_job_reset_recipe(ina):
+    """The reset documented in p4src/README.md (bitmap and countdown to 0 for the job's slots, both sets) is enough
+    for a new run: stale partial sums and completed sets from the old run do not leak into new results."""
+    w0, w1 = two_workers(ina)
+    old = vec(ina, 50)
+    ina.send(w0, ina.data(w0, 1, 2, 0, old))                            # run 1 dies with slot 2 set 0 incomplete
+    ina.send(w0, ina.data(w0, 1, 3, 0, old))
+    ina.send(w1, ina.data(w1, 1, 3, 0, old))                            # and slot 3 set 0 complete
+    # without a reset, run 2's first packet to slot 3 set 0 would look like a retransmission and get run 1's result
+    for name in ("SwitchMLIngress.ina_bitmap", "SwitchMLIngress.ina_countdown"):
+        for cell in range(2 * ina.pool_size):
+            ina.sw.registers[name].write(cell, 0)
+    for slot in (2, 3):
+        a, b = vec(ina, 60 + slot), vec(ina, 70 + slot)
+        assert ina.send(w0, ina.data(w0, 1, slot, 0, a)) == []
+        last = ina.data(w1, 1, slot, 0, b)
+        assert ina.send(w1, last) == [(w.port, ina.expected_result(last, w, ina.sums(a, b), 128)) for w in (w0, w1)]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
+from worker import header
 
 
 def test_codec_payloads_are_aggregated_and_decoded(ina_factory):
-    np = pytest.importorskip("numpy")
-    header = pytest.importorskip("worker.header", reason="worker codec (worker/header.py) missing")
+    import numpy as np
     from scapy.layers.inet import UDP
     from scapy.layers.l2 import Ether
 

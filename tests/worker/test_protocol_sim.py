@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -118,14 +120,23 @@ def test_consecutive_runs_continue_set_alternation(codec: Codec) -> None:
     assert bad.outputs[0][8:16].tolist() == [3] * 8
 
 
-def test_switch_dies_mid_run_raises_within_bounded_time(codec: Codec) -> None:
+@pytest.mark.parametrize("adaptive", [False, True], ids=["fixed", "adaptive"])
+def test_switch_dies_mid_run_raises_within_bounded_time(codec: Codec, adaptive: bool) -> None:
     job = make_job(3)
     inputs = [rank_input(2000, 2, r, "float32") for r in range(3)]
+    opts = replace(OPTS, adaptive=adaptive)
     with pytest.raises(SwitchUnreachable) as exc:
-        run_allreduce(job, codec, inputs, mode="float32", options=OPTS, switch_dies_at=0.05)
+        run_allreduce(job, codec, inputs, mode="float32", options=opts, switch_dies_at=0.05)
     err = exc.value
-    assert err.job_id == job.job_id and err.transmissions == OPTS.max_retries + 1
-    assert err.waited == pytest.approx(OPTS.worst_case_wait(), rel=0.05)
+    assert err.job_id == job.job_id
+    if adaptive:
+        # the first timeout was the measured RTO (clamped), so the wait lies between the two extreme backoff series
+        assert err.transmissions in (opts.max_retries + 1, opts.max_retries + 2)  # + at most one fast retransmit
+        assert opts.worst_case_wait(opts.min_timeout) <= err.waited <= opts.give_up_bound()
+        assert err.waited < opts.worst_case_wait()  # the RTO (RTT ~1-4 ms here) is below the initial 20 ms
+    else:
+        assert err.transmissions == opts.max_retries + 1
+        assert err.waited == pytest.approx(opts.worst_case_wait(), rel=0.05)
     assert err.last_result_ago is not None
     assert f"(slot {err.slot}, set {err.set})" in str(err) and "last result from the switch arrived" in str(err)
 

@@ -1,5 +1,5 @@
 /* Parser lowering: select on one field with a mask, on two fields with `_` and masks, on a header stack's last
- * element, on lookahead; header stack `.next` extraction; parser-local assignments; verify() with a user error;
+ * element, on lookahead (bits, a slice of them, a field of a looked-ahead header); header stack `.next` extraction; parser-local assignments; verify() with a user error;
  * PacketTooShort; transition accept. Ingress reports the path taken and the parser error in header `rep`. */
 #include <core.p4>
 #include <v1model.p4>
@@ -53,9 +53,10 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
     state is_tcp { meta.path = meta.path | 0x40; transition accept; }
     state is_high { meta.path = meta.path | 0x20; transition accept; }
     state parse_tag {
-        meta.la = pkt.lookahead<bit<8>>();
-        transition select(pkt.lookahead<bit<8>>()) {
-            1: tag_one;
+        meta.la = pkt.lookahead<bit<16>>()[15:8];
+        transition select(pkt.lookahead<tag_t>().kind, pkt.lookahead<bit<16>>()[3:0]) {
+            (1, _): tag_one;
+            (_, 0xF): tag_one;
             default: tag_other;
         }
     }
