@@ -89,6 +89,11 @@ controller-shell: setup
 p4runtime-shell: shell-venv
 	$(VENV_SHELL)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id 1 --election-id 0,1
 
+# all-reduce goodput, WORKERS 2/4/8 x LOSS 0/1 % on the embedded switch (root: Mininet) -> bench/allreduce.{md,csv,png}
+.PHONY: bench
+bench: build
+	$(PY) -m topo.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out bench/allreduce
+
 bench-switch: setup
 	$(PY) -m switch.bench --out bench/switch.md
 

@@ -39,15 +39,21 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _p4info_outputs(args: argparse.Namespace) -> list[str]:
-    out = [f for f in args.p4runtime_files.split(",") if f]
+    """P4Info output specs: a path whose suffix names the format, or `path\0.suffix` when the format comes from
+    --p4runtime-format (p4c's deprecated --p4runtime-file, or a --p4runtime-files name without a known suffix)."""
+    fmt = {"text": ".txt", "json": ".json", "binary": ".bin"}.get(args.p4runtime_format or "", "")
+    paths = [f for f in args.p4runtime_files.split(",") if f]
     if args.p4runtime_file:
-        fmt = {"text": ".txt", "json": ".json", "binary": ".bin"}.get(args.p4runtime_format or "binary", ".bin")
-        path = args.p4runtime_file
-        if not path.endswith((".txt", ".json", ".bin")):
-            # p4c writes the requested format whatever the name; write it through a temporary suffix mapping
+        paths.append(args.p4runtime_file)
+        fmt = fmt or ".bin"  # p4c's default --p4runtime-format is binary
+    out = []
+    for path in paths:
+        if path.endswith((".txt", ".json", ".bin")):
+            out.append(path)
+        elif fmt:
             out.append(path + "\0" + fmt)
         else:
-            out.append(path)
+            out.append(path)  # p4info.write reports the unknown suffix
     return out
 
 

@@ -86,6 +86,13 @@ class ProgramLowering(LowerContext):
             dc.table = table
             self.cp.direct_counters.append(dc)
 
+    def sort_control_plane(self) -> None:
+        """P4Info lists tables per control in package order, then declaration order (p4c's order); the graph was
+        built back to front, so restore it. Direct counters follow their declaration order."""
+        self.cp.tables.sort(key=lambda t: self._cp_order.get(t.name, (99, 0)))
+        declared = list(self._pending_direct)
+        self.cp.direct_counters.sort(key=lambda d: declared.index(d.name) if d.name in declared else 0)
+
     def cp_table(self, cl: Any, t: ast.TableDecl, name: str, keys: list[Any], recs: list[Any], scopes: list[str],
                  size: int, const_default: Any, has_entries: bool, counter: str | None) -> None:
         fields = [CPMatchField(kname, w, kind, list(ke.annotations)) for kname, w, kind, ke in keys]
@@ -96,6 +103,8 @@ class ProgramLowering(LowerContext):
             refs.append(CPActionRef(rec.name, scope, list(ref.annotations) if ref is not None else []))
         ents = t.entries
         timeout = t.get_property("support_timeout")
+        order = cl.decl.locals.index(t) if t in cl.decl.locals else 0
+        self._cp_order[name] = (cl.block_index, order)
         self.cp.tables.append(CPTable(
             name=name, match_fields=fields, action_refs=refs,
             const_default_action=const_default.name if const_default is not None else None,
@@ -108,6 +117,7 @@ class ProgramLowering(LowerContext):
 
     def run(self) -> Json:
         self._pending_direct = {}
+        self._cp_order: dict[str, tuple[int, int]] = {}
         self.names = NameGen(_identifiers(self.program))
         self.names.used.update({"scalars", "scalars_0", "standard_metadata"})
         for i, e in enumerate(self.info.errors):
@@ -146,6 +156,7 @@ class ProgramLowering(LowerContext):
         self.checksum_control(blocks["compute_checksum"], verify=False)  # type: ignore[arg-type]
         deparser_json = self.deparser(blocks["deparser"])  # type: ignore[arg-type]
         self.assemble_actions(lowerers, pipelines)
+        self.sort_control_plane()
         self.finish_scalars()
         for c in self.counter_arrays:
             if c.get("is_direct") and c.get("binding") is None:

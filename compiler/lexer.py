@@ -132,8 +132,11 @@ def tokenize(text: str, file: str = "<string>", diags: Diagnostics | None = None
             # The newline ending the directive will bump `line` to N.
         elif kind == "hash":
             d = diags if diags is not None else Diagnostics()
-            d.error(SourceLoc(file, line, pos - line_start + 1),
-                    f"unexpected preprocessor directive {m.group().split()[0]!r}", "syntax")
+            loc = SourceLoc(file, line, pos - line_start + 1)
+            if m.group().startswith("#}"):
+                d.error(loc, "unsupported: the invalid-header expression '{#}'", "unsupported")
+            else:
+                d.error(loc, f"unexpected preprocessor directive {m.group().split()[0]!r}", "syntax")
             raise CompileError(d)
         elif kind == "comment":
             nls = m.group().count("\n")

@@ -17,6 +17,7 @@ from compiler.types import BitsT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLi
 
 Json = Any
 SCALARS = "scalars"
+MAX_SIZE = 1 << 31  # P4Info sizes are int32
 STD_META = "standard_metadata"
 
 
@@ -194,14 +195,27 @@ class LowerContext:
         return {"filename": loc.file, "line": loc.line, "column": loc.col, "source_fragment": fragment}
 
     def fragment(self, node: ast.Node) -> str:
-        """The source text of a statement/declaration: its line from its column up to `;` or `{`."""
-        line = self.diags.source_line(node.loc) or ""
-        text = line[node.loc.col - 1:]
-        for stop in (";", "{"):
-            i = text.find(stop)
-            if i >= 0:
-                text = text[:i]
-        text = text.strip()
+        """The source text of a statement/declaration: from its position up to the `;` or `{` that ends it (outside
+        parentheses), continuation lines joined with single spaces."""
+        parts: list[str] = []
+        depth = 0
+        line_no, col = node.loc.line, node.loc.col
+        for _ in range(50):  # a statement longer than this is cut
+            line = self.diags.source_line(ast.SourceLoc(node.loc.file, line_no, 1))
+            if line is None:
+                break
+            text = line[col - 1:]
+            for i, ch in enumerate(text):
+                if ch in "([":
+                    depth += 1
+                elif ch in ")]":
+                    depth -= 1
+                elif ch in ";{" and depth <= 0:
+                    parts.append(text[:i])
+                    return " ".join(p.strip() for p in parts if p.strip())
+            parts.append(text)
+            line_no, col = line_no + 1, 1
+        text = " ".join(p.strip() for p in parts if p.strip())
         if not text and isinstance(node, ast.Expr):
             return describe(node)
         return text
@@ -279,8 +293,8 @@ class LowerContext:
         ext = t.name
         if ext == "register":
             size = self.info.values.get(d.args[0]) if d.args else None
-            if not isinstance(size, int) or size <= 0:
-                raise self.error(d, "register size must be a positive compile-time constant")
+            if not isinstance(size, int) or not 0 < size < MAX_SIZE:
+                raise self.error(d, f"register size must be a compile-time constant in 1..{MAX_SIZE - 1}")
             w = width_of(t.type_args[0]) if t.type_args else None
             if w is None:
                 raise self.unsupported(d, f"register of {t.type_args[0] if t.type_args else '?'}")
@@ -292,8 +306,8 @@ class LowerContext:
             self.cp_extern("register", name, d, size=size, bitwidth=w)
         elif ext == "counter":
             size = self.info.values.get(d.args[0]) if d.args else None
-            if not isinstance(size, int) or size <= 0:
-                raise self.error(d, "counter size must be a positive compile-time constant")
+            if not isinstance(size, int) or not 0 < size < MAX_SIZE:
+                raise self.error(d, f"counter size must be a compile-time constant in 1..{MAX_SIZE - 1}")
             unit = self.counter_unit(d.args[1]) if len(d.args) > 1 else "BOTH"
             j = {"name": name, "id": len(self.counter_arrays)}
             if si is not None:

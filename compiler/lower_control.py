@@ -17,7 +17,16 @@ from dataclasses import dataclass, field
 
 from compiler import ast
 from compiler.lower_actions import PrimitiveLowerer
-from compiler.lower_context import Json, LowerAbort, LowerContext, RuntimeData, Storage, control_plane_name, hexstr
+from compiler.lower_context import (
+    MAX_SIZE,
+    Json,
+    LowerAbort,
+    LowerContext,
+    RuntimeData,
+    Storage,
+    control_plane_name,
+    hexstr,
+)
 from compiler.lower_expr import ExprLowerer
 from compiler.typecheck import describe, start_of
 from compiler.types import ApplyResultT, TableT, width_of
@@ -401,6 +410,8 @@ class ControlLowerer:
         sp = t.get_property("size")
         if isinstance(sp, ast.ValueProperty):
             size = int(self.info.values.get(sp.value, DEFAULT_TABLE_SIZE))
+            if not 0 < size < MAX_SIZE:
+                raise self.lc.error(sp.value, f"table size must be in 1..{MAX_SIZE - 1}")
         counters = None
         cp_prop = t.get_property("counters")
         if isinstance(cp_prop, ast.ValueProperty):
@@ -499,6 +510,14 @@ class ControlLowerer:
         out: list[Json] = []
         assert t.key is not None or not ents.entries
         elems = t.key.elements if t.key is not None else []
+        # BMv2: a lower JSON priority wins. P4: without explicit priorities the first entry wins; with them the larger
+        # value wins (largest_priority_wins defaults to true), earlier entries first on ties.
+        explicit = [self.info.values.get(x.priority) if x.priority is not None else None for x in ents.entries]
+        if any(p is not None for p in explicit):
+            order = sorted(range(len(ents.entries)), key=lambda i: (-int(explicit[i] or 0), i))
+        else:
+            order = list(range(len(ents.entries)))
+        ranks = {i: r + 1 for r, i in enumerate(order)}
         for i, ent in enumerate(ents.entries):
             match_key: list[Json] = []
             keys = ent.keys
@@ -512,14 +531,13 @@ class ControlLowerer:
             rec = self.action(a, t)
             data = [hexstr(int(self.info.values.get(x, 0)), w2)
                     for x, w2 in zip(ent.action.args or [], [p[1] for p in rec.params])]
-            prio = self.info.values.get(ent.priority) if ent.priority is not None else None
             e: Json = {}
             si = self.lc.source_info(ent, None)
             if si is not None:
                 e["source_info"] = si
             e["match_key"] = match_key
             e["action_entry"] = {"action_id": rec, "action_data": data}
-            e["priority"] = int(prio) if prio is not None else i + 1
+            e["priority"] = ranks[i]
             out.append(e)
         return out
 

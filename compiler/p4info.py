@@ -245,6 +245,18 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
         sym(CONTROLLER_HEADER, h.type_name, h.annotations, h.loc)
     for dg in model.digests:
         sym(DIGEST, dg.name, dg.annotations, dg.loc)
+    # p4c: the same name twice within one kind is an error, except for actions (deduplicated silently, since its
+    # midend copies global actions into every control that uses them).
+    for what, objs in (("table", model.tables), ("counter", model.counters),
+                       ("direct counter", model.direct_counters), ("meter", model.meters),
+                       ("direct meter", model.direct_meters), ("register", model.registers),
+                       ("controller packet metadata", model.controller_headers), ("digest", model.digests)):
+        seen: set[str] = set()
+        for o in objs:
+            if o.name in seen:
+                diags.error(o.loc or NOLOC, f"Name '{o.name}' is used for multiple {what} objects in the P4Info "
+                            "message", "p4info")
+            seen.add(o.name)
     diags.check()
     ids.assign()
 
@@ -294,9 +306,11 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
         if t.has_initial_entries:  # at least one entry, const or not
             msg.has_initial_entries = True
 
+    emitted_actions: set[str] = set()
     for a in model.actions:
-        if a.hidden:
+        if a.hidden or a.name in emitted_actions:
             continue
+        emitted_actions.add(a.name)
         msg = info.actions.add()
         _set_preamble(msg.preamble, ids.get(ACTION, a.name), a.name, suffixes.alias(a.name), a.annotations)
         params = [_as_field(p) for p in a.params]

@@ -963,6 +963,8 @@ class Parser:
         t = self.tok
         if t.kind == "{":
             return self.block(annos)
+        if annos and not self._at_var_decl() and not (t.kind == "ID" and t.text == "const"):
+            raise self.error(annos[0].loc, "annotations are only allowed on blocks and declarations here")
         if t.kind == ";":
             self.advance()
             return ast.EmptyStmt(t.loc)
@@ -1004,6 +1006,8 @@ class Parser:
     def _at_var_decl(self) -> bool:
         """A statement starting with a type: a base type word or a declared type name not used as `T.x`/`T(...)`."""
         t = self.tok
+        if t.kind != "ID":
+            return False
         if t.text in ("bit", "int", "varbit", "bool", "string", "tuple"):
             return True
         if t.text == "error":

@@ -17,28 +17,48 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pcpp import Preprocessor
-from pcpp.parser import OutputDirective
+from pcpp.parser import Action, OutputDirective
 
 from compiler.ast import SourceLoc
 from compiler.diagnostics import CompileError, Diagnostics
 
 INCLUDE_DIR = str(Path(__file__).resolve().parent / "include")
+MAX_INCLUDE_DEPTH = 40  # cpp allows 200; each level costs pcpp several Python frames
 
-_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*(?:.|\n)*?\*/', re.DOTALL)
+_COMMENT_OR_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|/\*.*?(?:\*/|\Z)', re.DOTALL)
+
+
+class UnterminatedComment(ValueError):
+    """A `/*` without its `*/`; `offset` is where the comment starts."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(f"unterminated comment at offset {offset}")
+        self.offset = offset
 
 
 def blank_comments(text: str) -> str:
-    """Replace every comment by spaces (keeping its newlines) so positions after it do not move."""
+    """Replace every comment by spaces (keeping its newlines) so positions after it do not move.
+
+    Raises `UnterminatedComment` for a `/*` that is never closed.
+    """
 
     def repl(m: re.Match[str]) -> str:
         s = m.group()
         if s[0] == '"':
             return s
+        if s.startswith("/*") and (len(s) < 4 or not s.endswith("*/")):
+            raise UnterminatedComment(m.start())
         return re.sub(r"[^\n]", " ", s)
 
     if "/" not in text:
         return text
     return _COMMENT_OR_STRING.sub(repl, text)
+
+
+def _offset_loc(file: str, text: str, offset: int) -> SourceLoc:
+    line = text.count("\n", 0, offset) + 1
+    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return SourceLoc(file, line, col)
 
 
 def parse_defines(defines: Mapping[str, str] | Iterable[str]) -> dict[str, str]:
@@ -66,7 +86,7 @@ class _P4Preprocessor(Preprocessor):
         super().__init__()
         self.diags = diags
         self.line_directive = None
-        self.rewrite_paths = []  # keep the paths as we resolve them (see _display_name)
+        self.rewrite_paths = []  # keep file names as resolved (absolute), not relative to the cwd
         self.originals: dict[str, str] = {}
         self.rename: dict[str, str] = {}  # pcpp's absolute name of the main file → the name we were given
 
@@ -91,23 +111,56 @@ class _P4Preprocessor(Preprocessor):
                                  "io")
                 text = ""
         self.originals[includepath] = text
-        return io.StringIO(blank_comments(text))
+        try:
+            return io.StringIO(blank_comments(text))
+        except UnterminatedComment as e:
+            self.diags.error(_offset_loc(includepath, text, e.offset), "unterminated comment", "syntax")
+            return io.StringIO(blank_comments(text[: e.offset]))
 
     def on_include_not_found(self, is_malformed: bool, is_system_include: bool, curdir: str,
                              includepath: str) -> str:
         d = self.lastdirective
         if is_malformed:
             self.diags.error(self._loc(d.source, d.lineno, "#"), f"malformed #include: {includepath}", "preprocessor")
-            raise OutputDirective(_remove_action())
+            raise OutputDirective(Action.IgnoreAndRemove)
         loc = self._loc(d.source, d.lineno, f'"{includepath}"')
         if loc.col == self._loc(d.source, d.lineno).col:  # not a "..." include: point at the <
             loc = self._loc(d.source, d.lineno, f"<{includepath}")
         raise _IncludeNotFound(loc, includepath)
 
+    def define(self, tokens):  # type: ignore[no-untyped-def]
+        if not isinstance(tokens, str) and all(t.type in self.t_WS for t in tokens):
+            d = self.lastdirective
+            self.diags.error(self._loc(d.source, d.lineno, "#"), "#define needs a macro name", "preprocessor")
+            return None
+        return super().define(tokens)
+
+    def include(self, tokens, original_line):  # type: ignore[no-untyped-def]
+        if self.include_depth > MAX_INCLUDE_DEPTH:
+            d = self.lastdirective
+            self.diags.error(self._loc(d.source, d.lineno, "#"),
+                             f"#include nested more than {MAX_INCLUDE_DEPTH} deep (an include cycle?)", "preprocessor")
+            return iter(())
+        if all(t.type in self.t_WS for t in tokens):
+            d = self.lastdirective
+            self.diags.error(self._loc(d.source, d.lineno, "#"), "#include expects \"FILE\" or <FILE>",
+                             "preprocessor")
+            return iter(())
+        return super().include(tokens, original_line)
+
+    def undef(self, tokens):  # type: ignore[no-untyped-def]
+        if all(t.type in self.t_WS for t in tokens):
+            d = self.lastdirective
+            self.diags.error(self._loc(d.source, d.lineno, "#"), "#undef needs a macro name", "preprocessor")
+            return None
+        return super().undef(tokens)
+
     def on_error(self, file: str, line: int, msg: str) -> None:
         msg = " ".join(msg.split())
-        if msg.startswith("Unterminated"):
-            msg = "unterminated " + msg[len("Unterminated "):]
+        if msg.startswith("Misplaced #"):  # pcpp's wording → cpp's
+            msg = f"{msg[len('Misplaced '):]} without #if"
+        elif msg[:1].isupper() and msg[1:2].islower():
+            msg = msg[0].lower() + msg[1:]
         self.diags.error(self._loc(file, line), msg, "preprocessor")
         self.return_code += 1
 
@@ -122,13 +175,11 @@ class _P4Preprocessor(Preprocessor):
             return True
         if directive.value == "pragma":
             return True
+        if directive.value == "line":
+            self.diags.error(loc, "unsupported: #line directives", "unsupported")
+            return True
         self.diags.error(loc, f"unknown preprocessor directive '#{directive.value}'", "preprocessor")
         return True
-
-
-def _remove_action():  # type: ignore[no-untyped-def]
-    from pcpp.parser import Action
-    return Action.IgnoreAndRemove
 
 
 def preprocess(path: str, include_dirs: Iterable[str] = (), defines: Mapping[str, str] | Iterable[str] = (),
@@ -159,11 +210,28 @@ def preprocess(path: str, include_dirs: Iterable[str] = (), defines: Mapping[str
     pp.originals[path] = text
     # pcpp names the main file by its absolute path; map it back to the name we were given.
     pp.rename[os.path.abspath(path)] = path
-    pp.parse(blank_comments(text), path)
+    try:
+        blanked = blank_comments(text)
+    except UnterminatedComment as e:
+        diags.sources.setdefault(path, text)
+        diags.error(_offset_loc(path, text, e.offset), "unterminated comment", "syntax")
+        raise CompileError(diags) from None
+    pp.parse(blanked, path)
     try:
         out = _render(pp, pp.rename)
     except _IncludeNotFound as e:
         diags.error(e.loc, f"cannot find include file '{e.name}'", "preprocessor")
+        raise CompileError(diags) from None
+    except RecursionError:
+        d = pp.lastdirective
+        loc = pp._loc(d.source, d.lineno, "#") if d is not None else SourceLoc(path, 0, 0)
+        diags.error(loc, "unsupported: preprocessing nested too deep", "preprocessor")
+        raise CompileError(diags) from None
+    except (IndexError, KeyError, TypeError, ValueError, AttributeError) as e:
+        # pcpp has no error path for some malformed directives; blame the last directive it saw.
+        d = pp.lastdirective
+        loc = pp._loc(d.source, d.lineno, "#") if d is not None else SourceLoc(path, 0, 0)
+        diags.error(loc, f"malformed preprocessor directive ({type(e).__name__})", "preprocessor")
         raise CompileError(diags) from None
     finally:
         for name, original in pp.originals.items():

@@ -52,6 +52,7 @@ from compiler.types import (
 )
 
 MATCH_KINDS_SUPPORTED = ("exact", "lpm", "ternary", "range", "optional")
+MAX_WIDTH = 4096  # widths, shift amounts and stack sizes beyond this are refused (keeps folding bounded)
 
 
 class CheckAbort(Exception):
@@ -282,6 +283,8 @@ class Checker:
             w = self.const_int(t.width, _Ctx(scope), "bit width")
             if w <= 0:
                 raise self.error(t, f"bit width must be positive, not {w}")
+            if w > MAX_WIDTH:
+                raise self.unsupported(t, f"bit width {w} (at most {MAX_WIDTH})")
             return BitsT(w, False)
         if isinstance(t, ast.IntType):
             if t.width is None:
@@ -289,6 +292,8 @@ class Checker:
             w = self.const_int(t.width, _Ctx(scope), "int width")
             if w <= 0:
                 raise self.error(t, f"int width must be positive, not {w}")
+            if w > MAX_WIDTH:
+                raise self.unsupported(t, f"int width {w} (at most {MAX_WIDTH})")
             return BitsT(w, True)
         if isinstance(t, ast.BoolType):
             return BOOL
@@ -311,6 +316,8 @@ class Checker:
             size = self.const_int(t.size, _Ctx(scope), "header stack size")
             if size <= 0:
                 raise self.error(t.size, "header stack size must be positive")
+            if size > MAX_WIDTH:
+                raise self.unsupported(t.size, f"header stack of {size} elements (at most {MAX_WIDTH})")
             return StackT(el, size)
         if isinstance(t, ast.TupleType):
             return TupleT(tuple(self.resolve_type(x, scope, allow_typevars) for x in t.elements))
@@ -656,7 +663,7 @@ class Checker:
         if len(keys) == 1 and isinstance(keys[0], (ast.DefaultExpr, ast.DontCare)) and len(key_types) != 1:
             self.info.types[keys[0]] = DONTCARE
         elif len(keys) != len(key_types):
-            raise self.error(ent.loc, f"entry has {len(keys)} key values, table '{d.name}' has {len(key_types)} keys")
+            raise self.error(ent, f"entry has {len(keys)} key values, table '{d.name}' has {len(key_types)} keys")
         else:
             for k, kt in zip(keys, key_types):
                 self.keyset(k, kt, ctx)
@@ -664,9 +671,9 @@ class Checker:
             self.const_int(ent.priority, ctx, "entry priority")
         a = self.action_ref(ent.action, ctx, bind_all=True)
         if a not in listed:
-            raise self.error(ent.action.loc, f"action '{a.name}' is not in the actions list of table '{d.name}'")
+            raise self.error(ent.action, f"action '{a.name}' is not in the actions list of table '{d.name}'")
         if listed[a].annotation("defaultonly") is not None:
-            raise self.error(ent.action.loc, f"action '{a.name}' is @defaultonly and cannot be used in an entry")
+            raise self.error(ent.action, f"action '{a.name}' is @defaultonly and cannot be used in an entry")
 
     def table_value_property(self, d: ast.TableDecl, p: ast.ValueProperty, ctx: _Ctx) -> None:
         if p.name == "size":
@@ -1151,6 +1158,10 @@ class Checker:
                 raise self.error(e, "shifted untyped integer must be a constant")
             if isinstance(lt, InfIntT) and rv is None:
                 raise self.error(e, f"'{describe(e.left)}' needs a width when shifted by a non-constant amount")
+            if isinstance(rv, int) and rv > MAX_WIDTH:
+                if isinstance(lt, InfIntT):
+                    raise self.unsupported(e.right, f"shift amount {rv} (at most {MAX_WIDTH})")
+                rv = MAX_WIDTH  # shifting a bit<W> by >= W bits gives 0 (or the sign, for >> of int<W>)
             if isinstance(lv, int) and isinstance(rv, int):
                 self.info.values[e] = wrap_value(lv << rv if op == "<<" else lv >> rv, lt)
             return lt

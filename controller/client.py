@@ -93,7 +93,7 @@ class P4RuntimeClient:
         except grpc.FutureTimeoutError:
             self.close()
             raise ControllerError(f"cannot reach the switch's P4Runtime server at {self.address} "
-                                  f"within {self.timeout:.0f}s") from None
+                                  f"within {self.timeout:g}s") from None
         self._stub = p4r_grpc.P4RuntimeStub(self._channel)
         if not arbitrate:
             return self
@@ -107,7 +107,7 @@ class P4RuntimeClient:
             reply = self._arbitration.get(timeout=self.timeout)
         except queue.Empty:
             self.close()
-            raise ControllerError(f"no arbitration answer from {self.address} within {self.timeout:.0f}s") from None
+            raise ControllerError(f"no arbitration answer from {self.address} within {self.timeout:g}s") from None
         if isinstance(reply, Exception):
             self.close()
             raise reply

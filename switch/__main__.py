@@ -89,7 +89,8 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     """The general (before `--`) and target (after `--`) option parsers."""
-    general = _Parser(prog=PROG, add_help=False, usage=f"{PROG} [options] <path to JSON config file> [-- target options]",
+    general = _Parser(prog=PROG, add_help=False,
+                      usage=f"{PROG} [options] <path to JSON config file> [-- target options]",
                       description="Embedded BMv2-compatible v1model switch with a P4Runtime server "
                                   "(simple_switch_grpc's command line).")
     g = general.add_argument_group("Options")

@@ -7,9 +7,9 @@
 - `PcapWriter`: libpcap files; with `--pcap DIR` every interface gets `DIR/<iface>_in.pcap` (frames received) and
   `DIR/<iface>_out.pcap` (frames transmitted), BMv2's naming.
 - `PacketLoop`: one epoll loop over all ports. Per wake-up it receives a batch from every ready port, runs
-  `sw.receive()` for each frame and one `sw.drain()` under `sw.lock`, then transmits. Frames egressing on the CPU port go
-  to the `packet_in` callback (P4Runtime PacketIn); `inject()` queues frames from other threads (P4Runtime PacketOut)
-  and wakes the loop through an eventfd, so the pipeline only ever runs on the loop thread.
+  `sw.receive()` for each frame and one `sw.drain()` under `sw.lock`, then transmits. Frames egressing on the CPU
+  port go to the `packet_in` callback (P4Runtime PacketIn); `inject()` queues frames from other threads (P4Runtime
+  PacketOut) and wakes the loop through an eventfd, so the pipeline only ever runs on the loop thread.
 """
 
 from __future__ import annotations

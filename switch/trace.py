@@ -41,6 +41,8 @@ class Trace:
         self._close_stream = close_stream
         self._lock = threading.Lock()
         self._broken = False
+        self._sec = -1
+        self._hms = ""
 
     def __call__(self, *args: object) -> None:
         if len(args) == 1:
@@ -55,7 +57,13 @@ class Trace:
         """Write one line (a control-plane or port event when pkt_id is None)."""
         if self._broken:
             return
-        line = format_line(message, pkt_id, level) + "\n"
+        now = time.time()
+        sec = int(now)
+        if sec != self._sec:  # localtime() once per second: a traced packet logs dozens of lines
+            lt = time.localtime(sec)
+            self._sec, self._hms = sec, f"{lt.tm_hour:02d}:{lt.tm_min:02d}:{lt.tm_sec:02d}"
+        head = f"[{self._hms}.{int((now - sec) * 1000):03d}] [bmv2] [{level}] [thread {threading.get_native_id()}]"
+        line = f"{head} {message}\n" if pkt_id is None else f"{head} [{pkt_id}] [cxt 0] {message}\n"
         with self._lock:
             try:
                 self._stream.write(line)

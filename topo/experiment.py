@@ -4,7 +4,8 @@
                               [--target embedded|bmv2] [--json out/switchml.json --p4info out/switchml.p4info.txt]
 
 Starts a StarTopo with a P4Switch (embedded or BMv2), pushes the program and the job with the controller, sets the
-simulated loss, runs one `python -m worker --verify` per host, waits (bounded) and prints a table: correct ✓/✗,
+simulated loss, runs one `python -m worker --verify` per host (they start the all-reduce together through a start
+barrier, so its timing excludes process start-up), waits (bounded) and prints a table: correct ✓/✗,
 elements, time, goodput, retransmissions, and the switch's counters. Exit status 0 only if every worker verified.
 LOSS is the probability that the switch drops a packet on each worker port, in each direction.
 """
@@ -16,6 +17,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -59,6 +61,9 @@ class ExperimentConfig:
     """Kill the switch process this long after the workers start (fault-injection test)."""
     run_dir: Path = Path("/tmp/ina-testbed")
     worker_args: tuple[str, ...] = ()
+    barrier: bool = True
+    """Workers start the all-reduce together once all are set up (`--barrier`), so their timing excludes the other
+    processes' start-up."""
 
 
 @dataclass
@@ -128,10 +133,12 @@ class ExperimentResult:
         return "\n".join(lines)
 
 
-def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int) -> list[str]:
+def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None) -> list[str]:
     return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--size", str(cfg.size),
             "--dtype", cfg.dtype, "--seed", str(cfg.seed), "--window", str(cfg.window), "--verify", "--json",
-            "--program-json", str(cfg.program_json), *cfg.worker_args]
+            "--program-json", str(cfg.program_json),
+            *(["--barrier", str(barrier), "--barrier-timeout", str(min(cfg.timeout_s, 60.0))] if barrier else []),
+            *cfg.worker_args]
 
 
 def _collect(rank: int, proc: subprocess.Popen[str], deadline: float, started: float) -> WorkerOutcome:
@@ -209,8 +216,13 @@ def _run_locked(cfg: ExperimentConfig) -> ExperimentResult:
         if cfg.loss:
             for w in job.workers:
                 ctl.set_drop_probability(w.switch_port, ingress=cfg.loss, egress=cfg.loss)
+        barrier = None
+        if cfg.barrier:
+            barrier = cfg.run_dir / "barrier"
+            shutil.rmtree(barrier, ignore_errors=True)  # a fresh barrier per run
+            barrier.mkdir()
         started = time.monotonic()
-        procs = [h.popen(_worker_argv(cfg, job_path, rank), cwd=str(ROOT), text=True,
+        procs = [h.popen(_worker_argv(cfg, job_path, rank, barrier), cwd=str(ROOT), text=True,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                  for rank, h in enumerate(sorted(net.hosts, key=lambda h: int(h.name[1:])))]
         if cfg.kill_switch_after_s is not None:

@@ -7,9 +7,12 @@ Modules, lowest first:
 - `scapy_layers`: Scapy layer generated from the same header types (`make_ina_layer`, `bind_ina_layer`).
 - `quantize`: float32 -> int32 block floating point and its documented error bound.
 - `blocks`: packet plans: int32 pass-through and float32 with the exponent sent one window ahead.
-- `window`: the sans-IO protocol core: window over slots and sets, timeouts, backoff, retransmission, statistics.
+- `rto`: the adaptive retransmission timeout (RFC 6298 SRTT/RTTVAR estimator).
+- `window`: the sans-IO protocol core: window over slots and sets, timeouts (adaptive, backoff), fast and timeout
+  retransmission, statistics.
 - `transport`: UDP socket transport and an in-memory fake for tests.
 - `verify`: deterministic per-rank inputs and the check against the reference and the bound.
+- `barrier`: a start barrier of a job's worker processes through a shared directory (CLI `--barrier`).
 - `allreduce`: the driver (`Worker`) and the one-call `allreduce()`.
 - `__main__`: the command line (`python -m worker --job job.json --rank R ...`).
 

@@ -3,9 +3,10 @@
     python -m worker --job job.json --rank R [--size N] [--seed S] [--dtype float32|int32] [--verify]
                      [--window W] [--timeout-ms T] [--min-timeout-ms T] [--max-timeout-ms T] [--backoff F]
                      [--max-retries K] [--fixed-timeout] [--fast-retransmit K] [--program-json out/switchml.json]
-                     [--json]
+                     [--barrier DIR [--barrier-timeout S]] [--json]
 
-Exit codes: 0 ok, 1 verification failed, 2 switch unreachable (no result after all retransmissions),
+Exit codes: 0 ok, 1 verification failed, 2 switch unreachable (no result after all retransmissions; or another
+worker failed or never reached the --barrier; a worker failing before the barrier tells the others so),
 3 bad configuration or arguments, 4 protocol error (the switch answered something impossible), 5 socket error.
 """
 
@@ -14,9 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from typing import NoReturn, Sequence
 
 from worker.allreduce import Worker, find_program_json
+from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.blocks import ProtocolError
 from worker.header import INA_UDP_PORT, Codec, CodecError
 from worker.job import JobConfig, JobConfigError
@@ -60,8 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout-ms", type=float, default=d.timeout * 1000,
                    help=f"per-packet timeout before the first RTT sample (default {d.timeout * 1000:g}; with "
                    "--fixed-timeout: always)")
-    p.add_argument("--min-timeout-ms", type=float, default=d.min_timeout * 1000,
-                   help=f"floor of the adaptive timeout (default {d.min_timeout * 1000:g})")
+    p.add_argument("--min-timeout-ms", type=float, default=None,
+                   help="floor of the adaptive timeout's variance term: RTO = SRTT + max(this, 4 RTTVAR) (default "
+                   f"{d.min_timeout * 1000:g}, or --max-timeout-ms if that is lower)")
     p.add_argument("--max-timeout-ms", type=float, default=d.max_timeout * 1000,
                    help=f"cap of the adaptive and backed-off timeout (default {d.max_timeout * 1000:g})")
     p.add_argument("--fixed-timeout", action="store_true",
@@ -75,6 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--program-json", help="compiled switch program (default: $INA_PROGRAM_JSON, out/switchml.json)")
     p.add_argument("--bind", metavar="IP", help="local IP to bind instead of the job's worker IP")
     p.add_argument("--switch-port", type=int, default=INA_UDP_PORT, help=argparse.SUPPRESS)
+    p.add_argument("--barrier", metavar="DIR",
+                   help="start barrier: once set up, wait until every rank of the job is ready (files in DIR, shared "
+                   "by the workers; a fresh directory per run), so the timing excludes process start-up")
+    p.add_argument("--barrier-timeout", type=float, default=60.0, metavar="S",
+                   help="give up (exit 2) when the other workers are not ready after S seconds (default 60)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     return p
 
@@ -88,15 +97,25 @@ def _fail(code: int, message: str, as_json: bool, **extra: object) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    passed: list[bool] = []  # set once this worker got through its start barrier
+    code = _main(args, passed)
+    if code != EXIT_OK and args.barrier and not passed:
+        mark_failed(args.barrier, args.rank)  # the other workers stop waiting for this one
+    return code
+
+
+def _main(args: argparse.Namespace, passed: list[bool]) -> int:
     try:
         job = JobConfig.load(args.job)
         job.worker(args.rank)
         if args.size < 0:
             raise JobConfigError(f"--size must be >= 0, got {args.size}")
+        max_timeout = max(args.max_timeout_ms, args.timeout_ms) / 1000
+        min_timeout = (min(WindowOptions().min_timeout, max_timeout) if args.min_timeout_ms is None
+                       else args.min_timeout_ms / 1000)
         options = WindowOptions(window=args.window, timeout=args.timeout_ms / 1000, backoff=args.backoff,
-                                max_timeout=max(args.max_timeout_ms, args.timeout_ms) / 1000,
-                                max_retries=args.max_retries, adaptive=not args.fixed_timeout,
-                                min_timeout=args.min_timeout_ms / 1000, fast_retransmit=args.fast_retransmit)
+                                max_timeout=max_timeout, max_retries=args.max_retries, adaptive=not args.fixed_timeout,
+                                min_timeout=min_timeout, fast_retransmit=args.fast_retransmit)
         codec = Codec.from_program_json(args.program_json or find_program_json())
     except (JobConfigError, CodecError, ValueError) as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
@@ -105,7 +124,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with UdpTransport((args.bind or me.ip, me.udp_port), (job.switch.ip, args.switch_port)) as transport:
             worker = Worker(job, args.rank, transport, codec, options)
+            barrier_wait = None
+            if args.barrier:
+                barrier_wait = file_barrier(args.barrier, args.rank, job.num_workers, args.barrier_timeout)
+            passed.append(True)
+            cpu0 = time.process_time()
             run = worker.run(data, args.dtype)
+            cpu_s = time.process_time() - cpu0
+    except (BarrierTimeout, PeerFailed) as exc:
+        return _fail(EXIT_UNREACHABLE, str(exc), args.json)
+    except BarrierError as exc:
+        return _fail(EXIT_CONFIG, str(exc), args.json)
     except SwitchUnreachable as exc:
         return _fail(EXIT_UNREACHABLE, str(exc), args.json, slot=exc.slot, set=exc.set, packet_id=exc.packet_id)
     except (ProtocolError,) as exc:
@@ -124,6 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         out: dict[str, object] = {"ok": ok, "rank": args.rank, "job_id": job.job_id, "workers": job.num_workers,
                                   "dtype": args.dtype, "size": args.size, **stats}
+        out["cpu_s"] = round(cpu_s, 6)  # this process's CPU time during the all-reduce (vs elapsed_s: CPU share)
+        if barrier_wait is not None:
+            out["barrier_wait_s"] = round(barrier_wait, 6)
         if verdict is not None:
             out.update(verified=verdict.ok, max_error=verdict.max_error,
                        max_error_over_bound=verdict.max_error_over_bound, verify_message=verdict.message)

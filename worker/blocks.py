@@ -14,6 +14,7 @@ A plan cuts the input into blocks of N elements (the last one zero-padded) and m
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 import numpy as np
@@ -21,6 +22,7 @@ import numpy as np
 from worker.quantize import (
     EXP_MAX,
     EXP_MIN,
+    INT32_MAX,
     block_exponents,
     check_finite_range,
     decode_exponent,
@@ -104,20 +106,31 @@ class Float32Plan:
         self.blocks = to_blocks(arr32, num_elems, np.float32)
         self.num_blocks = self.blocks.shape[0]
         self.local_exponents = block_exponents(self.blocks)
+        # per-packet fast path (the window calls packet()/result() once per packet): float64 blocks converted once,
+        # scalar scale factors with math.ldexp; bit-identical to quantize()/dequantize() (tests/worker/test_window.py)
+        self._blocks64 = self.blocks.astype(np.float64)
+        self._wire_exp = [int(e) for e in encode_exponent(self.local_exponents)]
+        self._m = INT32_MAX // num_workers
+        self._q = np.empty(num_elems, dtype=np.float64)
         self.agreed = np.full(self.num_blocks, EXP_MIN - 1, dtype=np.int64)  # EXP_MIN - 1: not yet known
         self.out = np.zeros_like(self.blocks)
         self.num_packets = self.num_blocks + window if self.num_blocks else 0
         self._zeros = np.zeros(num_elems, dtype=np.int32)
 
     def packet(self, packet_id: int) -> tuple[int, np.ndarray]:
-        exp = int(encode_exponent(self.local_exponents[packet_id])) if packet_id < self.num_blocks else 0
+        exp = self._wire_exp[packet_id] if packet_id < self.num_blocks else 0
         k = packet_id - self.window
         if k < 0:
             return exp, self._zeros
         e = int(self.agreed[k])
         if e < EXP_MIN:
             raise AssertionError(f"packet {packet_id} built before block {k}'s exponent was agreed")
-        return exp, quantize(self.blocks[k], e, self.n)
+        # = quantize(self.blocks[k], e, self.n): rint(x * f) saturated to +-m, f = m / 2^e exact in float64
+        q = np.multiply(self._blocks64[k], math.ldexp(self._m, -e), out=self._q)
+        np.rint(q, out=q)
+        np.minimum(q, self._m, out=q)
+        np.maximum(q, -self._m, out=q)
+        return exp, q.astype(np.int32)
 
     def result(self, packet_id: int, exponent: int, values: np.ndarray) -> None:
         if packet_id < self.num_blocks:
@@ -130,7 +143,8 @@ class Float32Plan:
             self.agreed[packet_id] = e
         k = packet_id - self.window
         if k >= 0:
-            self.out[k] = dequantize(values, int(self.agreed[k]), self.n)
+            # = dequantize(values, agreed, n): float64(S) / f, rounded once to float32 on assignment
+            self.out[k] = values / math.ldexp(self._m, -int(self.agreed[k]))
 
     def output(self) -> np.ndarray:
         """The all-reduced array (float32), in the input's shape."""

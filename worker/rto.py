@@ -1,10 +1,16 @@
-"""The adaptive retransmission timeout: RFC 6298's SRTT/RTTVAR estimator, clamped for a LAN emulation.
+"""The adaptive retransmission timeout: RFC 6298's SRTT/RTTVAR estimator with a floor on the variance term.
 
 `RtoEstimator.sample(rtt)` takes the round-trip time of a packet that was sent once and answered (Karn's rule:
 the caller never feeds samples of retransmitted packets, whose answer cannot be matched to one transmission);
-`rto` is then SRTT + max(G, 4 RTTVAR), clamped to [min_rto, max_rto]. Before the first sample `rto` is the initial
-value. Backoff after a timeout is per packet and lives in the window core: the drops here are independent random
-losses (the switch's drop simulator), not a congestion signal, so one loss must not slow down every other slot.
+`rto` is then SRTT + max(min_rto, 4 RTTVAR), capped at max_rto. Before the first sample `rto` is the initial value.
+
+min_rto plays the part of RFC 6298's clock granularity G (and of Linux's rto_min, which Linux also adds to SRTT
+rather than using as a plain floor): a worker gets a window of results per RTT, so RTTVAR converges to almost nothing
+in steady state, and SRTT + 4 RTTVAR alone would then fire on the first scheduling hiccup of the switch or of
+another worker (several ms on a loaded 2-core machine), flooding the switch with spurious retransmissions.
+
+Backoff after a timeout is per packet and lives in the window core: the drops here are independent random losses
+(the switch's drop simulator), not a congestion signal, so one loss must not slow down every other slot.
 """
 
 from __future__ import annotations
@@ -28,8 +34,6 @@ class RtoEstimator:
     initial_rto: float
     min_rto: float
     max_rto: float
-    granularity: float = 0.0
-    """G, the clock granularity (time.monotonic() is sub-microsecond: 0)."""
     srtt: float | None = field(default=None, init=False)
     rttvar: float = field(default=0.0, init=False)
     samples: int = field(default=0, init=False)
@@ -52,7 +56,5 @@ class RtoEstimator:
     def rto(self) -> float:
         """The current retransmission timeout."""
         if self.srtt is None:
-            raw = self.initial_rto
-        else:
-            raw = self.srtt + max(self.granularity, K * self.rttvar)
-        return min(self.max_rto, max(self.min_rto, raw))
+            return min(self.max_rto, max(self.min_rto, self.initial_rto))
+        return min(self.max_rto, self.srtt + max(self.min_rto, K * self.rttvar))

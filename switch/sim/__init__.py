@@ -7,7 +7,9 @@ Modules:
     gen_expr      expressions and field references → Python expressions
     gen_actions   actions and core primitives (assign, headers, stacks, registers, counters, hashes, log_msg, ...)
     gen_packet    parser states, deparser, calculations and checksums
-    gen_pipeline  match tables (defaults, const entries) and the table / conditional node functions
+    gen_pipeline  match tables (defaults, const entries) and the table / conditional node functions (traced code)
+    gen_flow      untraced pipelines as one function: the control DAG back into nested if/else, const actions inlined
+    optimize      AST peepholes on straight-line action code: PHV slots in locals, merged and hoisted bounds checks
     tables        MatchTable (exact / lpm / ternary / range / optional), Entry, KeyField, ActionInfo
     externs       RegisterArray, CounterArray
     calculations  hash and checksum algorithms (crc16, crc32, csum16, xor16, identity)

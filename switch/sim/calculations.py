@@ -5,8 +5,6 @@ Each algorithm maps bytes → int; BMv2 feeds them the bit-packed calculation in
 
 from __future__ import annotations
 
-import array
-import sys
 import zlib
 from typing import Callable
 
@@ -40,15 +38,30 @@ def crc32(data: bytes) -> int:
 
 def csum16(data: bytes) -> int:
     """Internet checksum (ones-complement of the ones-complement sum of 16-bit words, odd byte zero-padded)."""
-    if len(data) & 1:
-        data += b"\x00"
-    words = array.array("H", data)
-    if sys.byteorder == "little":
-        words.byteswap()
-    total = sum(words)
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
+    return csum16_int(int.from_bytes(data, "big"), len(data))
+
+
+def csum16_int(x: int, nbytes: int) -> int:
+    """csum16 of the `nbytes` big-endian bytes of `x`, without making the bytes.
+
+    Since 2**16 ≡ 1 (mod 0xFFFF), the sum of the 16-bit words of x is ≡ x (mod 0xFFFF); the ones'-complement sum
+    (end-around carry) is that residue, except that a non-zero sum never folds to 0 but to 0xFFFF."""
+    if nbytes & 1:
+        x <<= 8
+    s = x % 0xFFFF
+    if s == 0 and x:
+        s = 0xFFFF
+    return 0xFFFF - s
+
+
+def csum16_folded(s: int, nbytes: int, pad: int) -> int:
+    """csum16 of the `nbytes`-byte string whose bits are some integer x followed by `pad` zero bits, given only
+    s ≡ x (mod 0xFFFF) with s == 0 exactly when x == 0 (a sum of non-negative terms, each ≡ to a part of x)."""
+    s <<= pad + (8 if nbytes & 1 else 0)
+    r = s % 0xFFFF
+    if r == 0 and s:
+        r = 0xFFFF
+    return 0xFFFF - r
 
 
 def xor16(data: bytes) -> int:

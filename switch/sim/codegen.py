@@ -4,11 +4,19 @@ Everything a packet runs is generated as straight-line Python over the flat PHV 
 reads are `F[slot]`, writes are masked to the field width (BMv2: infinite precision, truncation on write), action
 data is the tuple `D`. An architecture adds its own primitives through `arch_primitives` (op → emitter). With
 `trace=True` the generated code also calls `_T(F, message)` at every step; without it there is no trace cost.
+
+Untraced code is optimised (semantics unchanged; the traced generator is the plain reference the tests compare it
+with): each pipeline is one function of nested if/else (gen_flow.py) with const keyless actions inlined; action
+bodies keep PHV slots in locals and check register bounds once per window where they can (optimize.py); headers
+whose fields group into byte-aligned chunks are extracted/emitted with one precompiled struct (a deparser whose
+headers are all valid packs them with one struct); parse states entered by one transition are nested in place;
+csum16 over header fields is computed modulo 0xFFFF without building the bytes (calculations.csum16_folded).
 """
 
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 from switch.errors import LoadError
@@ -90,6 +98,22 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
 
 
 
+
+    def used_slots(self) -> set[int]:
+        """PHV slots the generated code may read or write: every `F[k]`, `F[a:b]` in the source and every slot in
+        the constant slot tables (header stacks). A slot outside this set is invisible to the program."""
+        used: set[int] = set()
+        for m in re.finditer(r"F\[(\d+)(?::(\d+))?\]", self.source):
+            a = int(m.group(1))
+            used.update(range(a, int(m.group(2))) if m.group(2) else (a,))
+        stack: list[Any] = [v for k, v in self.ns.items() if k.startswith("_S") and isinstance(v, tuple)]
+        while stack:
+            v = stack.pop()
+            if isinstance(v, tuple):
+                stack.extend(v)
+            elif isinstance(v, int):
+                used.add(v)
+        return used
 
     # --- driver ----------------------------------------------------------------------------------------------
     def build(self) -> dict[str, Any]:

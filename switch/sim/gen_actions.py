@@ -14,6 +14,20 @@ from switch.sim.program import P_EXIT, P_INLEN, P_LEN, P_TRUNC, StackLayout
 from switch.sim.tables import ActionInfo
 
 
+def _in_range(bits: int | None, size: int) -> str | None:
+    """Python test that index `i` lies in [0, size): None when the index's value range (unsigned, `bits` wide)
+    guarantees it; `i < size` when it is known not to be negative."""
+    if bits is None:
+        return f"0 <= i < {size}"
+    if (1 << bits) <= size:
+        return None
+    return f"i < {size}"
+
+
+def _guarded(test: str | None, stmt: str) -> list[str]:
+    return [stmt] if test is None else [f"if {test}: {stmt}"]
+
+
 class ActionGen:
     """Mixin of Codegen (see codegen.py for the shared state: self.p, self.j, self.ns, self.out, self.trace)."""
 
@@ -143,24 +157,25 @@ class ActionGen:
             c = self.counter(params[0]["value"], w)
             if c.is_direct:
                 raise LoadError(f"count on direct counter {c.name!r} in {w}")
-            idx = ex(params[1])[0]
+            idx, ibits = ex(params[1])
             lines.extend(self.index_line(idx))
-            lines.append(f"if 0 <= i < {c.size}:")
-            lines.append(f"    C{c.id}p[i] += 1; C{c.id}b[i] += F[{P_INLEN}]")
+            lines.extend(_guarded(_in_range(ibits, c.size), f"C{c.id}p[i] += 1; C{c.id}b[i] += F[{P_INLEN}]"))
         elif op == "register_read":
             slot, fw, _sg = self.lvalue(params[0], w)
             reg = self.register(params[1]["value"], w)
-            idx = ex(params[2])[0]
+            idx, ibits = ex(params[2])
             mask = "" if reg.bitwidth <= fw else f" & {(1 << fw) - 1}"
             lines.extend(self.index_line(idx))
-            lines.append(f"if 0 <= i < {reg.size}: F[{slot}] = R{reg.id}[i]{mask}")  # BMv2: out of bounds → dst unchanged
+            # BMv2 (simple_switch primitives.cpp): an out-of-bounds index logs an error, dst stays unchanged
+            lines.extend(_guarded(_in_range(ibits, reg.size), f"F[{slot}] = R{reg.id}[i]{mask}"))
         elif op == "register_write":
             reg = self.register(params[0]["value"], w)
-            idx = ex(params[1])[0]
+            idx, ibits = ex(params[1])
             src, bits = ex(params[2])
             val = src if bits is not None and bits <= reg.bitwidth else f"({src}) & {reg.mask}"
             lines.extend(self.index_line(idx))
-            lines.append(f"if 0 <= i < {reg.size}: R{reg.id}[i] = {val}")
+            # out of bounds: no cell is written (BMv2 logs an error), the action goes on
+            lines.extend(_guarded(_in_range(ibits, reg.size), f"R{reg.id}[i] = {val}"))
         elif op == "modify_field_with_hash_based_offset":
             slot, fw, _sg = self.lvalue(params[0], w)
             base = ex(params[1])[0]

@@ -9,7 +9,8 @@ the shared parts of its branches duplicated; beyond a small budget (or a nesting
 refuse) the generator gives up and the caller keeps the node-function scheme.
 
 Keyless tables with a const default action (p4c's `tbl_act*` wrappers of straight-line statements) always run that
-action with that data, so its body is inlined.
+action with that data, so its body is inlined; other tables dispatch on the entry's action id to inlined bodies of
+their small actions (the entry's data bound to `D`), falling back to the entry's compiled function.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from switch.sim.tables import ActionInfo
 
 MAX_DEPTH = 40          # nesting levels of generated blocks (Python's tokenizer stops at 100 indents)
 DUPLICATION_BUDGET = 2  # emitted nodes may be at most this multiple of the graph's nodes (+ 16)
+INLINE_LINES = 16       # actions of a table up to this many lines run inline (no call through the entry)
 
 
 class Unstructured(Exception):
@@ -32,12 +34,15 @@ class FlowGen:
 
     def structured_pipeline(self, pi: int, pl: dict, keys: dict[str, tuple[str, str]]) -> list[str] | None:
         """Lines of `def pipe_<pi>(F)` running the whole pipeline `pl`, or None when the graph is unstructured.
-        `keys[table] = (kind, key source)` as gen_table_node computes them."""
+        `keys[table] = (kind, key source)` as PipelineGen.table_key computes them."""
         tables = {t["name"]: t for t in pl.get("tables", [])}
         conds = {c["name"]: c for c in pl.get("conditionals", [])}
         succ: dict[str, list[str | None]] = {}
-        for name, t in tables.items():
-            succ[name] = [b for _label, b in self._table_branches(t)]
+        try:
+            for name, t in tables.items():
+                succ[name] = [b for _label, b in self._table_branches(t)]
+        except Unstructured:
+            return None
         for name, c in conds.items():
             succ[name] = [c.get("true_next"), c.get("false_next")]
         for name, ss in succ.items():
@@ -118,6 +123,28 @@ class FlowGen:
             return None
         return ([f"D = {tuple(data)!r}"] if data and a.get("uses_data") else []) + body
 
+    def _call_action(self, t: dict) -> list[str]:
+        """Run entry `e`'s action: small straight-line actions of the table inline (dispatch on the action id,
+        data bound from the entry), anything else through the entry's compiled function."""
+        aids = list(t.get("action_ids") or [])
+        de = (t.get("default_entry") or {}).get("action_id")
+        if de is not None and de not in aids:
+            aids.append(de)
+        cases = []
+        for aid in aids:
+            a = self.actions.get(aid)
+            body = a.get("inline") if a else None
+            if body is not None and len(body) <= INLINE_LINES:
+                cases.append((aid, (["D = e.data"] if a.get("uses_data") else []) + (body or ["pass"])))
+        if not cases:
+            return ["e.fn(F, e.data)"]
+        lines = ["a = e.aid"]
+        for k, (aid, body) in enumerate(cases):
+            lines.append(f"{'if' if k == 0 else 'elif'} a == {aid}:")
+            lines.extend("    " + b for b in body)
+        lines += ["else:", "    e.fn(F, e.data)"]
+        return lines
+
     def _table_code(self, t: dict, key: tuple[str, str]) -> tuple[list[str], list[tuple[str, str | None]]]:
         """(lines applying table `t`, [(branch header line, next node)]) for the structured pipeline."""
         kind, ksrc = key
@@ -152,7 +179,7 @@ class FlowGen:
             if wc:
                 lines.append(f"    e.packets += 1; e.bytes += F[{P_INLEN}]")
             lines.append("    h = True")
-            lines.append("e.fn(F, e.data)")
+            lines.extend(self._call_action(t))
             lines.extend(ex)
             return lines, [("if h:", branches[0][1]), ("else:", branches[1][1])]
         if kind != "keyless":
@@ -161,7 +188,7 @@ class FlowGen:
             if wc:
                 lines.append("else:")
                 lines.append(f"    e.packets += 1; e.bytes += F[{P_INLEN}]")
-        lines.append("e.fn(F, e.data)")
+        lines.extend(self._call_action(t))
         lines.extend(ex)
         if len(branches) == 1:
             return lines, [("", branches[0][1])]

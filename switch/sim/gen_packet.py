@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import struct
+from typing import Callable
 
 from switch.errors import LoadError
 from switch.sim import calculations
@@ -45,7 +46,16 @@ class PacketGen:
             self.ns[f"H_{algo}"] = calculations.ALGORITHMS[algo]
             lines = [f"def {fn}(F):", "    acc = 0", "    nb = 0"]
             last_hdr = -1
-            payload = False
+            payload = any(inp.get("type") == "payload" for inp in c.get("input", []))
+            # csum16 over header fields only: `acc` need only be known modulo 0xFFFF (see csum16_folded), and as
+            # 2**16 ≡ 1 (mod 0xFFFF) every shift can be taken modulo 16 — small ints instead of one wide integer
+            fold = algo in ("csum16", "cksum16") and not payload
+
+            def shl(x: str, n: int) -> str:
+                n = n % 16 if fold else n
+                return f"({x} << {n})" if n else x
+
+            join = " + " if fold else " | "
             run: list = []   # consecutive field inputs of one header: (header, [(slot, width)])
 
             def flush() -> None:
@@ -56,9 +66,9 @@ class PacketGen:
                 parts, sh = [], total
                 for s, w in items:
                     sh -= w
-                    parts.append(f"(F[{s}] << {sh})" if sh else f"F[{s}]")
+                    parts.append(shl(f"F[{s}]", sh))
                 cond = "" if hl.metadata else f"if F[{hl.valid_slot}]: "
-                lines.append(f"    {cond}acc = (acc << {total}) | {' | '.join(parts)}; nb += {total}")
+                lines.append(f"    {cond}acc = {shl('acc', total)}{join}{join.join(parts)}; nb += {total}")
                 run.clear()
 
             for inp in c.get("input", []):
@@ -81,23 +91,27 @@ class PacketGen:
                     hl = self.p.header(inp["value"], where)
                     if hl.name in order:
                         last_hdr = max(last_hdr, order.index(hl.name))
-                    parts = " ".join(f"acc = (acc << {w}) | F[{hl.slots[n]}];" for n, w, _s in hl.fields)
+                    parts = " ".join(f"acc = {shl('acc', w)}{join}F[{hl.slots[n]}];" for n, w, _s in hl.fields)
                     lines.append(f"    if F[{hl.valid_slot}]: {parts} nb += {hl.nbits}")
                 elif t == "hexstr":
                     w = int(inp.get("bitwidth", 0))
                     if w <= 0:
                         raise LoadError(f"hexstr input without bitwidth in {where}")
-                    lines.append(f"    acc = (acc << {w}) | {_hex(inp['value'], where) & ((1 << w) - 1)}; nb += {w}")
+                    lines.append(f"    acc = {shl('acc', w)}{join}{_hex(inp['value'], where) & ((1 << w) - 1)}; nb += {w}")
                 elif t == "payload":
-                    payload = True
+                    pass
                 else:
                     raise LoadError(f"unsupported calculation input type {t!r} in {where}")
             flush()
             lines.append("    pad = -nb % 8")
-            lines.append("    data = (acc << pad).to_bytes((nb + pad) >> 3, 'big')")
-            if payload:
-                lines.append(f"    data += _emit_from(F, {last_hdr + 1}) + F[{P_PAYLOAD}]")
-            lines.append(f"    return H_{algo}(data)")
+            if fold:
+                self.ns["_csum16_folded"] = calculations.csum16_folded
+                lines.append("    return _csum16_folded(acc, (nb + pad) >> 3, pad)")
+            else:
+                lines.append("    data = (acc << pad).to_bytes((nb + pad) >> 3, 'big')")
+                if payload:
+                    lines.append(f"    data += _emit_from(F, {last_hdr + 1}) + F[{P_PAYLOAD}]")
+                lines.append(f"    return H_{algo}(data)")
             self.out.extend(lines)
             self.calcs[name] = fn
 
@@ -156,10 +170,64 @@ class PacketGen:
             self.ns[name] = struct.Struct("!" + "".join(codes[w] for _n, w, _s in hl.fields))
         return name, slots[0], slots[-1] + 1
 
+    def header_plan(self, hl: HeaderLayout) -> tuple[str, list[tuple[list[tuple[int, int]], int, list[tuple[int, int]]]]] | None:
+        """A precompiled struct for a header whose fields group into byte-aligned chunks of at most 64 bits
+        (e.g. IPv4's version+ihl → one byte, flags+fragOffset → 16 bits, a 48-bit MAC → 16 + 32 bits):
+        (struct name, [(fields [(slot, width)], chunk width, pieces [(shift, piece width)])]), or None."""
+        codes = {8: "B", 16: "H", 32: "I", 64: "Q"}
+        chunks: list[tuple[list[tuple[int, int]], int, list[tuple[int, int]]]] = []
+        cur: list[tuple[int, int]] = []
+        total = 0
+        for n, w, _s in hl.fields:
+            cur.append((hl.slots[n], w))
+            total += w
+            if total > 64:
+                return None
+            if total % 8 == 0:
+                pieces, rest = [], total
+                for pw in (64, 32, 16, 8):  # largest struct codes first, from the most significant end
+                    while rest >= pw:
+                        rest -= pw
+                        pieces.append((rest, pw))
+                chunks.append((cur, total, pieces))
+                cur, total = [], 0
+        if cur or not chunks:
+            return None
+        name = f"_SP_{hl.id}"
+        if name not in self.ns:
+            self.ns[name] = struct.Struct("!" + "".join(codes[pw] for _f, _t, ps in chunks for _s, pw in ps))
+        return name, chunks
+
+    def header_pack(self, hl: HeaderLayout) -> tuple[str, list[str]] | None:
+        """(struct format without byte order, argument sources) packing header `hl`, or None (no struct layout)."""
+        st = self.header_struct(hl)
+        if st is not None:
+            return self.ns[st[0]].format[1:], [f"*F[{st[1]}:{st[2]}]"]
+        plan = self.header_plan(hl)
+        if plan is None:
+            return None
+        args = []
+        for fields, total, pieces in plan[1]:
+            parts, sh = [], total
+            for slot, w in fields:
+                sh -= w
+                parts.append(f"(F[{slot}] << {sh})" if sh else f"F[{slot}]")
+            v = " | ".join(parts)
+            for shift, pw in pieces:
+                if len(pieces) == 1:
+                    args.append(v)
+                else:
+                    x = f"(({v}) >> {shift})" if shift else f"({v})"
+                    args.append(f"({x} & {(1 << pw) - 1})" if shift + pw < total else x)
+        return self.ns[plan[0]].format[1:], args
+
     def header_bytes(self, hl: HeaderLayout) -> str:
         st = self.header_struct(hl)
         if st is not None:
             return f"{st[0]}.pack(*F[{st[1]}:{st[2]}])"
+        packed = self.header_pack(hl)
+        if packed is not None:
+            return f"_SP_{hl.id}.pack({', '.join(packed[1])})"
         parts = []
         shift = hl.nbits
         for n, w, _s in hl.fields:
@@ -174,6 +242,14 @@ class PacketGen:
             lines.append("    _T(F, \"Deparser 'deparser': start\")")
         if getattr(self, "has_updates", True):
             lines.append("    update_checksums(F)")
+        packs = [self.header_pack(self.p.headers[h]) for h in order]
+        if not self.trace and len(order) > 1 and all(packs):
+            # the usual case, every header of the deparser valid: one struct packs them all
+            name = self.const("_SD", struct.Struct("!" + "".join(p[0] for p in packs if p)))
+            valid = " and ".join(f"F[{self.p.headers[h].valid_slot}]" for h in order)
+            args = ", ".join(a for p in packs if p for a in p[1])
+            lines.append(f"    if {valid}:")
+            lines.append(f"        return {name}.pack({args}) + F[{P_PAYLOAD}]")
         lines.append("    out = []")
         for h in order:
             hl = self.p.headers[h]
@@ -218,7 +294,20 @@ class PacketGen:
             self.ns["_PE_TIMEOUT"] = err["ParserTimeout"]
             lines[-2:-2] = ["    steps = 0"]
             lines += ["            steps += 1", f"            if steps > {MAX_PARSER_STEPS}: raise ParserError(_PE_TIMEOUT)"]
-        for i, s in enumerate(states):
+        by_name = {st_["name"]: st_ for st_ in states}
+        inline: set[str] = set()
+        if not self.trace and not _has_cycle(states, ids):
+            # a state entered by exactly one transition is generated inside that transition's branch (the common
+            # chain ethernet → ipv4 → udp → ...), so a packet walks nested code instead of the state loop
+            edges: dict[str, int] = {}
+            for st_ in states:
+                for t in st_.get("transitions", []):
+                    edges[t.get("next_state")] = edges.get(t.get("next_state"), 0) + 1
+            inline = {n for n, c in edges.items() if c == 1 and n in ids and n != init}
+        needed = [init]
+        done: set[str] = set()
+
+        def state_body(s: dict, depth: int) -> list[str]:
             sname = s.get("name")
             where = f"parse state {sname!r}"
             body: list[str] = []
@@ -226,9 +315,25 @@ class PacketGen:
                 body.append(f"_T(F, {('Parser ' + repr(pj.get('name', 'parser')) + ' entering state ' + repr(sname))!r})")
             for pop in s.get("parser_ops", []):
                 body.extend(self.parser_op(pop, where))
-            body.extend(self.transition(s, ids, where))
-            lines.append(f"            {'if' if i == 0 else 'elif'} st == {i}:")
+
+            def goto(nxt: str) -> list[str] | None:
+                if nxt in inline and depth < 24:
+                    return state_body(by_name[nxt], depth + 1)
+                if nxt in ids and nxt not in done and nxt not in needed:
+                    needed.append(nxt)
+                return None
+
+            body.extend(self.transition(s, ids, where, goto))
+            return body
+
+        k = 0
+        while k < len(needed):
+            sname = needed[k]
+            done.add(sname)
+            body = state_body(by_name[sname], 0)
+            lines.append(f"            {'if' if k == 0 else 'elif'} st == {ids[sname]}:")
             lines.extend("                " + b for b in body)
+            k += 1
         lines += ["    except ParserError as exc:", f"        F[{P_PAYLOAD}] = data[pos:]"]
         if self.trace:
             lines.append(f"        _T(F, {('Parser ' + pname + ': end with error ')!r} + str(exc.code) + ', bytes parsed: ' + str(pos))")
@@ -253,6 +358,31 @@ class PacketGen:
         if st is not None:
             lines = [f"e = pos + {hl.nbytes}", "if e > n_: raise ParserError(_PE_SHORT)",
                      f"F[{st[1]}:{st[2]}] = {st[0]}.unpack_from(data, pos)", "pos = e", f"F[{valid}] = 1"]
+            if self.trace:
+                lines.append(f"_T(F, {('Extracting header ' + repr(hl.name))!r})")
+            return lines
+        plan = self.header_plan(hl) if slots is None else None
+        if plan is not None:
+            lines = [f"e = pos + {hl.nbytes}", "if e > n_: raise ParserError(_PE_SHORT)"]
+            names, k = [], 0
+            for fields, total, pieces in plan[1]:
+                names.append([f"_u{k + j}" for j in range(len(pieces))])
+                k += len(pieces)
+            lines.append(f"{', '.join(n for ns in names for n in ns)}{',' if k == 1 else ''} = "
+                         f"{plan[0]}.unpack_from(data, pos)")
+            lines.append("pos = e")
+            for (fields, total, pieces), ns in zip(plan[1], names):
+                v = " | ".join(f"({n} << {sh})" if sh else n for n, (sh, _pw) in zip(ns, pieces))
+                if len(pieces) > 1:
+                    v = f"({v})"
+                sh = total
+                for j, (slot, w) in enumerate(fields):
+                    sh -= w
+                    src = f"{v} >> {sh}" if sh else v
+                    if j:
+                        src = f"({src}) & {(1 << w) - 1}"
+                    lines.append(f"F[{slot}] = {src}")
+            lines.append(f"F[{valid}] = 1")
             if self.trace:
                 lines.append(f"_T(F, {('Extracting header ' + repr(hl.name))!r})")
             return lines
@@ -307,13 +437,16 @@ class PacketGen:
             return self.primitive(params[0], where, parser=True)
         raise LoadError(f"unsupported parser operation {op!r} in {where}")
 
-    def transition(self, s: dict, ids: dict[str, int], where: str) -> list[str]:
-        def goto(nxt: str | None) -> str:
+    def transition(self, s: dict, ids: dict[str, int], where: str,
+                   inline: Callable[[str], list[str] | None] = lambda n: None) -> list[str]:
+        """Lines selecting the next state: `st = <id>`, `break` (accept), or the next state's own code when
+        `inline(name)` returns it."""
+        def goto(nxt: str | None) -> list[str]:
             if nxt is None:
-                return "break"
+                return ["break"]
             if nxt not in ids:
                 raise LoadError(f"unknown next state {nxt!r} in {where}")
-            return f"st = {ids[nxt]}"
+            return inline(nxt) or [f"st = {ids[nxt]}"]
 
         key = s.get("transition_key", [])
         trans = s.get("transitions", [])
@@ -351,10 +484,10 @@ class PacketGen:
             if t == "default":
                 stmt = goto(tr.get("next_state"))
                 if first:
-                    lines.append(stmt)
+                    lines.extend(stmt)
                 else:
                     lines.append("else:")
-                    lines.append("    " + stmt)
+                    lines.extend("    " + x for x in stmt)
                 has_default = True
                 break
             if t != "hexstr":
@@ -365,7 +498,7 @@ class PacketGen:
                 m = _hex(tr["mask"], where)
                 cond = f"(k & {m}) == {val & m}"
             lines.append(f"{'if' if first else 'elif'} {cond}:")
-            lines.append("    " + goto(tr.get("next_state")))
+            lines.extend("    " + x for x in goto(tr.get("next_state")))
             first = False
         if not has_default:
             if first:

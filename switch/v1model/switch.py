@@ -76,6 +76,18 @@ class _Loaded:
         self.sm = sm
         for k, v in sm.items():  # also as attributes s_<field>: the per-packet path avoids dict lookups
             setattr(self, f"s_{k}", v)
+        self.noerror = prog.errors["NoError"]
+        # the clock is read only for timestamp fields the generated code can see (reading it costs per packet)
+        used = cg.used_slots()
+
+        def seen(slot: int | None) -> int | None:
+            return slot if slot is not None and slot in used else None
+
+        self.ts_ingress = seen(self.s_ingress_global_timestamp)
+        self.ts_egress = seen(self.s_egress_global_timestamp)
+        self.deq_td = seen(self.s_deq_timedelta) if self.s_enq_timestamp is not None else None
+        self.ts_enq = self.s_enq_timestamp if self.deq_td is not None else seen(self.s_enq_timestamp)
+        self.egress_clock = self.ts_egress is not None or self.deq_td is not None
         self.m0, self.m1 = prog.meta_start, prog.meta_end
         self.template = prog.template
         self.field_lists = prog.field_lists
@@ -100,7 +112,11 @@ class V1Switch:
         self.actions: dict[str, ActionInfo] = {}
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, CounterArray] = {}
-        self.stats: collections.Counter[str] = collections.Counter()
+        self._stats: collections.Counter[str] = collections.Counter()
+        # the per-packet counts are plain int attributes (a Counter item costs ~4x an attribute increment);
+        # the `stats` property folds them into the Counter whenever someone looks
+        self._n_received = self._n_transmitted = self._n_dropped_ingress = self._n_dropped_egress = 0
+        self._n_replicated = 0
         self.last_error: str | None = None
         self._trace = trace
         self._l: _Loaded | None = None
@@ -111,6 +127,32 @@ class V1Switch:
         self._order: collections.deque = collections.deque()        # ports in enqueue order (global FIFO)
         self._out: list[tuple[int, bytes]] = []
         self._copies: dict[str, int] = {}                           # trace ids: copies made per packet
+
+    @property
+    def stats(self) -> collections.Counter[str]:
+        """Packet statistics, a collections.Counter: received, transmitted, dropped (+ dropped_ingress, _egress,
+        _loop_limit, _assert, _priority, _no_pipeline), errors, parser_errors, replicated, cloned_i2e, cloned_e2e,
+        resubmitted, recirculated, queue_full_waits, multicast_group_empty."""
+        with self.lock:  # the packet thread may be counting right now
+            return self._fold_stats()
+
+    def _fold_stats(self) -> collections.Counter[str]:
+        st = self._stats
+        if self._n_received:
+            st["received"] += self._n_received
+            self._n_received = 0
+        if self._n_transmitted:
+            st["transmitted"] += self._n_transmitted
+            self._n_transmitted = 0
+        if self._n_replicated:
+            st["replicated"] += self._n_replicated
+            self._n_replicated = 0
+        for key, n in (("dropped_ingress", self._n_dropped_ingress), ("dropped_egress", self._n_dropped_egress)):
+            if n:
+                st[key] += n
+                st["dropped"] += n
+        self._n_dropped_ingress = self._n_dropped_egress = 0
+        return st
 
     # --- program -----------------------------------------------------------------------------------------------
     @property
@@ -194,10 +236,10 @@ class V1Switch:
 
     def _receive(self, port: int, frame: bytes) -> None:
         L = self._l
-        self.stats["received"] += 1
+        self._n_received += 1
         if L is None:  # like simple_switch without a program: nothing to run, the frame is dropped
-            self.stats["dropped"] += 1
-            self.stats["dropped_no_pipeline"] += 1
+            self._stats["dropped"] += 1
+            self._stats["dropped_no_pipeline"] += 1
             return
         self._packet_id += 1
         F = L.template[:]
@@ -207,8 +249,8 @@ class V1Switch:
         F[P_LEN] = F[P_INLEN] = n
         F[L.s_ingress_port] = port & 0x1FF
         F[L.s_packet_length] = n
-        if L.s_ingress_global_timestamp is not None:
-            F[L.s_ingress_global_timestamp] = (_monotonic_ns() - self._start_ns) // 1000
+        if L.ts_ingress is not None:
+            F[L.ts_ingress] = (_monotonic_ns() - self._start_ns) // 1000
         if self._trace is not None:
             F[P_ID] = f"{self._packet_id}.0"
             self._trace(F[P_ID], f"Processing packet received on port {port}")
@@ -252,10 +294,10 @@ class V1Switch:
 
     def _packet_failed(self, F: list, exc: Exception) -> None:
         if isinstance(exc, PacketAbort):
-            self.stats["dropped_assert"] += 1
+            self._stats["dropped_assert"] += 1
         else:
-            self.stats["errors"] += 1
-        self.stats["dropped"] += 1
+            self._stats["errors"] += 1
+        self._stats["dropped"] += 1
         self.last_error = f"{type(exc).__name__}: {exc}"
         if self._trace is not None:
             self._trace(F[P_ID], f"Packet dropped: {self.last_error}")
@@ -285,8 +327,8 @@ class V1Switch:
         err = L.parse(F, data)
         if L.s_parser_error is not None:
             F[L.s_parser_error] = err
-        if err != L.prog.errors["NoError"]:
-            self.stats["parser_errors"] += 1
+        if err != L.noerror:
+            self._stats["parser_errors"] += 1
             if T is not None:
                 T(F[P_ID], f"Parser error {L.prog.error_names.get(err, err)}")
         if L.has_verify and not L.verify(F) and L.s_checksum_error is not None:
@@ -314,7 +356,7 @@ class V1Switch:
                 G[P_INLEN] = in_len
                 G[P_ID] = F[P_ID]
                 self._copy_id(F, G)
-                self.stats["cloned_i2e"] += 1
+                self._stats["cloned_i2e"] += 1
                 if T is not None:
                     T(F[P_ID], f"Cloning packet at ingress to session {clone & 0xFFFF}")
                 self._send_clone(L, G, sess, depth)
@@ -329,9 +371,9 @@ class V1Switch:
             G[P_PAYLOAD] = data
             G[P_LEN] = G[P_INLEN] = in_len
             G[L.s_packet_length] = in_len
-            if L.s_ingress_global_timestamp is not None:
-                G[L.s_ingress_global_timestamp] = self.now_us()
-            self.stats["resubmitted"] += 1
+            if L.ts_ingress is not None:
+                G[L.ts_ingress] = self.now_us()
+            self._stats["resubmitted"] += 1
             if T is not None:
                 T(F[P_ID], "Resubmitting packet")
             self._hi.append((G, depth + 1))
@@ -347,8 +389,7 @@ class V1Switch:
 
         port = F[L.s_egress_spec]
         if port == self.drop_port:
-            self.stats["dropped"] += 1
-            self.stats["dropped_ingress"] += 1
+            self._n_dropped_ingress += 1
             if T is not None:
                 T(F[P_ID], "Dropping packet at the end of ingress")
             return
@@ -369,25 +410,26 @@ class V1Switch:
         reps = self.pre.groups.get(mgid)
         rid = L.s_egress_rid
         if not reps:
-            self.stats["multicast_group_empty"] += 1
+            self._stats["multicast_group_empty"] += 1
             if self._trace is not None:
                 self._trace(F[P_ID], f"Multicast group {mgid} has no replicas")
             return
+        traced = self._trace is not None
         for port, r in reps:
             G = F[:]
             if rid is not None:
                 G[rid] = r
-            self._copy_id(F, G)
-            self.stats["replicated"] += 1
-            if self._trace is not None:
+            if traced:
+                self._copy_id(F, G)
                 self._trace(G[P_ID], f"Replicating packet on port {port} (rid {r})")
             self._enqueue(L, port, G, depth)
+        self._n_replicated += len(reps)
 
     def _enqueue(self, L: _Loaded, port: int, F: list, depth: int) -> None:
         if L.s_priority is not None and F[L.s_priority] >= self.priority_queues:
             # simple_switch: "Priority out of range, dropping packet" (priority selects one of the port's queues)
-            self.stats["dropped"] += 1
-            self.stats["dropped_priority"] += 1
+            self._stats["dropped"] += 1
+            self._stats["dropped_priority"] += 1
             if self._trace is not None:
                 self._trace(F[P_ID], f"Priority {F[L.s_priority]} out of range, dropping packet")
             return
@@ -396,12 +438,12 @@ class V1Switch:
             q = self._queues[port] = collections.deque()
         while len(q) >= self.queue_capacity:
             # simple_switch blocks its ingress thread until the egress thread makes room: do that egress work now
-            self.stats["queue_full_waits"] += 1
+            self._stats["queue_full_waits"] += 1
             self._order.remove(port)
             G, d = q.popleft()
             self._run_egress(L, port, G, len(q), d)
-        if L.s_enq_timestamp is not None:
-            F[L.s_enq_timestamp] = self.now_us() & 0xFFFFFFFF
+        if L.ts_enq is not None:
+            F[L.ts_enq] = ((_monotonic_ns() - self._start_ns) // 1000) & 0xFFFFFFFF
         if L.s_enq_qdepth is not None:
             F[L.s_enq_qdepth] = len(q)
         q.append((F, depth))
@@ -409,13 +451,12 @@ class V1Switch:
 
     def _egress(self, L: _Loaded, port: int, F: list, qdepth: int, depth: int) -> None:
         T = self._trace
-        now = None
-        if L.s_egress_global_timestamp is not None:
-            now = self.now_us()
-            F[L.s_egress_global_timestamp] = now
-        if L.s_deq_timedelta is not None and L.s_enq_timestamp is not None:
-            now = self.now_us() if now is None else now
-            F[L.s_deq_timedelta] = (now - F[L.s_enq_timestamp]) & 0xFFFFFFFF
+        if L.egress_clock:
+            now = (_monotonic_ns() - self._start_ns) // 1000
+            if L.ts_egress is not None:
+                F[L.ts_egress] = now
+            if L.deq_td is not None:
+                F[L.deq_td] = (now - F[L.ts_enq]) & 0xFFFFFFFF
         if L.s_deq_qdepth is not None:
             F[L.s_deq_qdepth] = qdepth
         F[L.s_egress_port] = port
@@ -442,20 +483,20 @@ class V1Switch:
                 G[L.s_instance_type] = EGRESS_CLONE
                 G[P_RECIRC] = G[P_RESUBMIT] = G[P_TRUNC] = 0
                 self._copy_id(F, G)
-                self.stats["cloned_e2e"] += 1
+                self._stats["cloned_e2e"] += 1
                 if T is not None:
                     T(F[P_ID], f"Cloning packet at egress to session {clone & 0xFFFF}")
                 self._send_clone(L, G, sess, depth)
 
         if F[L.s_egress_spec] == self.drop_port:
-            self.stats["dropped"] += 1
-            self.stats["dropped_egress"] += 1
+            self._n_dropped_egress += 1
             if T is not None:
                 T(F[P_ID], "Dropping packet at the end of egress")
             return
         frame = L.deparse(F)
-        if F[P_TRUNC] and F[P_TRUNC] < len(frame):
-            frame = frame[:F[P_TRUNC]]
+        trunc = F[P_TRUNC]
+        if trunc and trunc < len(frame):
+            frame = frame[:trunc]
 
         rc = F[P_RECIRC]
         if rc:
@@ -467,20 +508,20 @@ class V1Switch:
             G[P_PAYLOAD] = frame
             G[P_LEN] = G[P_INLEN] = n
             G[L.s_packet_length] = n
-            if L.s_ingress_global_timestamp is not None:
-                G[L.s_ingress_global_timestamp] = self.now_us()
-            self.stats["recirculated"] += 1
+            if L.ts_ingress is not None:
+                G[L.ts_ingress] = self.now_us()
+            self._stats["recirculated"] += 1
             if T is not None:
                 T(F[P_ID], "Recirculating packet")
             self._hi.append((G, depth + 1))
             return
-        self.stats["transmitted"] += 1
+        self._n_transmitted += 1
         if T is not None:
             T(F[P_ID], f"Transmitting packet of size {len(frame)} out of port {port}")
         self._out.append((port, frame))
 
     def _loop_drop(self, F: list, what: str) -> None:
-        self.stats["dropped"] += 1
-        self.stats["dropped_loop_limit"] += 1
+        self._stats["dropped"] += 1
+        self._stats["dropped_loop_limit"] += 1
         if self._trace is not None:
             self._trace(F[P_ID], f"Dropping packet: more than {self.max_loop} resubmit/recirculate passes ({what})")

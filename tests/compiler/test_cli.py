@@ -54,6 +54,18 @@ def test_outputs_json_and_all_p4info_formats(tmp_path: Path) -> None:
     assert (ROOT / "tests" / "fixtures" / "basic_forward.p4info.txt").read_text() == txt.read_text()
 
 
+def test_deprecated_p4runtime_file_and_format(tmp_path: Path) -> None:
+    out = tmp_path / "b.json"
+    info = tmp_path / "b.p4info"
+    assert main([str(BASIC), "-o", str(out), "--p4runtime-file", str(info), "--p4runtime-format", "text"]) == 0
+    assert text_format.Parse(info.read_text(), p4i.P4Info()).tables[0].preamble.name == "MyIngress.ipv4_lpm"
+
+
+def test_unknown_p4info_suffix_is_an_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main([str(BASIC), "-o", str(tmp_path / "b.json"), "--p4runtime-files", str(tmp_path / "b.p4i")]) == 1
+    assert "unknown file kind" in capsys.readouterr().err
+
+
 def test_defines_and_include_dirs(tmp_path: Path) -> None:
     inc = tmp_path / "inc"
     inc.mkdir()

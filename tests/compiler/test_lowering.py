@@ -163,3 +163,61 @@ def test_p4info_names_equal_json_names(path: Path) -> None:
     assert {c.preamble.name for c in r.p4info.counters} | {c.preamble.name for c in r.p4info.direct_counters} == \
         {c["name"] for c in j["counter_arrays"]}
     assert {g.preamble.name for g in r.p4info.registers} == {g["name"] for g in j["register_arrays"]}
+
+
+CPU_PROGRAM = """
+#include <core.p4>
+#include <v1model.p4>
+@controller_header("packet_in") header packet_in_h { bit<9> ingress_port; bit<7> _pad; }
+@controller_header("packet_out") header packet_out_h { bit<9> egress_port; bit<7> _pad; }
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers { packet_out_h pout; packet_in_h pin; eth_t eth; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start {
+        transition select(sm.ingress_port) { 255: cpu; default: eth; }
+    }
+    state cpu { pkt.extract(hdr.pout); transition eth; }
+    state eth { pkt.extract(hdr.eth); transition accept; }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    apply {
+        if (hdr.pout.isValid()) {
+            sm.egress_spec = hdr.pout.egress_port;
+            hdr.pout.setInvalid();
+        } else {
+            hdr.pin.setValid();
+            hdr.pin.ingress_port = sm.ingress_port;
+            sm.egress_spec = 255;
+        }
+    }
+}
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.pin); pkt.emit(hdr.eth); } }
+V1Switch(P(), VC(), I(), E(), C(), D()) main;
+"""
+
+
+def test_controller_headers_in_p4info() -> None:
+    r = compile_source(CPU_PROGRAM, name="cpu.p4")
+    cpm = {m.preamble.name: [(f.id, f.name, f.bitwidth) for f in m.metadata]
+           for m in r.p4info.controller_packet_metadata}
+    assert cpm == {"packet_in": [(1, "ingress_port", 9), (2, "_pad", 7)],
+                   "packet_out": [(1, "egress_port", 9), (2, "_pad", 7)]}
+    assert {m.preamble.id >> 24 for m in r.p4info.controller_packet_metadata} == {0x04}
+
+
+def test_packet_in_and_out_paths_on_the_switch() -> None:
+    """A frame from the CPU port leaves where packet_out says, without the header; others go to the CPU with
+    packet_in prepended."""
+    from switch.v1model import V1Switch
+
+    sw = V1Switch(cpu_port=255)
+    sw.load(compile_source(CPU_PROGRAM, name="cpu.p4").json)
+    eth = bytes.fromhex("000000000001000000000002abcd") + b"data"
+    out = sw.process(255, bytes.fromhex("0180") + eth)  # egress_port 3 = 0b000000011, then 7 pad bits
+    assert out == [(3, eth)]
+    out = sw.process(2, eth)
+    assert out == [(255, bytes.fromhex("0100") + eth)]  # ingress_port 2 -> 0b000000010 0000000

@@ -172,6 +172,8 @@ def test_id_annotations() -> None:
      "action parameter 'p': 0 is not a valid @id value"),
     (CPModel(tables=[CPTable("t", action_refs=[CPActionRef("missing")])]),
      "P4Info: reference to unknown action 'missing'"),
+    (CPModel(registers=[CPRegister("C.r", 4, 8), CPRegister("C.r", 8, 8)]),
+     "Name 'C.r' is used for multiple register objects in the P4Info message"),
 ])
 def test_bad_ids_and_references_are_errors(model: CPModel, message: str) -> None:
     with pytest.raises(CompileError) as info:
@@ -292,3 +294,8 @@ def test_type_info_only_when_p4c_would_create_it() -> None:
     assert not build(CPModel(actions=[CPAction("a")])).HasField("type_info")
     assert to_text(build(CPModel())) == 'pkg_info {\n  arch: "v1model"\n}\n'
     assert build(CPModel(actions=[CPAction("a", [CPField("p", 1)])])).HasField("type_info")
+
+
+def test_repeated_actions_are_emitted_once() -> None:
+    info = build(CPModel(actions=[CPAction("NoAction"), CPAction("C.a"), CPAction("NoAction")]))
+    assert [a.preamble.name for a in info.actions] == ["NoAction", "C.a"]

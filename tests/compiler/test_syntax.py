@@ -59,7 +59,7 @@ def test_integer_literals(text: str, value: int, width: int | None, signed: bool
 def test_bool_and_string_literals() -> None:
     assert dump(expr("true")) == "BoolLit(value=True)"
     (d,) = parse('const string s = "a\\"b\\n";').decls
-    assert isinstance(d, ast.ConstDecl) and d.value == d.value  # identity eq
+    assert isinstance(d, ast.ConstDecl) and isinstance(d.type, ast.StringType)
     assert isinstance(d.value, ast.StringLit) and d.value.value == 'a"b\n'
 
 
@@ -458,3 +458,79 @@ def test_contextual_keywords_are_usable_as_names() -> None:
     assert [f.name for f in h.fields] == ["type", "key", "priority"]  # type: ignore[attr-defined]
     assert isinstance(c, ast.ControlDecl)
     assert [type(s).__name__ for s in c.body.stmts] == ["AssignStmt", "VarDecl", "AssignStmt", "AssignStmt"]
+
+
+def test_every_node_position_points_at_its_token(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Round trip: for every node of a realistic program, the source text at `loc` is the node's own token."""
+    from compiler.parser import parse_file
+
+    src = """#include <core.p4>
+#include <v1model.p4>
+#define ETH 0x800
+/* a comment
+   over lines */ const bit<16> TYPE_IPV4 = ETH;
+typedef bit<48> mac_t;
+header ethernet_t { mac_t dst; mac_t src; bit<16> etherType; }
+header ipv4_t { bit<8> ttl; bit<32> dstAddr; }
+struct headers { ethernet_t ethernet; ipv4_t ipv4; }
+struct meta_t { @field_list(1) bit<32> x; }
+parser P(packet_in pk, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    state start {
+        pk.extract(hdr.ethernet);
+        transition select(hdr.ethernet.etherType) { TYPE_IPV4: ipv4; 0x86dd &&& 0xffff: accept; default: accept; }
+    }
+    state ipv4 { pk.extract(hdr.ipv4); transition accept; }
+}
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    register<bit<32>>(16) r;
+    action fwd(bit<9> port, mac_t d) { sm.egress_spec = port; hdr.ethernet.dst = d; hdr.ipv4.ttl = hdr.ipv4.ttl - 1; }
+    action drop() { mark_to_drop(sm); }
+    table lpm { key = { hdr.ipv4.dstAddr: lpm; } actions = { fwd; drop; } default_action = drop(); }
+    apply {
+        if (hdr.ipv4.isValid() && hdr.ipv4.ttl > 8w1) { lpm.apply(); }
+        m.x = (bit<32>)hdr.ipv4.ttl[7:4] ++ 28w0 | m.x >> 2;
+        r.write(0, m.x == 0 ? 32w1 : m.x);
+    }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control V(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pk, in headers hdr) { apply { pk.emit(hdr.ethernet); pk.emit(hdr.ipv4); } }
+V1Switch(P(), V(), I(), E(), V(), D()) main;
+"""
+    path = tmp_path / "prog.p4"
+    path.write_text(src)
+    prog = parse_file(str(path))
+    lines = src.splitlines()
+    checked = 0
+    for node in ast.walk(prog):
+        if node.loc.file != str(path):
+            continue
+        at = lines[node.loc.line - 1][node.loc.col - 1:]
+        expected: str | None = None
+        if isinstance(node, ast.Name):
+            expected = node.name
+        elif isinstance(node, ast.IntLit) and node.text:
+            expected = "ETH" if node.text == "0x800" else node.text  # an expanded macro sits where it was used
+        elif isinstance(node, ast.Member):
+            expected = node.member
+        elif isinstance(node, (ast.Binary, ast.Unary)):
+            expected = node.op
+        elif isinstance(node, ast.Ternary):
+            expected = "?"
+        elif isinstance(node, (ast.Index, ast.Slice)):
+            expected = "["
+        elif isinstance(node, ast.MaskExpr):
+            expected = "&&&"
+        elif isinstance(node, (ast.TableDecl, ast.ActionDecl, ast.ParserDecl, ast.ControlDecl, ast.HeaderDecl,
+                               ast.StructDecl, ast.ConstDecl, ast.TypedefDecl, ast.ParserState)):
+            expected = {ast.TableDecl: "table", ast.ActionDecl: "action", ast.ParserDecl: "parser",
+                        ast.ControlDecl: "control", ast.HeaderDecl: "header", ast.StructDecl: "struct",
+                        ast.ConstDecl: "const", ast.TypedefDecl: "typedef", ast.ParserState: "state"}[type(node)]
+        elif isinstance(node, ast.Cast):
+            expected = "("
+        elif isinstance(node, ast.Annotation):
+            expected = "@" + node.name
+        if expected is not None:
+            assert at.startswith(expected), f"{type(node).__name__} at {node.loc}: {at[:20]!r}, want {expected!r}"
+            checked += 1
+    assert checked > 100

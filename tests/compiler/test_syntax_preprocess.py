@@ -237,3 +237,39 @@ def test_byte_order_mark_and_non_utf8_input(tmp_path: Path) -> None:
         with pytest.raises(CompileError) as info:
             parse_file(str(path))
         assert info.value.diagnostics[0].header() == f"{latin}: error: {latin} is not UTF-8 text (invalid start byte)"
+
+
+@pytest.mark.parametrize("text, header", [
+    ("#define\n", "t.p4:1:1: error: #define needs a macro name"),
+    ("\n#undef\n", "t.p4:2:1: error: #undef needs a macro name"),
+    ("#include\n", 't.p4:1:1: error: #include expects "FILE" or <FILE>'),
+    ("#elif\n", "t.p4:1:1: error: #elif without #if"),
+    ("#endif\n", "t.p4:1:1: error: #endif without #if"),
+    ("#if 1\nx\n", "t.p4:1:1: error: unterminated #if 1"),
+    ("#if\n#endif\n", "t.p4:1:1: error: malformed preprocessor directive (IndexError)"),
+    ("#line 7\n", "t.p4:1:1: error: unsupported: #line directives"),
+    ("const bit<8> x = 1; /* never closed\n\n", "t.p4:1:21: error: unterminated comment"),
+])
+def test_malformed_directives_are_errors(text: str, header: str) -> None:
+    with pytest.raises(CompileError) as info:
+        preprocess("t.p4", text=text)
+    assert info.value.diagnostics[0].header() == header
+
+
+def test_unterminated_comment_in_an_included_file(tmp_path: Path) -> None:
+    (tmp_path / "inc.p4").write_text("header h { }\n  /* oops\n" + "x " * 5000 + "\n")
+    main = tmp_path / "main.p4"
+    main.write_text('#include "inc.p4"\n')
+    with pytest.raises(CompileError) as info:
+        parse_file(str(main))
+    assert info.value.diagnostics[0].header() == f"{tmp_path / 'inc.p4'}:2:3: error: unterminated comment"
+
+
+def test_include_cycle_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "a.p4").write_text('#include "b.p4"\n')
+    (tmp_path / "b.p4").write_text('\n#include "a.p4"\n')
+    with pytest.raises(CompileError) as info:
+        parse_file(str(tmp_path / "a.p4"))
+    d = info.value.diagnostics[0]
+    assert d.message == "#include nested more than 40 deep (an include cycle?)"
+    assert d.loc.file in (str(tmp_path / "a.p4"), str(tmp_path / "b.p4"))

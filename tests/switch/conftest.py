@@ -63,3 +63,20 @@ def load(request):
 @pytest.fixture
 def fixture_dict() -> Callable[[str], dict]:
     return fixture_json
+
+
+@pytest.fixture
+def load_compiled():
+    """load_compiled(name, **switch_kwargs) -> a V1Switch running tests/p4/<name>.p4 compiled by compiler/ (for
+    programs that have no hand-written JSON twin); errors checked at teardown as with `load`."""
+    made: list[V1Switch] = []
+
+    def _load(name: str, **kw) -> V1Switch:
+        sw = V1Switch(**kw)
+        sw.load(compiled_json(name))
+        made.append(sw)
+        return sw
+
+    yield _load
+    for sw in made:
+        assert sw.stats["errors"] == 0, f"engine errors: {sw.last_error}"

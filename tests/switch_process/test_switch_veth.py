@@ -49,7 +49,7 @@ def test_forwarding_between_namespaces_over_p4runtime(tmp_path: Path) -> None:
                               ttl=64 - i, ident=i) for i in range(5)]
             expect = [forwarded(f, h2.mac) for f in sent]
             rx2 = NsProcess(h2, "_recv", "--match", UDP_DPORT.to_bytes(2, "big").hex(), "--offset", "36",
-                            "--count", "5", "--duration", "15", "--keep", "10", wait_ready=True)
+                            "--idle", "0.7", "--duration", "15", "--keep", "10", wait_ready=True)  # no duplicates
             tx1 = NsProcess(h1, "_send", *sum((["--frame", f.hex()] for f in sent), []), "--count", "5")
             assert tx1.result(20)["sent"] == 5
             got = [bytes.fromhex(x) for x in rx2.result(30)["frames"]]

@@ -185,10 +185,10 @@ def test_cli_configuration_errors_exit_3(tmp_path: Path, args: list[str], needle
 
 def test_cli_bind_error_exits_5(tmp_path: Path) -> None:
     path = tmp_path / "job.json"
-    make_job(1, ip_prefix="192.0.2").save(path)  # TEST-NET-1: not an address of this host
+    make_job(1, ip_prefix="198.51.100").save(path)  # TEST-NET-2: not an address of this host
     res = _cli("--job", str(path), "--rank", "0", "--program-json", str(LAYOUT_JSON))
     assert res.returncode == 5
-    assert "cannot bind UDP 192.0.2.1:50000" in res.stderr and "no such address" in res.stderr
+    assert "cannot bind UDP 198.51.100.1:50000" in res.stderr and "no such address" in res.stderr
 
 
 def test_one_call_allreduce_over_udp(codec: Codec) -> None:

@@ -124,7 +124,7 @@ def test_consecutive_runs_continue_set_alternation(codec: Codec) -> None:
 def test_switch_dies_mid_run_raises_within_bounded_time(codec: Codec, adaptive: bool) -> None:
     job = make_job(3)
     inputs = [rank_input(2000, 2, r, "float32") for r in range(3)]
-    opts = replace(OPTS, adaptive=adaptive)
+    opts = replace(OPTS, adaptive=adaptive, min_timeout=0.005)
     with pytest.raises(SwitchUnreachable) as exc:
         run_allreduce(job, codec, inputs, mode="float32", options=opts, switch_dies_at=0.05)
     err = exc.value

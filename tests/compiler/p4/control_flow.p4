@@ -1,0 +1,87 @@
+/* More control lowering: a top-level action used by a table, exit inside a table action, switch labels that share a
+ * body, a masked key (`f & 0xF1`), an isValid() key, const entries with explicit priorities (the larger value wins,
+ * P4's default largest_priority_wins), header stack operations in a control (push_front, pop_front, .last,
+ * .lastIndex) and clone() without a field list. Results in header `rep`. */
+#include <core.p4>
+#include <v1model.p4>
+
+header ethernet_t { bit<48> dst; bit<48> src; bit<16> etherType; }
+header req_t { bit<8> op; bit<8> key; }
+header lbl_t { bit<8> v; }
+header rep_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; }
+
+struct headers { ethernet_t eth; req_t req; lbl_t[3] lbl; rep_t rep; }
+struct metadata { bit<8> unused; }
+
+action global_nop() { }
+
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.eth);
+        pkt.extract(hdr.req);
+        pkt.extract(hdr.rep);
+        transition select(hdr.req.op) { 7: labels; default: accept; }
+    }
+    state labels { pkt.extract(hdr.lbl.next); pkt.extract(hdr.lbl.next); transition accept; }
+}
+
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+
+control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    action set_a(bit<8> v) { hdr.rep.a = v; }
+    action set_b(bit<8> v) { hdr.rep.b = v; }
+    action stop(bit<9> port) { sm.egress_spec = port; exit; }
+    action mark() { hdr.rep.d = 0x99; }
+
+    table by_op {
+        key = { hdr.req.op: exact; hdr.rep.isValid(): exact; }
+        actions = { set_a; set_b; stop; mark; global_nop; }
+        const entries = {
+            (1, true): set_a(0x11);
+            (2, true): set_b(0x22);
+            (3, true): stop(3);
+            (4, true): mark();
+            (5, true): global_nop();
+        }
+    }
+    table by_key {
+        key = { hdr.req.key & 0xF1: ternary; }
+        actions = { set_a; }
+        const entries = {
+            priority = 20: 0x10 &&& 0xF0: set_a(0xA1);
+            priority = 10: 0x10 &&& 0x10: set_a(0xA2);
+        }
+    }
+
+    apply {
+        sm.egress_spec = 1;
+        switch (by_op.apply().action_run) {
+            set_a:
+            set_b: {
+                hdr.rep.c = 0xab;
+            }
+            mark: {
+                by_key.apply();
+            }
+        }
+        if (hdr.req.op == 5) {
+            clone(CloneType.I2E, 6);
+        }
+        if (hdr.lbl[0].isValid()) {
+            hdr.rep.c = hdr.lbl.last.v;
+            hdr.rep.b = (bit<8>)hdr.lbl.lastIndex;
+            hdr.lbl.pop_front(1);
+            hdr.lbl.push_front(2);
+            hdr.lbl[0].setValid();
+            hdr.lbl[0].v = 0xee;
+        }
+    }
+}
+
+control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers hdr, inout metadata meta) { apply { } }
+control Dep(packet_out pkt, in headers hdr) {
+    apply { pkt.emit(hdr.eth); pkt.emit(hdr.req); pkt.emit(hdr.rep); pkt.emit(hdr.lbl); }
+}
+
+V1Switch(P(), VC(), Ing(), Eg(), CC(), Dep()) main;

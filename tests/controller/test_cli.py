@@ -1,0 +1,98 @@
+"""`python -m controller` as a user runs it, against an in-process switch's P4Runtime server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from compiler import compile_file
+from switch.runtime import P4RuntimeServer
+from switch.v1model import V1Switch
+from worker.header import INA_UDP_PORT, MSG_DATA, Codec, InaHeader, pool_index
+from worker.job import JobConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+NUM_ELEMS = 16
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("cli")
+    result = compile_file(str(ROOT / "p4src" / "switchml.p4"), defines={"INA_NUM_ELEMS": str(NUM_ELEMS),
+                                                                         "INA_POOL_SIZE": "16"})
+    (out / "p.json").write_text(json.dumps(result.json))
+    (out / "p.p4info.txt").write_text(result.p4info_text)
+    job = JobConfig.from_dict({
+        "job_id": 7, "num_elems": NUM_ELEMS, "switch": {"ip": "10.0.0.254", "mac": "00:00:0a:00:00:fe"},
+        "pool": {"base": 4, "size": 4},
+        "workers": [{"rank": r, "ip": f"10.0.0.{r + 1}", "mac": f"00:00:0a:00:00:{r + 1:02x}", "udp_port": 50000,
+                     "switch_port": r + 1} for r in range(3)]})
+    job.save(out / "job.json")
+    return {"json": out / "p.json", "p4info": out / "p.p4info.txt", "job": out / "job.json"}
+
+
+@pytest.fixture
+def switch() -> Iterator[tuple[V1Switch, str]]:
+    sw = V1Switch(device_id=1)
+    server = P4RuntimeServer(sw, device_id=1)
+    port = server.start("127.0.0.1:0")
+    yield sw, f"127.0.0.1:{port}"
+    server.stop(0)
+
+
+def cli(addr: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "controller", "--grpc-addr", addr, "--target", "embedded", *args],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+
+
+def test_setup_then_counters_slots_and_watch_show_the_running_job(files: dict[str, Path],
+                                                                  switch: tuple[V1Switch, str]) -> None:
+    sw, addr = switch
+    setup = cli(addr, "setup", str(files["job"]), "--p4info", str(files["p4info"]), "--json", str(files["json"]))
+    assert setup.returncode == 0, setup.stderr
+    assert "job 7: 3 workers, slots [4, 8), multicast group 8" in setup.stdout
+
+    # two of three workers contribute to slot 5, set 1: the slot is incomplete, bitmap 0b011
+    job = JobConfig.load(files["job"])
+    codec = Codec.from_program_json(files["json"])
+    for rank in (0, 1):
+        w = job.workers[rank]
+        hdr = InaHeader(msg_type=MSG_DATA, job_id=7, pool_index=pool_index(5, 1), packet_id=1, exponent=140,
+                        flags=0, worker_rank=rank)
+        frame = (Ether(src=w.mac, dst=job.switch.mac) / IP(src=w.ip, dst=job.switch.ip)
+                 / UDP(sport=w.udp_port, dport=INA_UDP_PORT) / codec.encode(hdr, np.arange(NUM_ELEMS, dtype=np.int32)))
+        assert sw.process(w.switch_port, bytes(frame)) == []
+
+    counters = cli(addr, "counters", "7")
+    assert counters.returncode == 0, counters.stderr
+    line = next(x for x in counters.stdout.splitlines() if x.startswith("ina_aggregated"))
+    assert line.split()[1] == "2"
+
+    slots = cli(addr, "slots", "5", "1")
+    assert slots.returncode == 0, slots.stderr
+    row = next(x for x in slots.stdout.splitlines() if x.split()[:2] == ["5", "1"])
+    assert row.split()[2:] == [f"{0b11:032b}", "1", "140", "0,1"]
+
+    watch = cli(addr, "watch", str(files["job"]), "--iterations", "1", "--slots", "4")
+    assert watch.returncode == 0, watch.stderr
+    assert "ina_aggregated" in watch.stdout and f"{0b11:032b}" in watch.stdout
+
+    reset = cli(addr, "job-reset", str(files["job"]))
+    assert reset.returncode == 0, reset.stderr
+    after = cli(addr, "slots", "5", "1")
+    assert next(x for x in after.stdout.splitlines() if x.split()[:2] == ["5", "1"]).split()[2] == "0" * 32
+
+
+def test_unreachable_switch_is_one_clear_line(files: dict[str, Path]) -> None:
+    result = cli("127.0.0.1:1", "--timeout", "0.5", "counters", "1")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        "error: cannot reach the switch's P4Runtime server at 127.0.0.1:1 within 0.5s"]

@@ -1,0 +1,68 @@
+"""`python -m topo.bench`: the report from synthetic runs, and one real (tiny) grid in Mininet (needs root)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from compiler import compile_file
+from topo.bench import Cell, RunRow, main, summary_table, write_csv, write_markdown, write_plot
+from topo.experiment import ExperimentConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def row(workers: int, loss: float, rep: int, goodput: float, verified: bool = True, error: str = "") -> RunRow:
+    return RunRow(workers, loss, rep, 65536, verified, goodput if verified else 0.0, 65536 / goodput, 0.6, 4224,
+                  10 * rep, 5 * rep, rep, 0.1, 4300, 3, error)
+
+
+def synthetic() -> list[Cell]:
+    return [
+        Cell(4, 0.0, [row(4, 0.0, 1, 200_000), row(4, 0.0, 2, 260_000), row(4, 0.0, 3, 250_000)]),
+        Cell(4, 0.01, [row(4, 0.01, 1, 210_000), row(4, 0.01, 2, 1.0, verified=False, error="rank 1: exit 1: bad"),
+                       row(4, 0.01, 3, 190_000)]),
+    ]
+
+
+def test_summary_counts_only_verified_runs() -> None:
+    table = summary_table(synthetic())
+    lines = table.splitlines()
+    assert lines[2] == "| 4 | 0 % | 3/3 | **250,000** | 200,000 – 260,000 | – | 20 | 0.262 | 0.100 |"
+    assert lines[3] == "| 4 | 1 % | 2/3 | **200,000** | 190,000 – 210,000 | 80 % | 20 | 0.329 | 0.100 |"
+
+
+def test_report_files(tmp_path: Path) -> None:
+    cells = synthetic()
+    write_csv(cells, tmp_path / "a.csv")
+    rows = list(csv.DictReader(open(tmp_path / "a.csv")))
+    assert len(rows) == 6 and rows[4]["verified"] == "0" and rows[4]["goodput_elems_per_s"] == "0"
+    assert rows[4]["error"] == "rank 1: exit 1: bad"
+    write_plot(cells, tmp_path / "a.png", 65536)
+    assert (tmp_path / "a.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    write_markdown(cells, tmp_path / "a.md", {"CPU": "test"}, ExperimentConfig(), 3, 12.0)
+    md = (tmp_path / "a.md").read_text()
+    assert "- CPU: test" in md and summary_table(cells) in md
+    assert "4 workers, no loss: 250,000 elem/s (goal ≥ 250,000: met)" in md
+    assert "4 workers, 1 % loss: 200,000 elem/s = 80 % of no loss (goal ≥ 80 % of no loss and ≥ 200,000: met)" in md
+    assert "- workers=4 loss=0.01 rep=2: rank 1: exit 1: bad" in md
+
+
+@pytest.mark.mininet
+@pytest.mark.timeout(120)
+def test_tiny_grid_in_mininet(tmp_path: Path) -> None:
+    result = compile_file(str(ROOT / "p4src" / "switchml.p4"))
+    (tmp_path / "switchml.json").write_text(json.dumps(result.json))
+    (tmp_path / "switchml.p4info.txt").write_text(result.p4info_text)
+    out = tmp_path / "bench" / "ar"
+    code = main(["--workers", "2", "--loss", "0", "0.01", "--reps", "1", "--size", "8192", "--out", str(out),
+                 "--json", str(tmp_path / "switchml.json"), "--p4info", str(tmp_path / "switchml.p4info.txt")])
+    assert code == 0
+    rows = list(csv.DictReader(open(out.with_suffix(".csv"))))
+    assert [(r["workers"], r["loss"], r["verified"]) for r in rows] == [("2", "0.0", "1"), ("2", "0.01", "1")]
+    assert all(float(r["goodput_elems_per_s"]) > 0 and float(r["max_error_over_bound"]) <= 1 for r in rows)
+    assert out.with_suffix(".png").stat().st_size > 1000
+    assert "| 2 | 1 % | 1/1 |" in out.with_suffix(".md").read_text()

@@ -1,0 +1,188 @@
+"""The adaptive timeout: RFC 6298 estimator, Karn's rule in the window core, fast retransmit, bounded give-up."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from worker.blocks import Float32Plan, Int32Plan
+from worker.header import FLAG_RETRANSMIT, MSG_RESULT, InaHeader
+from worker.quantize import block_exponents, dequantize, quantize
+from worker.rto import RtoEstimator
+from worker.window import SwitchUnreachable, Window, WindowOptions
+
+N = 4
+
+
+def test_estimator_follows_rfc6298() -> None:
+    est = RtoEstimator(initial_rto=0.1, min_rto=0.002, max_rto=1.0)
+    assert est.srtt is None and est.rto == 0.1
+    est.sample(0.010)  # first: SRTT = R, RTTVAR = R/2, RTO = SRTT + 4 RTTVAR
+    assert (est.srtt, est.rttvar) == (0.010, 0.005) and est.rto == pytest.approx(0.030)
+    est.sample(0.002)  # RTTVAR = 3/4 * 0.005 + 1/4 * |0.010 - 0.002|, SRTT = 7/8 * 0.010 + 1/8 * 0.002
+    assert est.rttvar == pytest.approx(0.00575) and est.srtt == pytest.approx(0.009)
+    assert est.rto == pytest.approx(0.009 + 4 * 0.00575)
+    assert est.samples == 2
+
+
+def test_estimator_floor_on_variance_and_cap() -> None:
+    est = RtoEstimator(initial_rto=0.1, min_rto=0.02, max_rto=0.5)
+    for _ in range(200):
+        est.sample(0.004)  # steady RTT: RTTVAR decays to ~0
+    assert est.rttvar < 1e-9
+    assert est.rto == pytest.approx(0.004 + 0.02)  # SRTT + min_rto, not SRTT alone
+    est.sample(3.0)
+    assert est.rto == 0.5
+    assert RtoEstimator(initial_rto=0.001, min_rto=0.02, max_rto=0.5).rto == 0.02  # initial value clamped
+    with pytest.raises(ValueError, match="min_rto"):
+        RtoEstimator(initial_rto=0.1, min_rto=0.0, max_rto=1.0)
+
+
+def make_window(blocks: int, opts: WindowOptions, width: int = 4) -> Window:
+    data = np.arange(blocks * N, dtype=np.int32)
+    return Window(plan=Int32Plan(data, N), job_id=3, rank=0, slots=list(range(width)), first_set=[0] * width,
+                  options=opts)
+
+
+def answer(w: Window, hdr: InaHeader, now: float):
+    return w.on_result(InaHeader(MSG_RESULT, hdr.job_id, hdr.pool_index, hdr.packet_id, 0, 0, 0),
+                       np.zeros(N, np.int32), now)
+
+
+ADAPTIVE = WindowOptions(window=4, timeout=0.1, min_timeout=0.005, max_timeout=0.4, max_retries=3, fast_retransmit=0)
+
+
+def test_timeouts_follow_measured_rtt_and_karn() -> None:
+    w = make_window(12, ADAPTIVE)
+    outs = {o.header.packet_id: o for o in w.start(0.0)}
+    assert w.next_deadline() == 0.1  # no sample yet: the initial timeout
+    [nxt] = answer(w, outs[0].header, 0.008)  # RTT 8 ms: RTO = 8 + max(5, 16) = 24 ms
+    assert w.rto.srtt == 0.008
+    assert nxt.header.packet_id == 4
+    assert w._pending[0].deadline == pytest.approx(0.008 + 0.024)
+    # packet 1 times out (its 100 ms initial timeout) and is answered after its retransmission: no sample (Karn)
+    assert [o.header.packet_id for o in w.on_timer(0.1)] == [4, 1, 2, 3]  # by deadline: 32 ms, then 100 ms
+    assert w._pending[1].timeout == 0.2  # backoff of its own timeout, x2
+    answer(w, outs[1].header, 0.15)
+    assert w.rto.samples == 1 and w.rto.srtt == 0.008
+    assert w.stats.timeouts == 4 and w.stats.retransmissions == 4
+
+
+def test_fixed_timeout_ignores_samples() -> None:
+    w = make_window(12, WindowOptions(window=4, timeout=0.1, max_timeout=0.4, adaptive=False, fast_retransmit=0))
+    outs = w.start(0.0)
+    answer(w, outs[0].header, 0.008)
+    assert w._pending[0].deadline == pytest.approx(0.108)
+
+
+def test_fast_retransmit_after_three_later_packets_answered() -> None:
+    opts = WindowOptions(window=4, timeout=0.1, min_timeout=0.005, max_timeout=0.4, max_retries=3, fast_retransmit=3)
+    w = make_window(12, opts)
+    outs = w.start(0.0)
+    assert answer(w, outs[1].header, 0.001)[0].header.packet_id == 5
+    assert answer(w, outs[2].header, 0.002)[0].header.packet_id == 6
+    got = answer(w, outs[3].header, 0.003)  # third packet sent after packet 0: packet 0 is retransmitted first
+    assert [o.header.packet_id for o in got] == [0, 7]
+    re = got[0]
+    assert re.header.flags == FLAG_RETRANSMIT and re.header.pool_index == outs[0].header.pool_index
+    assert re.values.tolist() == outs[0].values.tolist()
+    assert w.stats.fast_retransmissions == 1 and w.stats.retransmissions == 1 and w.stats.timeouts == 0
+    p0 = w._pending[0]
+    assert p0.retries == 0 and p0.timeout == 0.1 and p0.deadline == pytest.approx(0.103)  # restarted, no backoff
+    # once only: more later results do not retransmit it again
+    assert [o.header.packet_id for o in answer(w, got[1].header, 0.004)] == [11]
+    assert w.stats.fast_retransmissions == 1
+    # its answer is no RTT sample (sent twice)
+    samples = w.rto.samples
+    answer(w, outs[0].header, 0.02)
+    assert w.rto.samples == samples
+
+
+def test_fast_retransmit_off() -> None:
+    w = make_window(12, ADAPTIVE)
+    outs = w.start(0.0)
+    for i in (1, 2, 3):
+        assert [o.header.packet_id for o in answer(w, outs[i].header, 0.001 * i)] == [4 + i]
+    assert w.stats.retransmissions == 0
+
+
+def test_give_up_is_bounded_with_fast_retransmit() -> None:
+    opts = WindowOptions(window=4, timeout=0.05, max_timeout=0.2, max_retries=3, fast_retransmit=1, adaptive=False)
+    w = make_window(12, opts)
+    outs = w.start(0.0)
+    answer(w, outs[1].header, 0.01)  # fast-retransmits packet 0 at 10 ms
+    answer(w, outs[2].header, 0.01)
+    answer(w, outs[3].header, 0.01)  # the packets outstanding now were all sent at 10 ms
+    assert w.stats.fast_retransmissions == 1
+    with pytest.raises(SwitchUnreachable) as exc:
+        while True:
+            w.on_timer(w.next_deadline())
+    err = exc.value
+    assert err.packet_id == 0 and err.transmissions == opts.max_retries + 2
+    # timer restarted at 10 ms with the first timeout (50 ms), then 100, 200, 200
+    assert err.waited == pytest.approx(0.01 + opts.worst_case_wait(0.05))
+    assert err.waited <= opts.worst_case_wait(0.05) + 0.05 <= opts.give_up_bound()
+    assert opts.give_up_bound() == pytest.approx(0.05 + 0.1 + 0.2 + 0.2 + 0.05)
+    assert WindowOptions(max_timeout=0.2, max_retries=3).give_up_bound() == pytest.approx(0.2 * 4 + 0.2)
+
+
+def test_float_plan_fast_path_is_bit_identical_to_quantize() -> None:
+    rng = np.random.default_rng(5)
+    scales = 2.0 ** rng.integers(-60, 60, size=40)
+    x = (rng.standard_normal((40, N)) * scales[:, None]).astype(np.float32)
+    x[3] = 0.0
+    x[4, 0] = np.float32(2.0**-140)  # subnormal
+    n, win = 3, 4
+    plan = Float32Plan(x.ravel(), N, n, win)
+    local = block_exponents(x)
+    for k in range(40):
+        agreed = int(local[k]) + int(rng.integers(0, 3))
+        plan.agreed[k] = agreed
+        _, q = plan.packet(k + win)
+        assert q.dtype == np.int32 and q.tolist() == quantize(x[k], agreed, n).tolist()
+        sums = rng.integers(-(2**31), 2**31, size=N, dtype=np.int64).astype(np.int32)
+        plan.result(k + win, 255, sums)  # any exponent >= the local one (overwritten before use)
+        out = plan.output().reshape(40, N)[k]
+        assert out.tobytes() == dequantize(sums, agreed, n).tobytes()
+        assert math.isfinite(float(out.sum()))
+
+
+def test_cli_timeout_options(tmp_path, capsys) -> None:
+    from ina_fixtures import LAYOUT_JSON, make_job
+    from worker.__main__ import EXIT_CONFIG, build_parser, main
+
+    path = tmp_path / "job.json"
+    make_job(2, ip_prefix="198.51.100").save(path)  # TEST-NET-2: binding fails (exit 5) once the options are valid
+    base = ["--job", str(path), "--rank", "0", "--program-json", str(LAYOUT_JSON)]
+    # the default 20 ms floor follows a lower --max-timeout-ms instead of rejecting it
+    assert main([*base, "--max-timeout-ms", "10", "--timeout-ms", "5"]) == 5
+    assert "cannot bind UDP 198.51.100.1" in capsys.readouterr().err
+    assert main([*base, "--min-timeout-ms", "50", "--max-timeout-ms", "10", "--timeout-ms", "5"]) == EXIT_CONFIG
+    assert "min_timeout must be > 0 and <= max_timeout 0.01, got 0.05" in capsys.readouterr().err
+    assert main([*base, "--fast-retransmit", "-1"]) == EXIT_CONFIG
+    assert "fast_retransmit must be >= 0" in capsys.readouterr().err
+    args = build_parser().parse_args([*base, "--fixed-timeout", "--fast-retransmit", "0"])
+    assert args.fixed_timeout and args.fast_retransmit == 0 and args.min_timeout_ms is None
+
+
+def test_fast_retransmit_at_the_end_of_the_run() -> None:
+    """The last packets have fewer than K successors: the answer of the run's last packet is enough."""
+    opts = WindowOptions(window=4, timeout=0.1, max_timeout=0.4, fast_retransmit=3)
+    w = make_window(4, opts)  # 4 packets, all sent at once: packet 1 has only 2 successors
+    outs = w.start(0.0)
+    assert answer(w, outs[0].header, 0.001) == []
+    assert answer(w, outs[2].header, 0.002) == []  # packet 3 (the last one) still missing: no guess yet
+    got = answer(w, outs[3].header, 0.003)
+    assert [o.header.packet_id for o in got] == [1] and got[0].header.flags == FLAG_RETRANSMIT
+    assert w.stats.fast_retransmissions == 1
+
+
+def test_last_packet_relies_on_its_timeout() -> None:
+    w = make_window(4, WindowOptions(window=4, timeout=0.1, max_timeout=0.4, fast_retransmit=1))
+    outs = w.start(0.0)
+    for i in range(3):
+        assert answer(w, outs[i].header, 0.001 * (i + 1)) == []
+    assert w.stats.fast_retransmissions == 0
+    assert [o.header.packet_id for o in w.on_timer(0.1)] == [3]
