@@ -23,7 +23,7 @@ DTYPE       ?= float32
 TARGET      ?=
 GRPC_ADDR   ?= 127.0.0.1:9559
 
-.PHONY: all setup system-packages shell-venv run test build bench-switch p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run test build bench bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
@@ -33,6 +33,7 @@ help:
 	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
+	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss (root); writes bench/allreduce.*"
 	@echo "make bench-switch  switch packets/s benchmark; writes bench/switch.md"
 	@echo "make clean         remove build outputs and emulation leftovers"
 
@@ -90,7 +91,6 @@ p4runtime-shell: shell-venv
 	$(VENV_SHELL)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id 1 --election-id 0,1
 
 # all-reduce goodput, WORKERS 2/4/8 x LOSS 0/1 % on the embedded switch (root: Mininet) -> bench/allreduce.{md,csv,png}
-.PHONY: bench
 bench: build
 	$(PY) -m topo.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out bench/allreduce
 

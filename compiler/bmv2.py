@@ -89,9 +89,13 @@ class ProgramLowering(LowerContext):
     def sort_control_plane(self) -> None:
         """P4Info lists tables per control in package order, then declaration order (p4c's order); the graph was
         built back to front, so restore it. Direct counters follow their declaration order."""
-        self.cp.tables.sort(key=lambda t: self._cp_order.get(t.name, (99, 0)))
-        declared = list(self._pending_direct)
-        self.cp.direct_counters.sort(key=lambda d: declared.index(d.name) if d.name in declared else 0)
+        self.cp.tables.sort(key=lambda t: self._cp_order.get(t.name, (99, (), 0)))
+        def extern_key(name: str) -> tuple[object, ...]:
+            return self.extern_order.get(name, (-1, (), 0))
+
+        self.cp.direct_counters.sort(key=lambda d: extern_key(d.name))
+        self.cp.counters.sort(key=lambda c: extern_key(c.name))
+        self.cp.registers.sort(key=lambda r: extern_key(r.name))
 
     def cp_table(self, cl: Any, t: ast.TableDecl, name: str, keys: list[Any], recs: list[Any], scopes: list[str],
                  size: int, const_default: Any, has_entries: bool, counter: str | None) -> None:
@@ -104,7 +108,7 @@ class ProgramLowering(LowerContext):
         ents = t.entries
         timeout = t.get_property("support_timeout")
         order = cl.decl.locals.index(t) if t in cl.decl.locals else 0
-        self._cp_order[name] = (cl.block_index, order)
+        self._cp_order[name] = (cl.block_index, cl.inst_order, order)
         self.cp.tables.append(CPTable(
             name=name, match_fields=fields, action_refs=refs,
             const_default_action=const_default.name if const_default is not None else None,
@@ -117,7 +121,7 @@ class ProgramLowering(LowerContext):
 
     def run(self) -> Json:
         self._pending_direct = {}
-        self._cp_order: dict[str, tuple[int, int]] = {}
+        self._cp_order: dict[str, tuple[object, ...]] = {}
         self.names = NameGen(_identifiers(self.program))
         self.names.used.update({"scalars", "scalars_0", "standard_metadata"})
         for i, e in enumerate(self.info.errors):

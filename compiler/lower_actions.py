@@ -11,6 +11,7 @@ from __future__ import annotations
 from compiler import ast
 from compiler.lower_context import (
     STD_META,
+    InstanceRef,
     FieldRef,
     HeaderRef,
     Json,
@@ -219,7 +220,8 @@ class PrimitiveLowerer:
         assert isinstance(callee, ast.Member)
         target = callee.expr
         d = self.info.refs.get(target) if isinstance(target, ast.Name) else None
-        name = self.lc.instance_names.get(d) if d is not None else None
+        ref = self.xl.params.get(d) if d is not None else None
+        name = ref.name if isinstance(ref, InstanceRef) else self.lc.instance_names.get(d) if d is not None else None
         if name is None:
             raise self.lc.unsupported(call, f"extern instance '{describe(target)}'")
         return name
@@ -306,6 +308,19 @@ class PrimitiveLowerer:
             return [prim(op, [hexval(fl)], si)]
         if name == "truncate":
             return [prim("truncate", [self.arg(a[0])], si)]
+        if name == "log_msg":
+            if not isinstance(a[0], ast.StringLit):
+                raise self.lc.unsupported(a[0], "log_msg with a format that is not a string literal")
+            values: list[Json] = []
+            if len(a) > 1:
+                data = a[1]
+                items = data.elements if isinstance(data, ast.ListExpr) else \
+                    [f.value for f in data.fields] if isinstance(data, ast.StructExpr) else [data]
+                values = [self.arg(x) for x in items]
+            return [prim("log_msg", [{"type": "string", "value": a[0].value},
+                                     {"type": "parameters_vector", "value": values}], si)]
+        if name in ("assert", "assume"):
+            return [prim(name, [self.xl.convert(a[0], wrap=True, convert_bool=True)], si)]
         if name in ("verify_checksum", "update_checksum", "verify_checksum_with_payload",
                     "update_checksum_with_payload"):
             raise self.lc.error(call, f"{name}() is only allowed in the checksum controls")

@@ -75,6 +75,21 @@ class StructRef(Storage):
 
 
 @dataclass
+class InstanceRef(Storage):
+    """An extern instance (register, counter, ...) with its JSON/control-plane name."""
+
+    name: str
+
+
+@dataclass
+class SubControlRef(Storage):
+    """A control instantiated inside another control; `prefix` is its control-plane name prefix."""
+
+    decl: ast.ControlDecl
+    prefix: str
+
+
+@dataclass
 class RuntimeData(Storage):
     """Action parameter number `index` (control-plane data)."""
 
@@ -171,7 +186,8 @@ class LowerContext:
     roots: dict[ast.Node, Storage] = field(default_factory=dict)
     # extern instance declaration → JSON/control-plane name
     instance_names: dict[ast.Node, str] = field(default_factory=dict)
-    cfg_counter: int = 0  # p4c's CFG node numbering (node_N names), shared by ingress and egress
+    cfg_counter: int = 0
+    extern_order: dict[str, tuple[object, ...]] = field(default_factory=dict)  # P4Info order of extern instances  # p4c's CFG node numbering (node_N names), shared by ingress and egress
     sources: dict[str, list[str]] = field(default_factory=dict)
 
     # -------------------------------------------------------------------------------------------- errors
@@ -229,12 +245,14 @@ class LowerContext:
         self.header_types.append({"name": name, "id": len(self.header_types), "fields": fields})
 
     def struct_fields(self, st: StructLikeT) -> list[list[Json]]:
+        """BMv2 header-type fields; structs are padded to whole bytes, headers must already be (as p4c requires)."""
         out: list[list[Json]] = []
         total = 0
+        where = st.decl if st.decl is not None else self.program
         for fname, ft in st.fields:
             w = width_of(ft)
             if w is None:
-                raise LowerAbort()
+                raise self.unsupported(where, f"field '{fname}' of type {ft} in {st}")
             signed = isinstance(ft, BitsT) and ft.signed
             if isinstance(ft, EnumT) and ft.underlying is not None:
                 signed = ft.underlying.signed
@@ -242,6 +260,9 @@ class LowerContext:
             total += w
         if st.kind == "struct" and total % 8:
             out.append([self.names.new("_padding"), 8 - total % 8, False])
+        elif st.kind == "header" and total % 8:
+            raise self.error(where, f"header '{st.name}' has fields totaling {total} bits; BMv2 only supports "
+                                    "headers whose size is a multiple of 8 bits")
         return out
 
     def add_header(self, name: str, type_name: str, metadata: bool) -> int:
@@ -280,7 +301,7 @@ class LowerContext:
 
     # -------------------------------------------------------------------------------------------- externs
 
-    def instantiate(self, d: ast.Instantiation, prefix: str | None) -> None:
+    def instantiate(self, d: ast.Instantiation, prefix: str | None) -> str:
         """Declare an extern instance: register/counter/direct_counter arrays and their control-plane entries."""
         from compiler.types import ExternT
 
@@ -324,16 +345,18 @@ class LowerContext:
             self.cp_extern("direct_counter", name, d, unit=unit)
         else:
             raise self.unsupported(d, f"extern '{ext}'")
+        return name
 
     def counter_unit(self, e: ast.Expr) -> str:
         m = e.member if isinstance(e, ast.Member) else ""
         return {"packets": "PACKETS", "bytes": "BYTES", "packets_and_bytes": "BOTH"}.get(m, "BOTH")
 
-    def bind_direct_counter(self, counter: str, table: str) -> None:
+    def bind_direct_counter(self, counter: str, table: str, where: ast.Node) -> None:
         for c in self.counter_arrays:
             if c["name"] == counter and c.get("is_direct"):
                 if c["binding"] not in (None, table):
-                    raise LowerAbort()
+                    raise self.error(where, f"direct_counter '{counter}' is already attached to table "
+                                            f"'{c['binding']}'")
                 c["binding"] = table
         self.cp_direct_counter_binding(counter, table)
 

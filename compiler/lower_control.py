@@ -8,7 +8,9 @@ The apply block becomes a graph of tables and conditionals, as p4c builds it:
   keyless table `tbl_act[_N]` whose constant default action it is; a direct action call `a(...)` becomes a keyless
   table `tbl_a` with `a` as constant default action.
 Tables get p4c's fully qualified names (`MyIngress.ipv4_lpm`), `@name` honoured; the default size is 1024; a table
-without `default_action` gets `NoAction` added (as p4c's front end does).
+without `default_action` gets `NoAction` added (as p4c's front end does). A control instantiated inside another one
+is inlined where it is applied: its parameters alias the arguments and its objects are named
+`<control>.<instance>.<name>`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from compiler import ast
 from compiler.lower_actions import PrimitiveLowerer
 from compiler.lower_context import (
     MAX_SIZE,
+    InstanceRef,
+    SubControlRef,
     Json,
     LowerAbort,
     LowerContext,
@@ -29,7 +33,7 @@ from compiler.lower_context import (
 )
 from compiler.lower_expr import ExprLowerer
 from compiler.typecheck import describe, start_of
-from compiler.types import ApplyResultT, TableT, width_of
+from compiler.types import ApplyResultT, BlockT, TableT, width_of
 
 DEFAULT_TABLE_SIZE = 1024
 
@@ -42,7 +46,7 @@ class ActionRecord:
     decl: ast.ActionDecl | None
     params: list[tuple[str, int]]
     primitives: list[Json]
-    order: tuple[int, int, int, int]
+    order: tuple[object, ...]
     json_id: int = -1
     hidden: bool = False
     annotations: list[ast.Annotation] = field(default_factory=list)
@@ -71,27 +75,39 @@ def _ref_name(x: object) -> object:
 class ControlLowerer:
     """Lowers one control of the V1Switch package to a pipeline."""
 
-    def __init__(self, lc: LowerContext, decl: ast.ControlDecl, pipeline: str, block_index: int) -> None:
+    def __init__(self, lc: LowerContext, decl: ast.ControlDecl, pipeline: str, block_index: int,
+                 parent: ControlLowerer | None = None, prefix: str | None = None,
+                 bindings: dict[ast.Node, Storage] | None = None, inst_order: tuple[int, ...] = ()) -> None:
         self.lc = lc
         self.info = lc.info
         self.decl = decl
         self.pipeline = pipeline
-        self.prefix = control_plane_name(decl, None)
+        self.prefix = prefix if prefix is not None else control_plane_name(decl, None)
         self.block_index = block_index
-        self.xl = ExprLowerer(lc, {})
+        self.inst_order = inst_order  # where this (inlined) control's instance is declared, for p4c's orders
+        # names visible in this control: its parameters (bound by the caller for a sub-control), locals, instances
+        self.xl = ExprLowerer(lc, dict(bindings or {}))
         self.pl = PrimitiveLowerer(lc, self.xl, pipeline)
-        self.tables: list[tuple[tuple[int, int], Json]] = []
-        self.conditionals: list[Json] = []
-        self.actions: dict[tuple[ast.ActionDecl, object], ActionRecord] = {}
-        self.copies: dict[ast.ActionDecl, int] = {}
-        self.synth: list[ActionRecord] = []
-        self.nodes: list[NodeRef] = []
-        self.applied: set[ast.TableDecl] = set()
-        self.direct_counters: dict[str, str] = {}  # counter instance name -> table name
+        if parent is None:
+            self.tables: list[tuple[tuple[int, int], Json]] = []
+            self.conditionals: list[Json] = []
+            self.actions: dict[tuple[ast.ActionDecl, object, str], ActionRecord] = {}
+            self.copies: dict[ast.ActionDecl, int] = {}
+            self.synth: list[ActionRecord] = []
+            self.nodes: list[NodeRef] = []
+            self.applied: set[tuple[str, ast.TableDecl]] = set()
+        else:  # an inlined sub-control adds to its parent's graph
+            self.tables, self.conditionals = parent.tables, parent.conditionals
+            self.actions, self.copies, self.synth = parent.actions, parent.copies, parent.synth
+            self.nodes, self.applied = parent.nodes, parent.applied
 
     # ------------------------------------------------------------------------------------------------ entry
 
-    def lower(self) -> Json:
+    def lower(self) -> NodeRef | None:
+        return self.lower_body(None)
+
+    def lower_body(self, nxt: NodeRef | None) -> NodeRef | None:
+        """Declare the locals, then lower the apply block ending in `nxt`; returns the entry node."""
         for loc in self.decl.locals:
             try:
                 self.local(loc)
@@ -110,8 +126,10 @@ class ControlLowerer:
         self.number_action_uses(self.decl.body)
         if self.failed:
             raise LowerAbort()
-        init = self.block(init_stmts + list(self.decl.body.stmts), None)
-        return init
+        for n in ast.walk(self.decl.body):  # the graph is built back to front: declare apply-block locals first
+            if isinstance(n, ast.VarDecl):
+                self.declare_local(n)
+        return self.block(init_stmts + list(self.decl.body.stmts), nxt)
 
     def number_action_uses(self, body: ast.Node) -> None:
         """Create the per-use action copies in source order (the first use keeps the original, as in p4c); reject a
@@ -121,10 +139,10 @@ class ControlLowerer:
                 continue
             owner, _ = self.info.calls.get(n, (None, ""))
             if isinstance(owner, TableT):
-                if owner.decl in self.applied:
+                if (self.prefix, owner.decl) in self.applied:
                     self.lc.unsupported(n, f"applying table '{owner.decl.name}' more than once")
                     self.failed = True
-                self.applied.add(owner.decl)
+                self.applied.add((self.prefix, owner.decl))
             try:
                 if n in self.info.actions:
                     self.action(self.info.actions[n], n)
@@ -138,9 +156,16 @@ class ControlLowerer:
 
     def local(self, d: ast.Decl) -> None:
         if isinstance(d, ast.VarDecl):
-            self.lc.roots[d] = self.lc.local_storage(d.name, self.info.types[d], d)
+            self.xl.params[d] = self.lc.local_storage(d.name, self.info.types[d], d)
         elif isinstance(d, ast.Instantiation):
-            self.lc.instantiate(d, self.prefix)
+            t = self.info.types.get(d)
+            if isinstance(t, BlockT):
+                assert isinstance(t.decl, ast.ControlDecl)
+                self.xl.params[d] = SubControlRef(t.decl, control_plane_name(d, self.prefix))
+            else:
+                name = self.lc.instantiate(d, self.prefix)
+                self.xl.params[d] = InstanceRef(name)
+                self.lc.extern_order[name] = (self.block_index, self.inst_order, self.decl.locals.index(d))
         # actions are lowered when referenced; tables when applied
 
     # ------------------------------------------------------------------------------------------------ actions
@@ -148,7 +173,7 @@ class ControlLowerer:
     def action(self, a: ast.ActionDecl, use: object) -> ActionRecord:
         """The JSON action for one use of `a` (a table, or a direct call): p4c's front end gives every table and
         every direct call its own copy of an action used in several places (same control-plane name, new id)."""
-        key = (a, use)
+        key = (a, use, self.prefix)
         rec = self.actions.get(key)
         if rec is not None:
             return rec
@@ -163,12 +188,12 @@ class ControlLowerer:
                 raise self.lc.unsupported(p, f"parameter '{p.name}' of action '{a.name}'")
             params.append((p.name, w))
             bind[p] = RuntimeData(i, t)
-        xl = ExprLowerer(self.lc, bind)
+        xl = ExprLowerer(self.lc, {**self.xl.params, **bind})
         pl = PrimitiveLowerer(self.lc, xl, self.pipeline)
         prims = pl.stmts(a.body.stmts)
         copy = self.copies.get(a, 0)
         self.copies[a] = copy + 1
-        order = (0 if owner is None else 1, a.loc.line, a.loc.col, copy)
+        order = (0 if owner is None else 1, self.inst_order, a.loc.line, a.loc.col, copy)
         rec = ActionRecord(name, a, params, prims, order, annotations=list(a.annotations))
         self.actions[key] = rec
         return rec
@@ -176,7 +201,7 @@ class ControlLowerer:
     def synthesize(self, stmts: list[ast.Stmt]) -> ActionRecord:
         prims = self.pl.stmts(stmts)
         first = stmts[0]
-        rec = ActionRecord("act", None, [], prims, (2, first.loc.line, first.loc.col, 0), hidden=True)
+        rec = ActionRecord("act", None, [], prims, (2, self.inst_order, first.loc.line, first.loc.col, 0), hidden=True)
         self.synth.append(rec)
         return rec
 
@@ -190,7 +215,7 @@ class ControlLowerer:
             if c in self.info.actions:
                 return False
             owner, _ = self.info.calls.get(c, (None, ""))
-            return not isinstance(owner, TableT)
+            return not isinstance(owner, (TableT, BlockT))
         return False
 
     def block(self, stmts: list[ast.Stmt], nxt: str | None) -> str | None:
@@ -219,8 +244,8 @@ class ControlLowerer:
         return cur
 
     def declare_local(self, s: ast.VarDecl) -> None:
-        if s not in self.lc.roots:
-            self.lc.roots[s] = self.lc.local_storage(s.name, self.info.types[s], s)
+        if s not in self.xl.params:
+            self.xl.params[s] = self.lc.local_storage(s.name, self.info.types[s], s)
 
     def act_table(self, run: list[ast.Stmt], nxt: str | None) -> str:
         # local declarations with initializers are assignments here
@@ -276,12 +301,35 @@ class ControlLowerer:
             owner, _ = self.info.calls.get(c, (None, ""))
             if isinstance(owner, TableT):
                 return self.apply_table(owner.decl, s, nxt, {}, nxt, False)
+            if isinstance(owner, BlockT):
+                return self.inline(c, nxt)
             raise self.lc.unsupported(s, "this statement in an apply block")
         if isinstance(s, ast.IfStmt):
             return self.if_stmt(s, nxt)
         if isinstance(s, ast.SwitchStmt):
             return self.switch(s, nxt)
         raise self.lc.unsupported(s, f"{type(s).__name__} in an apply block")
+
+    def inline(self, c: ast.MethodCall, nxt: NodeRef | None) -> NodeRef | None:
+        """`inst.apply(args)` of a sub-control, inlined as p4c does: its parameters alias the arguments, its tables,
+        actions and instances are named `<control>.<instance>.<name>`."""
+        assert isinstance(c.callee, ast.Member)
+        inst = self.info.refs.get(c.callee.expr) if isinstance(c.callee.expr, ast.Name) else None
+        sub = self.xl.params.get(inst) if inst is not None else None
+        if not isinstance(sub, SubControlRef):
+            raise self.lc.unsupported(c, f"applying '{describe(c.callee.expr)}'")
+        bindings: dict[ast.Node, Storage] = {}
+        for p, a in zip(sub.decl.params, c.args):
+            try:
+                bindings[p] = self.xl.locate(a)
+            except LowerAbort:
+                self.lc.diags.items.pop()
+                raise self.lc.unsupported(start_of(a), f"argument '{describe(a)}' of a control apply (pass a "
+                                                       "variable, a header or a field)") from None
+        pos = self.decl.locals.index(inst) if inst in self.decl.locals else 0
+        child = ControlLowerer(self.lc, sub.decl, self.pipeline, self.block_index, parent=self, prefix=sub.prefix,
+                               bindings=bindings, inst_order=self.inst_order + (pos,))
+        return child.lower_body(nxt)
 
     def direct_call(self, c: ast.MethodCall, s: ast.Stmt, nxt: str | None) -> str:
         a = self.info.actions[c]
@@ -416,10 +464,11 @@ class ControlLowerer:
         cp_prop = t.get_property("counters")
         if isinstance(cp_prop, ast.ValueProperty):
             cd = self.info.refs.get(cp_prop.value) if isinstance(cp_prop.value, ast.Name) else None
-            if cd is None or cd not in self.lc.instance_names:
+            if cd is None or not (isinstance(self.xl.params.get(cd), InstanceRef) or cd in self.lc.instance_names):
                 raise self.lc.unsupported(cp_prop, "this counters property")
-            counters = self.lc.instance_names[cd]
-            self.lc.bind_direct_counter(counters, name)
+            ref = self.xl.params.get(cd)
+            counters = ref.name if isinstance(ref, InstanceRef) else self.lc.instance_names[cd]
+            self.lc.bind_direct_counter(counters, name, cp_prop)
         timeout = t.get_property("support_timeout")
         support_timeout = bool(isinstance(timeout, ast.ValueProperty) and self.info.values.get(timeout.value))
         next_tables: dict[str, str | None] = {}

@@ -46,6 +46,7 @@ from compiler.types import (
 )
 
 ARITH_OPS = {"+", "-", "*", "<<", ">>"}
+MAX_SHIFT_WIDTH = 8  # p4c's LowerExpressions::maxShiftWidth
 BITWISE_OPS = {"&", "|", "^"}
 COMPARE_OPS = {"==", "!=", "<", "<=", ">", ">="}
 
@@ -70,6 +71,8 @@ class ExprLowerer:
         if s is None:
             s = self.lc.roots.get(decl)
         if s is None:
+            if self.lc.diags.has_errors:  # most likely its declaration already failed: don't pile up
+                raise LowerAbort()
             raise self.lc.unsupported(use, f"reference to '{getattr(decl, 'name', '?')}' here")
         return s
 
@@ -335,6 +338,8 @@ class ExprLowerer:
             return expr_json("sat_cast" if t.signed else "usat_cast", inner, hexval(t.width))
         jop = {"&&": "and", "||": "or"}.get(op, op)
         rv = self.info.values.get(e.right)
+        if op in ("<<", ">>"):
+            self.check_shift(e, rv)
         if op == "-" and isinstance(t, BitsT) and not t.signed and isinstance(rv, int) and not isinstance(rv, bool):
             # p4c's strength reduction: x - c == x + (2^W - c) modulo 2^W
             j = expr_json("+", self.local(self.rvalue(e.left)), hexval((-rv) & _mask(t.width), t.width))
@@ -351,6 +356,16 @@ class ExprLowerer:
         if op in ARITH_OPS:
             return self.fix(j, t)
         return j
+
+    def check_shift(self, e: ast.Binary, amount: int | bool | None) -> None:
+        """p4c's BMv2 back end (LowerExpressions::shift) limits shift amounts: a bit<W> amount needs W <= 8, a
+        constant one must be at most 256."""
+        rt = self.info.types.get(e.right)
+        if isinstance(rt, BitsT) and rt.width > MAX_SHIFT_WIDTH:
+            raise self.lc.error(e, f"shift amount limited to {MAX_SHIFT_WIDTH} bits on this target "
+                                   f"(the amount is {rt}; cast it to bit<{MAX_SHIFT_WIDTH}>)")
+        if isinstance(rt, InfIntT) and isinstance(amount, int) and amount > (1 << MAX_SHIFT_WIDTH):
+            raise self.lc.error(e, f"shift amount limited to {1 << MAX_SHIFT_WIDTH} on this target")
 
     def r_Ternary(self, e: ast.Ternary, t: P4Type | None) -> Json:
         c = self.local(self.rvalue(e.cond))

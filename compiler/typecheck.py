@@ -100,6 +100,8 @@ class TypeInfo:
     calls: dict[ast.MethodCall, tuple[P4Type | None, str]] = field(default_factory=dict)
     # ActionRef / direct action call → resolved action
     actions: dict[ast.Node, ast.ActionDecl] = field(default_factory=dict)
+    # prototype of a (single-return) function → its declaration; call → function (for inlining)
+    functions: dict[ast.Node, ast.FunctionDecl] = field(default_factory=dict)
 
     def type_of(self, node: ast.Node) -> P4Type:
         return self.types[node]
@@ -193,6 +195,8 @@ class Checker:
         self.diags = diags
         self.info = TypeInfo()
         self._overloads: dict[ast.Node, list[ast.ExternFunctionDecl]] = {}
+        self._function_protos: dict[ast.FunctionDecl, ast.MethodDecl] = {}
+        self._functions_failed: set[ast.FunctionDecl] = set()
         self._type_cache: dict[ast.Node, P4Type] = {}
         self._resolving: set[ast.Node] = set()
 
@@ -264,7 +268,7 @@ class Checker:
         elif isinstance(d, ast.Instantiation):
             self.check_instantiation(d, ctx)
         elif isinstance(d, ast.FunctionDecl):
-            self.diags.unsupported(d.loc, f"function declaration '{d.name}'")
+            self.check_function(d, ctx)
         elif isinstance(d, ast.ValueSetDecl):
             self.diags.unsupported(d.loc, "value_set")
         # extern, parser/control/package type declarations, errors, match kinds: nothing to check
@@ -434,6 +438,31 @@ class Checker:
             raise self.error(d.value, f"initializer of constant '{d.name}' is not a compile-time constant")
         self.info.values[d] = wrap_value(v, t) if not isinstance(v, bool) else v
 
+    def check_function(self, d: ast.FunctionDecl, ctx: _Ctx) -> None:
+        """A function whose body is a single `return expr;` (inlined at each call, as p4c does)."""
+        if d in self._function_protos or d in self._functions_failed:
+            return
+        self._functions_failed.add(d)  # until proven fine (also stops recursion)
+        if d.type_params:
+            raise self.unsupported(d, f"generic function '{d.name}'")
+        stmts = [s for s in d.body.stmts if not isinstance(s, ast.EmptyStmt)]
+        if len(stmts) != 1 or not isinstance(stmts[0], ast.ReturnStmt) or stmts[0].value is None:
+            raise self.unsupported(d, f"function '{d.name}' whose body is not a single 'return <expression>;'")
+        for p in d.params:
+            if p.direction not in (None, "in"):
+                raise self.unsupported(p, f"{p.direction} parameter '{p.name}' of function '{d.name}'")
+        fctx = _Ctx(Scope(ctx.scope, d), None, None, False, False)
+        self.check_params(d.params, fctx, None)
+        rt = self.resolve_type(d.return_type, ctx.scope)
+        if isinstance(rt, VoidT):
+            raise self.unsupported(d, f"void function '{d.name}'")
+        value = stmts[0].value
+        vt = self.expr(value, fctx, rt)
+        self.require_assignable(value, vt, rt, f"the result of function '{d.name}'")
+        self._functions_failed.discard(d)
+        self._function_protos[d] = ast.MethodDecl(d.loc, d.name, d.return_type, d.params)
+        self.info.functions[self._function_protos[d]] = d
+
     def check_params(self, params: list[ast.Param], ctx: _Ctx, owner: ast.Decl | None,
                      typevars: Iterable[str] = ()) -> None:
         for p in params:
@@ -591,7 +620,13 @@ class Checker:
                 for a in d.args:
                     self.expr(a, ctx)
                 return
-            raise self.unsupported(d, f"instantiation of {t.kind} '{t.name}' inside another block")
+            if t.kind == "control" and isinstance(t.decl, ast.ControlDecl) and isinstance(ctx.block, ast.ControlDecl):
+                if d.args:
+                    raise self.unsupported(d, f"constructor arguments of control '{t.name}'")
+                if t.decl is ctx.block:
+                    raise self.error(d, f"control '{t.name}' cannot instantiate itself")
+                return  # a sub-control: its apply() is inlined by the back end, as p4c does
+            raise self.unsupported(d, f"instantiation of {t.kind} '{t.name}' here")
         raise self.error(d, f"cannot instantiate {t}")
 
     def check_table(self, d: ast.TableDecl, ctx: _Ctx) -> None:
@@ -947,7 +982,13 @@ class Checker:
                           ast.ExternDecl, ast.ParserDecl, ast.ControlDecl, ast.PackageTypeDecl)):
             return TypeT(self.resolve_named(d, e))
         if isinstance(d, ast.FunctionDecl):
-            raise self.unsupported(e, f"call of function '{d.name}'")
+            proto = self._function_protos.get(d)
+            if proto is None:  # not checked (yet, or it failed)
+                self.check_function(d, _Ctx(self.info.global_scope))
+                proto = self._function_protos.get(d)
+                if proto is None:
+                    raise CheckAbort()
+            return MethodT(d.name, [proto], None)
         raise self.error(e, f"'{e.name}' cannot be used as a value")
 
     def e_Member(self, e: ast.Member, ctx: _Ctx, expected: P4Type | None) -> P4Type:
@@ -1001,7 +1042,9 @@ class Checker:
                 return ActionRunT(bt.table)
             raise self.error(e, f"table apply result has no member '{m}'")
         if isinstance(bt, BlockT) and m == "apply":
-            raise self.unsupported(e, f"applying {bt.kind} '{bt.name}' from another block")
+            if bt.kind != "control" or not isinstance(bt.decl, ast.ControlDecl):
+                raise self.unsupported(e, f"applying {bt.kind} '{bt.name}' from another block")
+            return MethodT("apply", [], bt)
         raise self.error(e, f"'{describe(e.expr)}' of type {bt} has no member '{m}'")
 
     def e_Index(self, e: ast.Index, ctx: _Ctx, expected: P4Type | None) -> P4Type:
@@ -1325,6 +1368,8 @@ class Checker:
             assert isinstance(e.callee, ast.Member)
             self.require_lvalue(e.callee.expr, ctx)
             return VOID
+        if isinstance(owner, BlockT):
+            return self.sub_control_apply(e, owner, ctx)
         if isinstance(owner, TableT):
             if e.args:
                 raise self.error(e, "apply() takes no arguments")
@@ -1338,6 +1383,8 @@ class Checker:
         else:
             bindings = {}
         t = self.call_args(e, ct.decls, e.args, ctx, bindings, f"'{describe(e.callee)}'", e.type_args)
+        if owner is None and ct.decls and ct.decls[0] in self.info.functions:
+            self.info.functions[e] = self.info.functions[ct.decls[0]]
         if owner is not None and owner.name == "packet_in":
             if not ctx.in_parser:
                 raise self.error(e, f"packet_in.{name}() is only allowed in a parser")
@@ -1352,6 +1399,24 @@ class Checker:
         if owner is not None and owner.name == "packet_out" and ctx.in_parser:
             raise self.error(e, "packet_out.emit() is only allowed in a deparser")
         return t
+
+    def sub_control_apply(self, e: ast.MethodCall, owner: BlockT, ctx: _Ctx) -> P4Type:
+        """`inst.apply(args)` of a control instance: arguments checked against the control's parameters."""
+        decl = owner.decl
+        assert isinstance(decl, ast.ControlDecl)
+        if not ctx.in_apply or ctx.action is not None:
+            raise self.error(e, f"control '{decl.name}' can only be applied from an apply block")
+        if len(e.args) != len(decl.params):
+            raise self.error(e, f"control '{decl.name}' expects {len(decl.params)} argument(s), got {len(e.args)}")
+        for a, p in zip(e.args, decl.params):
+            pt = self.info.types.get(p)
+            if pt is None:  # declared further down: resolve its parameter types now
+                pt = self.info.types[p] = self.resolve_type(p.type, self.info.global_scope)
+            at = self.expr(a, ctx, pt)
+            self.require_assignable(a, at, pt, f"argument '{p.name}' of control '{decl.name}'")
+            if p.direction in ("out", "inout"):
+                self.require_lvalue(a, ctx)
+        return VOID
 
     def direct_action_call(self, e: ast.MethodCall, d: ast.ActionDecl, ctx: _Ctx) -> P4Type:
         if ctx.action is not None:

@@ -164,6 +164,9 @@ class FlowGen:
         lines: list[str] = []
         if kind == "keyless":
             lines.append(f"e = {tv}.default")
+        elif kind == "lpm1":  # MatchTable.lookup's single-field LPM probe, without the call
+            lines += ["e = None", f"k = {ksrc}", f"for m, d in {tv}._lpm_probe:",
+                      "    e = d.get(k & m)", "    if e is not None:", "        break"]
         else:
             lines.append(f"e = {ksrc}")
         if branches[0][0] == "hit":

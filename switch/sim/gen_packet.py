@@ -12,6 +12,10 @@ from switch.sim.gen_base import _hex
 from switch.sim.program import P_PAYLOAD, HeaderLayout
 
 
+# a byte-aligned group of header fields packed as one or more struct items:
+# (fields [(slot, width)], total width, pieces [(shift from the least significant end, piece width)])
+Chunk = tuple[list[tuple[int, int]], int, list[tuple[int, int]]]
+
 MAX_PARSER_STEPS = 1024  # parse states one packet may visit when the parse graph has a cycle
 
 
@@ -97,7 +101,8 @@ class PacketGen:
                     w = int(inp.get("bitwidth", 0))
                     if w <= 0:
                         raise LoadError(f"hexstr input without bitwidth in {where}")
-                    lines.append(f"    acc = {shl('acc', w)}{join}{_hex(inp['value'], where) & ((1 << w) - 1)}; nb += {w}")
+                    const = _hex(inp["value"], where) & ((1 << w) - 1)
+                    lines.append(f"    acc = {shl('acc', w)}{join}{const}; nb += {w}")
                 elif t == "payload":
                     pass
                 else:
@@ -170,12 +175,12 @@ class PacketGen:
             self.ns[name] = struct.Struct("!" + "".join(codes[w] for _n, w, _s in hl.fields))
         return name, slots[0], slots[-1] + 1
 
-    def header_plan(self, hl: HeaderLayout) -> tuple[str, list[tuple[list[tuple[int, int]], int, list[tuple[int, int]]]]] | None:
+    def header_plan(self, hl: HeaderLayout) -> tuple[str, list[Chunk]] | None:
         """A precompiled struct for a header whose fields group into byte-aligned chunks of at most 64 bits
         (e.g. IPv4's version+ihl → one byte, flags+fragOffset → 16 bits, a 48-bit MAC → 16 + 32 bits):
         (struct name, [(fields [(slot, width)], chunk width, pieces [(shift, piece width)])]), or None."""
         codes = {8: "B", 16: "H", 32: "I", 64: "Q"}
-        chunks: list[tuple[list[tuple[int, int]], int, list[tuple[int, int]]]] = []
+        chunks: list[Chunk] = []
         cur: list[tuple[int, int]] = []
         total = 0
         for n, w, _s in hl.fields:

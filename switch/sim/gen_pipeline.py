@@ -228,7 +228,7 @@ class PipelineGen:
 
     def table_key(self, t: dict) -> tuple[str, str]:
         """(kind, lookup source) of table `t`: ('keyless', ''), ('exact', `XG<id>(key)`: the bound get of the
-        table's exact_index dict) or ('other', `T<id>.lookup((k1, ...))`)."""
+        table's exact_index dict), ('lpm1', key value) or ('other', `T<id>.lookup((k1, ...))`)."""
         tid = t.get("id", 0)
         keys = self.table_key_srcs(t)
         if not keys:
@@ -236,6 +236,8 @@ class PipelineGen:
         if all(k.get("match_type") == "exact" for k in t.get("key", [])):
             kexpr = keys[0] if len(keys) == 1 else f"({', '.join(keys)})"
             return "exact", f"XG{tid}({kexpr})"
+        if len(keys) == 1 and t["key"][0].get("match_type") == "lpm":
+            return "lpm1", keys[0]  # MatchTable kind "lpm1": probed inline, longest prefix first
         return "other", f"T{tid}.lookup(({', '.join(keys)},))"
 
     def table_key_srcs(self, t: dict) -> list[str]:

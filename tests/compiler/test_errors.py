@@ -40,6 +40,9 @@ BODY_CASES = [
     ("mark_to_drop();", 9, "'mark_to_drop' expects 1 argument(s), got 0"),
     ("hdr.eth.setValid(1);", 9, "setValid() takes no arguments"),
     ("meta.a = meta.a << -1;", 28, "shift amount must not be negative"),
+    ("meta.a = meta.a << meta.b;", 25,
+     "shift amount limited to 8 bits on this target (the amount is bit<16>; cast it to bit<8>)"),
+    ("meta.a = meta.a >> 300;", 25, "shift amount limited to 256 on this target"),
     ("meta.a = meta.a / meta.a;", 25, "unsupported: '/' by a value that is not a constant power of two"),
     ("meta.a = meta.a % 6;", 25, "unsupported: '%' by a value that is not a constant power of two"),
     ("meta.a = meta.a / 0;", 25, "division by zero"),
@@ -84,6 +87,30 @@ def test_default_action_not_in_list() -> None:
         (LOCALS_LINE, 96, "default action 'a' is not in the actions list of table 't'")
 
 
+def test_sub_control_argument_count() -> None:
+    assert first_error("s.apply();", locals_="Sub() s;", decls="control Sub(in bit<8> k) { apply { } }") == \
+        (BODY_LINE, 9, "control 'Sub' expects 1 argument(s), got 0")
+
+
+def test_sub_control_out_argument_must_be_writable() -> None:
+    assert first_error("s.apply(3);", locals_="Sub() s;", decls="control Sub(out bit<8> k) { apply { k = 1; } }") == \
+        (BODY_LINE, 17, "'3' cannot be assigned")
+
+
+def test_header_size_must_be_whole_bytes() -> None:
+    assert first_error("o.setValid();", locals_="odd_t o;", decls="header odd_t { bit<7> x; }") == \
+        (DECLS_LINE, 1, "header 'odd_t' has fields totaling 7 bits; BMv2 only supports headers whose size is a "
+                        "multiple of 8 bits")
+
+
+def test_direct_counter_on_two_tables() -> None:
+    tables = ("direct_counter(CounterType.packets) dc; "
+              "table t1 { key = { meta.a: exact; } actions = { NoAction; } counters = dc; } "
+              "table t2 { key = { meta.a: exact; } actions = { NoAction; } counters = dc; }")
+    line, _, message = first_error("t1.apply(); t2.apply();", locals_=tables)
+    assert line == LOCALS_LINE and message.startswith("direct_counter 'I.dc' is already attached to table")
+
+
 def test_unknown_match_kind() -> None:
     t = "table t { key = { meta.a: fuzzy; } actions = { NoAction; } }"
     assert first_error("t.apply();", locals_=t) == (LOCALS_LINE, 23, "undeclared match kind 'fuzzy'")
@@ -107,7 +134,9 @@ UNSUPPORTED = [
      "if (t.apply().hit && meta.a == 1) { }", BODY_LINE, 27, "unsupported: table apply inside a complex condition"),
     ("header_union u_t { eth_t a; eth_t b; }", "", "u_t u;", BODY_LINE, 9,
      "unsupported: local variable of type header_union u_t"),
-    ("", "", "log_msg(\"x\");", BODY_LINE, 9, "unsupported: extern function log_msg()"),
+    ("", "", "digest(1, meta.a);", BODY_LINE, 9, "unsupported: extern function digest()"),
+    ("control Sub(in bit<8> k) { apply { } }", "Sub() s;", "s.apply(meta.a + 1);", BODY_LINE, 17,
+     "unsupported: argument 'meta.a + 1' of a control apply (pass a variable, a header or a field)"),
 ]
 
 

@@ -54,6 +54,7 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
     }
 
     apply {
+        bit<8> saved_key = hdr.req.key;  // declared before a table, used after it
         sm.egress_spec = 1;
         switch (by_op.apply().action_run) {
             set_a:
@@ -66,6 +67,9 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
         }
         if (hdr.req.op == 5) {
             clone(CloneType.I2E, 6);
+        }
+        if (hdr.req.op == 1) {
+            hdr.rep.d = saved_key;
         }
         if (hdr.lbl[0].isValid()) {
             hdr.rep.c = hdr.lbl.last.v;

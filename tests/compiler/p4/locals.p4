@@ -1,7 +1,7 @@
 /* Locals and predication: control-local variables (with and without initializers), action-local variables, a
  * header-typed local, a struct-typed local, a plain enum, an error-typed local, and if/else (nested) inside an
  * action, which BMv2 only supports as predicated assignments; struct assignment and struct expressions;
- * division and modulo by powers of two. Results in header `rep`. */
+ * division and modulo by powers of two; log_msg and assert. Results in header `rep`. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -67,6 +67,8 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
         q2 = q;
         hdr.rep.v = q2.lo + q2.hi;
         hdr.rep.w = hdr.req.x / 4 + hdr.req.x % 4;
+        log_msg("x={} y={}", {hdr.req.x, hdr.req.y});
+        assert(hdr.req.x != 0x77);  // a failed assert aborts the packet
         sm.egress_spec = 1;
     }
 }
