@@ -63,6 +63,9 @@ class ExprLowerer:
         self.info = lc.info
         # extra bindings (action parameters, locals) on top of lc.roots
         self.params: dict[ast.Node, Storage] = params if params is not None else {}
+        # while inlining a function: its parameters → (caller's lowerer, argument expression)
+        self.args: dict[ast.Node, tuple[ExprLowerer, ast.Expr]] = {}
+        self.inlining: list[ast.FunctionDecl] = []
 
     # ------------------------------------------------------------------------------------------------ storage
 
@@ -216,6 +219,10 @@ class ExprLowerer:
         return j
 
     def r_Name(self, e: ast.Name, t: P4Type | None) -> Json:
+        d = self.info.refs.get(e)
+        if d is not None and d in self.args:  # a parameter of a function being inlined
+            caller, arg = self.args[d]
+            return caller.rvalue(arg)
         return self._read(self.locate(e), t, e)
 
     def r_Member(self, e: ast.Member, t: P4Type | None) -> Json:
@@ -235,6 +242,9 @@ class ExprLowerer:
         return self._read(self.locate(e), t, e)
 
     def r_MethodCall(self, e: ast.MethodCall, t: P4Type | None) -> Json:
+        fn = self.info.functions.get(e)
+        if fn is not None:
+            return self.inline_function(e, fn)
         owner, name = self.info.calls.get(e, (None, ""))
         if isinstance(owner, StructLikeT) and name == "isValid":
             assert isinstance(e.callee, ast.Member)
@@ -247,6 +257,20 @@ class ExprLowerer:
                 raise self.lc.unsupported(e, f"lookahead of {t} (use bit<W>, a slice of it, or a header field)")
             return {"type": "lookahead", "value": [0, t.width]}
         raise self.lc.unsupported(e, f"call '{_short(e)}' inside an expression")
+
+    def inline_function(self, call: ast.MethodCall, fn: ast.FunctionDecl) -> Json:
+        """A call of a single-return function: its expression, with each parameter standing for the argument (the
+        arguments are evaluated here, in the caller's context; P4 functions have no side effects in this subset)."""
+        if len(self.inlining) > 16:
+            raise self.lc.error(call, f"function '{fn.name}' calls itself")
+        ret = next(s for s in fn.body.stmts if isinstance(s, ast.ReturnStmt))
+        assert ret.value is not None
+        inner = ExprLowerer(self.lc, self.params)
+        inner.inlining = self.inlining + [fn]
+        inner.args = {p: (self, a) for p, a in zip(fn.params, call.args)}
+        j = inner.rvalue(ret.value)
+        rt = self.info.types.get(ret.value)
+        return j if rt == self.info.types.get(call) else self.fix(j, self.info.types.get(call))
 
     def r_Cast(self, e: ast.Cast, t: P4Type | None) -> Json:
         ft = self.info.types.get(e.expr)

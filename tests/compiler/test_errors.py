@@ -118,8 +118,10 @@ def test_unknown_match_kind() -> None:
 
 UNSUPPORTED = [
     ("", "meter(32w16, MeterType.packets) m;", "meta.a = 1;", LOCALS_LINE, 5, "unsupported: extern 'meter'"),
-    ("bit<8> f(in bit<8> x) { return x; }", "", "meta.a = 1;", DECLS_LINE, 1,
-     "unsupported: function declaration 'f'"),
+    ("bit<8> f(in bit<8> x) { bit<8> y = x; return y; }", "", "meta.a = f(1);", DECLS_LINE, 1,
+     "unsupported: function 'f' whose body is not a single 'return <expression>;'"),
+    ("bit<8> f(inout bit<8> x) { return x; }", "", "meta.a = f(meta.a);", DECLS_LINE, 10,
+     "unsupported: inout parameter 'x' of function 'f'"),
     ("", "action a(bit<8> v) { meta.a = v; }", "a(meta.a);", BODY_LINE, 11,
      "unsupported: non-constant argument 'meta.a' in a direct action call"),
     ("", "action a() { if (meta.a == 1) { mark_to_drop(sm); } }", "a();", LOCALS_LINE, 37,
