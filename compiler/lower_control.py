@@ -29,11 +29,12 @@ from compiler.lower_context import (
     RuntimeData,
     Storage,
     control_plane_name,
+    expr_json,
     hexstr,
 )
 from compiler.lower_expr import ExprLowerer
 from compiler.typecheck import describe, start_of
-from compiler.types import ApplyResultT, BlockT, TableT, width_of
+from compiler.types import ActionRunT, ApplyResultT, BlockT, TableT, width_of
 
 DEFAULT_TABLE_SIZE = 1024
 
@@ -50,6 +51,11 @@ class ActionRecord:
     json_id: int = -1
     hidden: bool = False
     annotations: list[ast.Annotation] = field(default_factory=list)
+
+
+def _n_directional(a: ast.ActionDecl) -> int:
+    """How many leading parameters of `a` have a direction (they come before the action-data ones)."""
+    return sum(1 for p in a.params if p.direction is not None)
 
 
 class NodeRef:
@@ -145,12 +151,13 @@ class ControlLowerer:
                 self.applied.add((self.prefix, owner.decl))
             try:
                 if n in self.info.actions:
-                    self.action(self.info.actions[n], n)
+                    a = self.info.actions[n]
+                    self.action(a, n, n.args[:_n_directional(a)])
                     continue
                 owner, _ = self.info.calls.get(n, (None, ""))
                 if isinstance(owner, TableT) and owner.decl.actions is not None:
                     for ref in owner.decl.actions.actions:
-                        self.action(self.info.actions[ref], owner.decl)
+                        self.action(self.info.actions[ref], owner.decl, ref.args)
             except (LowerAbort, KeyError):
                 pass
 
@@ -170,9 +177,10 @@ class ControlLowerer:
 
     # ------------------------------------------------------------------------------------------------ actions
 
-    def action(self, a: ast.ActionDecl, use: object) -> ActionRecord:
+    def action(self, a: ast.ActionDecl, use: object, dir_args: list[ast.Expr] | None = None) -> ActionRecord:
         """The JSON action for one use of `a` (a table, or a direct call): p4c's front end gives every table and
-        every direct call its own copy of an action used in several places (same control-plane name, new id)."""
+        every direct call its own copy of an action used in several places (same control-plane name, new id).
+        `dir_args` are the arguments bound to its directional parameters at that use (they alias them)."""
         key = (a, use, self.prefix)
         rec = self.actions.get(key)
         if rec is not None:
@@ -181,13 +189,26 @@ class ControlLowerer:
         name = control_plane_name(a, self.prefix if owner is not None else None)
         params: list[tuple[str, int]] = []
         bind: dict[ast.Node, Storage] = {}
-        for i, p in enumerate(a.params):
+        directional = [p for p in a.params if p.direction is not None]
+        args = list(dir_args or [])
+        if len(args) != len(directional):
+            raise self.lc.error(a, f"action '{a.name}': no arguments for its directional parameters at this use")
+        for p, arg in zip(directional, args):
+            try:
+                bind[p] = self.xl.locate(arg)
+            except LowerAbort:
+                self.lc.diags.items.pop()
+                raise self.lc.unsupported(start_of(arg), f"argument '{describe(arg)}' for directional parameter "
+                                                         f"'{p.name}' (pass a variable, a header or a field)") from None
+        for p in a.params:
+            if p.direction is not None:
+                continue
             t = self.info.types[p]
             w = width_of(t)
-            if p.direction is not None or w is None:
+            if w is None:
                 raise self.lc.unsupported(p, f"parameter '{p.name}' of action '{a.name}'")
+            bind[p] = RuntimeData(len(params), t)
             params.append((p.name, w))
-            bind[p] = RuntimeData(i, t)
         xl = ExprLowerer(self.lc, {**self.xl.params, **bind})
         pl = PrimitiveLowerer(self.lc, xl, self.pipeline)
         prims = pl.stmts(a.body.stmts)
@@ -333,9 +354,9 @@ class ControlLowerer:
 
     def direct_call(self, c: ast.MethodCall, s: ast.Stmt, nxt: str | None) -> str:
         a = self.info.actions[c]
-        rec = self.action(a, c)
+        rec = self.action(a, c, c.args[:_n_directional(a)])
         data: list[str] = []
-        for arg in c.args:
+        for arg in c.args[_n_directional(a):]:
             v = self.info.values.get(arg)
             if not isinstance(v, int):
                 raise self.lc.unsupported(start_of(arg), f"non-constant argument '{describe(arg)}' in a direct action "
@@ -388,6 +409,8 @@ class ControlLowerer:
 
     def switch(self, s: ast.SwitchStmt, nxt: str | None) -> str | None:
         e = s.expr
+        if not isinstance(self.info.types.get(e), ActionRunT):
+            return self.value_switch(s, nxt)
         assert isinstance(e, ast.Member)
         rt = self.info.types[e.expr]
         assert isinstance(rt, ApplyResultT)
@@ -407,6 +430,40 @@ class ControlLowerer:
             pending = []
         return self.apply_table(rt.table, s, nxt, labels, default_entry, True)
 
+    def value_switch(self, s: ast.SwitchStmt, nxt: NodeRef | None) -> NodeRef | None:
+        """A switch on a value becomes a chain of conditionals `expr == label || ...`, as p4c lowers it."""
+        t = self.info.types[s.expr]
+        groups: list[tuple[list[ast.Expr], ast.BlockStmt]] = []
+        pending: list[ast.Expr] = []
+        default_body: ast.BlockStmt | None = None
+        for case in s.cases:
+            pending.append(case.label)
+            if case.body is None:
+                continue
+            if any(isinstance(lab, ast.DefaultExpr) for lab in pending):
+                default_body = case.body  # labels sharing the default body are subsumed by it
+            else:
+                groups.append((pending, case.body))
+            pending = []
+        entry = self.block(default_body.stmts, nxt) if default_body is not None else nxt
+        subject = self.xl.local(self.xl.rvalue(s.expr))
+        for labels, body in reversed(groups):
+            body_entry = self.block(body.stmts, nxt)
+            cond: Json = None
+            for lab in labels:
+                one = expr_json("==", subject, self.xl.local(self.xl.rvalue(lab)))
+                cond = one if cond is None else expr_json("or", cond, one)
+            node = NodeRef("cond", (labels[0].loc.line, labels[0].loc.col))
+            self.nodes.append(node)
+            c: Json = {"name": node, "id": -1}
+            si = self.lc.source_info(s.expr, describe(s.expr))
+            if si is not None:
+                c["source_info"] = si
+            c.update({"expression": cond, "true_next": body_entry, "false_next": entry})
+            self.conditionals.append(c)
+            entry = node
+        return entry
+
     # ------------------------------------------------------------------------------------------------ tables
 
     def apply_table(self, t: ast.TableDecl, at: ast.Node, nxt: str | None, labels: dict[str, str | None],
@@ -417,7 +474,7 @@ class ControlLowerer:
         scopes: list[str] = []
         for ref in refs:
             a = self.info.actions[ref]
-            recs.append(self.action(a, t))
+            recs.append(self.action(a, t, ref.args))
             scope = "TABLE_AND_DEFAULT"
             if ref.annotation("tableonly") is not None:
                 scope = "TABLE_ONLY"
@@ -438,9 +495,10 @@ class ControlLowerer:
                 recs.append(default_rec)
                 scopes.append("DEFAULT_ONLY")
         else:
-            default_rec = self.action(self.info.actions[da.action], t)
+            da_decl = self.info.actions[da.action]
+            default_rec = self.action(da_decl, t, (da.action.args or [])[:_n_directional(da_decl)])
             default_const = da.is_const
-            for arg in da.action.args or []:
+            for arg in (da.action.args or [])[_n_directional(da_decl):]:
                 v = self.info.values.get(arg)
                 default_data.append(hexstr(int(v) if v is not None else 0))
         key_json, cp_keys = self.keys(t)
@@ -560,10 +618,12 @@ class ControlLowerer:
         assert t.key is not None or not ents.entries
         elems = t.key.elements if t.key is not None else []
         # BMv2: a lower JSON priority wins. P4: without explicit priorities the first entry wins; with them the larger
-        # value wins (largest_priority_wins defaults to true), earlier entries first on ties.
+        # value wins (unless `largest_priority_wins = false`), earlier entries first on ties.
         explicit = [self.info.values.get(x.priority) if x.priority is not None else None for x in ents.entries]
+        lpw = t.get_property("largest_priority_wins")
+        sign = -1 if not (isinstance(lpw, ast.ValueProperty) and self.info.values.get(lpw.value) is False) else 1
         if any(p is not None for p in explicit):
-            order = sorted(range(len(ents.entries)), key=lambda i: (-int(explicit[i] or 0), i))
+            order = sorted(range(len(ents.entries)), key=lambda i: (sign * int(explicit[i] or 0), i))
         else:
             order = list(range(len(ents.entries)))
         ranks = {i: r + 1 for r, i in enumerate(order)}
@@ -577,9 +637,9 @@ class ControlLowerer:
                 # a sliced key's entry values are slice values, as p4c emits them (the switch shifts by the mask)
                 match_key.append(self.entry_key(k, ke.match_kind, w))
             a = self.info.actions[ent.action]
-            rec = self.action(a, t)
+            rec = self.action(a, t, (ent.action.args or [])[:_n_directional(a)])
             data = [hexstr(int(self.info.values.get(x, 0)), w2)
-                    for x, w2 in zip(ent.action.args or [], [p[1] for p in rec.params])]
+                    for x, w2 in zip((ent.action.args or [])[_n_directional(a):], [p[1] for p in rec.params])]
             e: Json = {}
             si = self.lc.source_info(ent, None)
             if si is not None:

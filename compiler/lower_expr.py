@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from compiler import ast
 from compiler.lower_context import (
-    STD_META,
     FieldRef,
     HeaderRef,
     Json,
@@ -31,6 +30,7 @@ from compiler.lower_context import (
     expr_json,
     hexval,
 )
+from compiler.typecheck import describe
 from compiler.types import (
     ActionRunT,
     BitsT,
@@ -91,7 +91,7 @@ class ExprLowerer:
             if isinstance(base_t, StackT) and e.member == "last":
                 base = self.locate(e.expr)
                 assert isinstance(base, StackRef)
-                return _StackLast(base)
+                return StackLast(base)
             if isinstance(e.expr, ast.Member) and isinstance(self.info.types.get(e.expr.expr), StackT) \
                     and e.expr.member == "last":
                 stack = self.locate(e.expr.expr)
@@ -110,7 +110,7 @@ class ExprLowerer:
                 return FieldRef(base.name, e.member, ft)
             if isinstance(base, StackRef):
                 if e.member == "next":
-                    return _StackNext(base)
+                    return StackNext(base)
                 raise self.lc.unsupported(e, f"header stack member '{e.member}' here")
             raise self.lc.unsupported(e, f"'{e.member}' of this value")
         if isinstance(e, ast.Index):
@@ -404,27 +404,19 @@ class ExprLowerer:
         return self.const(e.value, t)
 
 
-class _StackNext(Storage):
+class StackNext(Storage):
     """`stack.next` (only valid as an extract target)."""
 
     def __init__(self, stack: StackRef) -> None:
         self.stack = stack
 
 
-class _StackLast(Storage):
+class StackLast(Storage):
     """`stack.last` (only valid with a field access)."""
 
     def __init__(self, stack: StackRef) -> None:
         self.stack = stack
 
 
-StackNext = _StackNext
-
-
 def _short(e: ast.Node) -> str:
-    from compiler.typecheck import describe
-
     return describe(e) if isinstance(e, ast.Expr) else type(e).__name__
-
-
-__all__ = ["ExprLowerer", "StackNext", "LowerAbort", "STD_META"]

@@ -721,10 +721,12 @@ class Checker:
                 self.diags.error(p.value.loc, f"counters property must name a direct_counter, not {t}")
         elif p.name == "support_timeout":
             self.expr(p.value, ctx, BOOL)
-        elif p.name in ("implementation", "meters"):
+        elif p.name in ("implementation", "meters", "priority_delta"):
             self.diags.unsupported(p.loc, f"table property '{p.name}'")
-        elif p.name == "largest_priority_wins" or p.name == "priority_delta":
-            self.diags.unsupported(p.loc, f"table property '{p.name}'")
+        elif p.name == "largest_priority_wins":
+            t = self.expr(p.value, ctx, BOOL)
+            if not isinstance(t, BoolT) or p.value not in self.info.values:
+                self.diags.error(p.value.loc, "largest_priority_wins must be a compile-time bool")
         else:
             self.diags.warning(p.loc, f"table '{d.name}': unknown property '{p.name}' ignored")
 
@@ -742,7 +744,7 @@ class Checker:
         args = ref.args or []
         directional = [p for p in d.params if p.direction is not None]
         need = d.params if bind_all else directional
-        if ref.args is None and need and bind_all:
+        if ref.args is None and need:
             raise self.error(ref, f"action '{d.name}' needs {len(need)} argument(s)")
         if ref.args is not None or bind_all:
             if len(args) != len(need):
@@ -755,8 +757,6 @@ class Checker:
                     self.diags.error(a.loc, f"argument '{p.name}' of action '{d.name}' must be a compile-time constant")
                 if p.direction in ("out", "inout"):
                     self.require_lvalue(a, ctx)
-        if directional:
-            self.diags.unsupported(ref.loc, f"action '{d.name}' with directional parameters in a table")
         return d
 
     # ------------------------------------------------------------------------------------------------ statements
@@ -821,10 +821,13 @@ class Checker:
 
     def switch(self, s: ast.SwitchStmt, ctx: _Ctx) -> None:
         t = self.expr(s.expr, ctx)
-        if not isinstance(t, ActionRunT):
-            raise self.unsupported(s.expr, "switch on an expression other than table.apply().action_run")
         if not ctx.in_apply or ctx.action is not None:
             raise self.error(s, "switch statement outside an apply block")
+        if isinstance(t, (BitsT, EnumT, ErrorT)):
+            self.value_switch(s, t, ctx)
+            return
+        if not isinstance(t, ActionRunT):
+            raise self.error(start_of(s.expr), f"cannot switch on a value of type {t}")
         table = t.table
         acts = {}
         if table.actions is not None:
@@ -848,6 +851,33 @@ class Checker:
                 seen.add(lab.name)
             else:
                 self.diags.error(lab.loc, "switch label must be an action name or default")
+            if case.body is not None:
+                self.block(case.body, ctx)
+
+    def value_switch(self, s: ast.SwitchStmt, t: P4Type, ctx: _Ctx) -> None:
+        """`switch (expr) { v1: ... default: ... }` on a bit<W>/int<W>/enum/error value: labels are constants."""
+        for sub in ast.walk(s.expr):
+            if isinstance(self.info.types.get(sub), ApplyResultT):
+                raise self.unsupported(s.expr, "switch on an expression containing a table apply")
+        seen: set[object] = set()
+        for i, case in enumerate(s.cases):
+            lab = case.label
+            if isinstance(lab, ast.DefaultExpr):
+                if i != len(s.cases) - 1:
+                    self.diags.error(lab.loc, "default label must be the last switch label")
+            else:
+                try:
+                    lt = self.expr(lab, ctx, t)
+                    self.require_assignable(lab, lt, t, "switch label")
+                    v = self.info.values.get(lab)
+                    if v is None and not (isinstance(t, EnumT) and isinstance(lab, ast.Member)):
+                        raise self.error(lab, f"switch label '{describe(lab)}' is not a compile-time constant")
+                    key = v if v is not None else describe(lab)
+                    if key in seen:
+                        self.diags.error(lab.loc, f"duplicate switch label '{describe(lab)}'")
+                    seen.add(key)
+                except CheckAbort:
+                    pass
             if case.body is not None:
                 self.block(case.body, ctx)
 
@@ -1432,8 +1462,6 @@ class Checker:
             self.require_assignable(a, at, pt, f"argument '{p.name}' of action '{d.name}'")
             if p.direction in ("out", "inout"):
                 self.require_lvalue(a, ctx)
-        if any(p.direction is not None for p in d.params):
-            raise self.unsupported(e, f"direct call of action '{d.name}' with directional parameters")
         return VOID
 
     def call_args(self, call: ast.Node, decls: list[ast.MethodDecl], args: list[ast.Expr], ctx: _Ctx,

@@ -756,7 +756,8 @@ def write_report(results: list[Result], out: Path, info: dict[str, str], seconds
               f"{seconds:.0f} s (paced: at a fixed offered rate; blast: as fast as it can); a receiver process counts "
               "the results. All processes share the machine's CPUs, so under blast the sender competes with the "
               "switch. *delivered* = frames received / time from the first to the last received frame; *loss* = "
-              "1 − received / sent (lost anywhere: veth backlog, the switch's 4 MiB receive ring per port, the receiver); "
+              "1 − received / sent (lost anywhere: veth backlog, the switch's 4 MiB receive ring per port, "
+              "the receiver); "
               "*switch CPU* = CPU time of the switch process / wall time while sending (1.0 = one core); *kpps per "
               "switch CPU* = delivered / switch CPU, what the switch would forward with a core to itself "
               "(an extrapolation: it assumes the CPU share was the limit).",

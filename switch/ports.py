@@ -74,7 +74,11 @@ class Port(Protocol):
 
 
 class AfPacketPort:
-    """An interface opened with an AF_PACKET raw socket (all ethertypes, incoming frames only)."""
+    """An interface opened with an AF_PACKET raw socket (all ethertypes, incoming frames only).
+
+    `ring` None picks the memory-mapped receive ring where it is sound (x86), falling back to recvmsg if the kernel
+    refuses it; `mode` tells which one is in use ("rx-ring" or "recvmsg").
+    """
 
     def __init__(self, number: int, ifname: str, bufsize: int = SOCKET_BUFFER, ring: bool | None = None) -> None:
         self.number = number

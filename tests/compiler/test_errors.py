@@ -46,7 +46,9 @@ BODY_CASES = [
     ("meta.a = meta.a / meta.a;", 25, "unsupported: '/' by a value that is not a constant power of two"),
     ("meta.a = meta.a % 6;", 25, "unsupported: '%' by a value that is not a constant power of two"),
     ("meta.a = meta.a / 0;", 25, "division by zero"),
-    ("switch (meta.a) { 1: { } }", 22, "unsupported: switch on an expression other than table.apply().action_run"),
+    ("switch (meta.f) { true: { } }", 17, "cannot switch on a value of type bool"),
+    ("switch (meta.a) { 1: { } 1: { } }", 34, "duplicate switch label '1'"),
+    ("switch (meta.a) { meta.b: { } }", 27, "type mismatch: cannot use a value of type bit<16> for switch label of type bit<8>"),
     ("return;", 9, "unsupported: return statement"),
     ("verify(true, error.NoError);", 9, "verify() is only allowed in a parser"),
 ]

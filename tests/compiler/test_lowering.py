@@ -221,3 +221,18 @@ def test_packet_in_and_out_paths_on_the_switch() -> None:
     assert out == [(3, eth)]
     out = sw.process(2, eth)
     assert out == [(255, bytes.fromhex("0100") + eth)]  # ingress_port 2 -> 0b000000010 0000000
+
+
+@pytest.mark.parametrize("lpw,winner_first", [("", True), ("largest_priority_wins = false;", False)])
+def test_explicit_entry_priorities(lpw: str, winner_first: bool) -> None:
+    src = PROGRAM.replace('''        const entries = {
+            (1 &&& 1, 0x0a &&& 0xff): fwd(1);
+            (_, 0x0b &&& 0xff): fwd(2);
+        }''', '''        const entries = {
+            priority = 30: (1 &&& 1, 0x0a &&& 0xff): fwd(1);
+            priority = 10: (_, 0x0b &&& 0xff): fwd(2);
+        }
+        ''' + lpw)
+    tables = {t["name"]: t for t in compile_source(src, name="p.p4").json["pipelines"][0]["tables"]}
+    prios = [e["priority"] for e in tables["Ing.tbl2"]["entries"]]
+    assert prios == ([1, 2] if winner_first else [2, 1])

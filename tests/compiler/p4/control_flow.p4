@@ -1,7 +1,7 @@
 /* More control lowering: a top-level action used by a table, exit inside a table action, switch labels that share a
- * body, a masked key (`f & 0xF1`), an isValid() key, const entries with explicit priorities (the larger value wins,
+ * body, actions with directional parameters, a masked key (`f & 0xF1`), an isValid() key, const entries with explicit priorities (the larger value wins,
  * P4's default largest_priority_wins), header stack operations in a control (push_front, pop_front, .last,
- * .lastIndex) and clone() without a field list. Results in header `rep`. */
+ * .lastIndex), clone() without a field list and a switch on a value. Results in header `rep`. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -14,6 +14,8 @@ struct headers { ethernet_t eth; req_t req; lbl_t[3] lbl; rep_t rep; }
 struct metadata { bit<8> unused; }
 
 action global_nop() { }
+// directional parameters are bound where the action is used (in an actions list or a direct call)
+action set_pair(inout bit<8> x, out bit<8> y, bit<8> v) { x = x + v; y = v; }
 
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     state start {
@@ -35,13 +37,14 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
 
     table by_op {
         key = { hdr.req.op: exact; hdr.rep.isValid(): exact; }
-        actions = { set_a; set_b; stop; mark; global_nop; }
+        actions = { set_a; set_b; stop; mark; global_nop; set_pair(hdr.rep.a, hdr.rep.b); }
         const entries = {
             (1, true): set_a(0x11);
             (2, true): set_b(0x22);
             (3, true): stop(3);
             (4, true): mark();
             (5, true): global_nop();
+            (9, true): set_pair(hdr.rep.a, hdr.rep.b, 0x05);
         }
     }
     table by_key {
@@ -70,6 +73,15 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
         }
         if (hdr.req.op == 1) {
             hdr.rep.d = saved_key;
+        }
+        if (hdr.req.op == 9) {
+            set_pair(hdr.rep.c, hdr.rep.d, 0x30);
+        }
+        switch (hdr.req.op) {  // a switch on a value: a chain of conditionals
+            2:
+            3: { hdr.rep.d = 0x23; }
+            7: { hdr.rep.a = 0x77; }
+            default: { }
         }
         if (hdr.lbl[0].isValid()) {
             hdr.rep.c = hdr.lbl.last.v;
