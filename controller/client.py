@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import finsy
 import grpc
 from finsy import P4Schema
 from finsy.p4entity import decode_entity
@@ -79,14 +80,15 @@ class P4RuntimeClient:
         self._stub: p4r_grpc.P4RuntimeStub | None = None
         self._requests: queue.Queue[p4r.StreamMessageRequest | None] = queue.Queue()
         self._arbitration: queue.Queue[p4r.StreamMessageResponse | Exception] = queue.Queue()
-        self.packet_ins: queue.Queue[p4r.PacketIn] = queue.Queue()
+        self._packet_ins: queue.Queue[p4r.StreamMessageResponse] = queue.Queue()
+        self.is_primary = False
         self._reader: threading.Thread | None = None
 
     # --- connection ---------------------------------------------------------------------------------------
 
-    def connect(self, *, arbitrate: bool = True) -> P4RuntimeClient:
-        """Open the channel and (unless `arbitrate` is False: read-only use) become primary; ControllerError if
-        the switch is unreachable or refuses."""
+    def connect(self, *, arbitrate: bool = True, require_primary: bool = True) -> P4RuntimeClient:
+        """Open the channel and (unless `arbitrate` is False: read-only use) join arbitration; ControllerError if
+        the switch is unreachable, or if another client is primary and `require_primary` is set."""
         self._channel = grpc.insecure_channel(self.address)
         try:
             grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
@@ -112,7 +114,8 @@ class P4RuntimeClient:
             self.close()
             raise reply
         status = reply.arbitration.status
-        if status.code != 0:
+        self.is_primary = status.code == 0
+        if not self.is_primary and require_primary:
             self.close()
             raise ControllerError(f"not primary on {self.address} (device {self.device_id}, election id "
                                   f"{self.election_id}): {status.message or grpc.StatusCode(_code_tuple(status.code)).name}")
@@ -129,7 +132,7 @@ class P4RuntimeClient:
                 if kind == "arbitration":
                     self._arbitration.put(msg)
                 elif kind == "packet":
-                    self.packet_ins.put(msg.packet)
+                    self._packet_ins.put(msg)
         except grpc.RpcError as err:
             self._arbitration.put(ControllerError(f"stream to {self.address} closed: {err.details()}", err.code()))
 
@@ -145,6 +148,31 @@ class P4RuntimeClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # --- packet I/O -----------------------------------------------------------------------------------------
+
+    def packet_out(self, payload: bytes, **metadata: Any) -> None:
+        """Send a PacketOut on the stream; `metadata` by the P4Info packet_out field names."""
+        schema = self._schema()
+        if not metadata and not self._has_packet_metadata(schema, "packet_out"):
+            self._requests.put(p4r.StreamMessageRequest(packet=p4r.PacketOut(payload=payload)))
+            return
+        self._requests.put(finsy.P4PacketOut(payload, **metadata).encode_update(schema))
+
+    @staticmethod
+    def _has_packet_metadata(schema: P4Schema, name: str) -> bool:
+        return any(m.preamble.name == name for m in schema.p4info.controller_packet_metadata)
+
+    def packet_in(self, timeout: float | None = None) -> finsy.P4PacketIn:
+        """The next PacketIn (metadata decoded by name); ControllerError if none arrives within `timeout`."""
+        try:
+            msg = self._packet_ins.get(timeout=self.timeout if timeout is None else timeout)
+        except queue.Empty:
+            raise ControllerError(f"no PacketIn from {self.address} within {timeout}s") from None
+        schema = self._schema()
+        if not self._has_packet_metadata(schema, "packet_in"):
+            return finsy.P4PacketIn(msg.packet.payload, metadata={})  # a program without a packet_in header: payload only
+        return finsy.P4PacketIn.decode(msg, schema)
 
     # --- RPCs ------------------------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-"""Switch packets/s benchmark (`make bench-switch`), plus the namespace/veth and P4Runtime helpers it shares with
-tests/switch_process.
+"""Switch packets/s benchmark (`make bench-switch`), plus the namespace/veth helpers it shares with
+tests/switch_process (P4Runtime goes through controller.client).
 
     python -m switch.bench --out bench/switch.md [--duration 5] [--skip-veth]
 
@@ -25,7 +25,6 @@ import datetime
 import json
 import os
 import platform
-import queue
 import secrets
 import select
 import signal
@@ -38,6 +37,10 @@ import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
+
+import finsy
+
+from controller.client import P4RuntimeClient
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
@@ -200,174 +203,6 @@ class SwitchProcess:
         self._reader.join(5)
         assert self.proc.stderr is not None
         return self.proc.stderr.read().decode(errors="replace")
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# A minimal synchronous P4Runtime client (finsy's protobuf stubs)
-
-
-class P4RuntimeClient:
-    """Just enough P4Runtime for tests and the benchmark: arbitration, pipeline push, table writes."""
-
-    def __init__(self, addr: str, device_id: int = 0, election_id: int = 1, timeout: float = 10.0) -> None:
-        import grpc
-        from finsy.proto import p4r, p4r_grpc
-
-        self.p4r = p4r
-        self.grpc = grpc
-        self.device_id = device_id
-        self.election_id = election_id
-        self.timeout = timeout
-        self.channel = grpc.insecure_channel(addr)
-        grpc.channel_ready_future(self.channel).result(timeout=timeout)
-        self.stub = p4r_grpc.P4RuntimeStub(self.channel)
-        self._requests: queue.Queue = queue.Queue()
-        self.responses: queue.Queue = queue.Queue()
-        self._stream = self.stub.StreamChannel(iter(self._requests.get, None))
-        self._stream_thread = threading.Thread(target=self._pump, daemon=True)
-        self._stream_thread.start()
-        self.p4info = None
-        self.arbitration = self._arbitrate()
-
-    def _pump(self) -> None:
-        try:
-            for msg in self._stream:
-                self.responses.put(msg)
-        except self.grpc.RpcError as e:
-            self.responses.put(e)
-
-    def _arbitrate(self):
-        p4r = self.p4r
-        req = p4r.StreamMessageRequest()
-        req.arbitration.device_id = self.device_id
-        req.arbitration.election_id.high = self.election_id >> 64
-        req.arbitration.election_id.low = self.election_id & ((1 << 64) - 1)
-        self._requests.put(req)
-        deadline = time.monotonic() + self.timeout
-        while True:
-            msg = self.responses.get(timeout=max(0.01, deadline - time.monotonic()))
-            if isinstance(msg, Exception):
-                raise msg
-            if msg.HasField("arbitration"):
-                return msg.arbitration
-
-    def set_pipeline(self, p4info_text: str, device_config: bytes) -> None:
-        from finsy.proto import p4i
-        from google.protobuf import text_format
-
-        p4r = self.p4r
-        info = text_format.Parse(p4info_text, p4i.P4Info())
-        req = p4r.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id, action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT)
-        req.election_id.high = self.election_id >> 64
-        req.election_id.low = self.election_id & ((1 << 64) - 1)
-        req.config.p4info.CopyFrom(info)
-        req.config.p4_device_config = device_config
-        self.stub.SetForwardingPipelineConfig(req, timeout=self.timeout)
-        self.p4info = info
-
-    def _table(self, name: str):
-        for t in self.p4info.tables:
-            if name in (t.preamble.name, t.preamble.alias):
-                return t
-        raise KeyError(f"table {name} not in P4Info")
-
-    def _action(self, name: str):
-        for a in self.p4info.actions:
-            if name in (a.preamble.name, a.preamble.alias):
-                return a
-        raise KeyError(f"action {name} not in P4Info")
-
-    def table_entry(self, table: str, match: dict, action: str, params: dict, priority: int = 0):
-        """A p4.v1.TableEntry; match values: exact bytes/int, lpm (value, prefix_len), ternary (value, mask)."""
-        p4r = self.p4r
-        t = self._table(table)
-        a = self._action(action)
-        entry = p4r.TableEntry(table_id=t.preamble.id, priority=priority)
-        for mf in t.match_fields:
-            if mf.name not in match:
-                continue
-            v = match[mf.name]
-            fm = entry.match.add(field_id=mf.id)
-            width = (mf.bitwidth + 7) // 8
-            if mf.match_type == mf.LPM:
-                value, plen = v
-                fm.lpm.value = _canonical(value, width)
-                fm.lpm.prefix_len = plen
-            elif mf.match_type == mf.TERNARY:
-                value, mask = v
-                fm.ternary.value = _canonical(value, width)
-                fm.ternary.mask = _canonical(mask, width)
-            else:
-                fm.exact.value = _canonical(v, width)
-        entry.action.action.action_id = a.preamble.id
-        for p in a.params:
-            entry.action.action.params.add(param_id=p.id, value=_canonical(params[p.name], (p.bitwidth + 7) // 8))
-        return entry
-
-    def write(self, *entities, update_type: str = "INSERT") -> None:
-        p4r = self.p4r
-        req = p4r.WriteRequest(device_id=self.device_id)
-        req.election_id.high = self.election_id >> 64
-        req.election_id.low = self.election_id & ((1 << 64) - 1)
-        for e in entities:
-            u = req.updates.add(type=getattr(p4r.Update, update_type))
-            if isinstance(e, p4r.TableEntry):
-                u.entity.table_entry.CopyFrom(e)
-            else:
-                u.entity.CopyFrom(e)
-        self.stub.Write(req, timeout=self.timeout)
-
-    def read(self, entity) -> list:
-        """Read entities matching `entity` (a p4.v1.Entity, possibly a wildcard)."""
-        req = self.p4r.ReadRequest(device_id=self.device_id)
-        req.entities.add().CopyFrom(entity)
-        return [e for resp in self.stub.Read(req, timeout=self.timeout) for e in resp.entities]
-
-    def register_entity(self, name: str, index: int | None = None):
-        """A RegisterEntry entity for register `name` (all cells when index is None)."""
-        for r in self.p4info.registers:
-            if name in (r.preamble.name, r.preamble.alias):
-                e = self.p4r.Entity()
-                e.register_entry.register_id = r.preamble.id
-                if index is not None:
-                    e.register_entry.index.index = index
-                return e
-        raise KeyError(f"register {name} not in P4Info")
-
-    def packet_out(self, payload: bytes) -> None:
-        """Send a PacketOut (no metadata) on the stream."""
-        req = self.p4r.StreamMessageRequest()
-        req.packet.payload = payload
-        self._requests.put(req)
-
-    def packet_in(self, timeout: float = 5.0):
-        """The next PacketIn from the stream (skipping other messages); queue.Empty after `timeout`."""
-        deadline = time.monotonic() + timeout
-        while True:
-            msg = self.responses.get(timeout=max(0.0, deadline - time.monotonic()))
-            if isinstance(msg, Exception):
-                raise msg
-            if msg.HasField("packet"):
-                return msg.packet
-
-    def close(self) -> None:
-        self._requests.put(None)
-        self.channel.close()
-
-
-def _canonical(value: bytes | int | str, width: int) -> bytes:
-    """P4Runtime canonical bytestring (no leading zero bytes, at least one byte)."""
-    if isinstance(value, str):
-        value = mac_bytes(value) if ":" in value else ip_bytes(value)
-    if isinstance(value, bytes):
-        value = int.from_bytes(value, "big")
-    raw = value.to_bytes(width, "big").lstrip(b"\0")
-    return raw or b"\0"
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Sender and receiver (run inside the namespaces)
 
 
 def _send_socket(ifname: str, sndbuf: int = 8 << 20) -> socket.socket:
@@ -539,8 +374,13 @@ def _forward_engine_setup(sw, h1: Host, h2: Host) -> None:
 
 
 def _forward_p4rt_setup(client: P4RuntimeClient, h1: Host, h2: Host) -> None:
-    client.write(*[client.table_entry(LPM_TABLE, {"hdr.ipv4.dstAddr": (h.ip, 32)}, FORWARD_ACTION,
-                                      {"dstAddr": h.mac, "port": h.port}) for h in (h1, h2)])
+    client.insert(*[lpm_route(h.ip, 32, h.mac, h.port) for h in (h1, h2)])
+
+
+def lpm_route(prefix: str, plen: int, mac: str, port: int) -> finsy.P4TableEntry:
+    """basic_forward's route: `prefix/plen` → rewrite the destination MAC to `mac`, send out of `port`."""
+    return finsy.P4TableEntry(LPM_TABLE, match=finsy.P4TableMatch({"hdr.ipv4.dstAddr": (_ip_int(prefix), plen)}),
+                              action=finsy.P4TableAction(FORWARD_ACTION, dstAddr=_mac_int(mac), port=port))
 
 
 def forward_workload(h1: Host, h2: Host, payload: int = 64) -> Workload:
@@ -690,9 +530,9 @@ def bench_veth(make_workload, seconds: float, log) -> list[Result]:
                             "--grpc-server-addr", addr])
         try:
             if w.p4info_path is not None:
-                client = P4RuntimeClient(addr)
+                client = P4RuntimeClient(addr).connect()
                 try:
-                    client.set_pipeline(w.p4info_path.read_text(), w.json_path.read_bytes())
+                    client.set_pipeline(w.p4info_path, w.json_path)
                     w.p4rt_setup(client, h1, h2)
                 finally:
                     client.close()

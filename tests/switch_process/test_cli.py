@@ -173,9 +173,11 @@ def test_serves_then_exits_cleanly_on_signal(sig: str) -> None:
 
 @needs_engine
 def test_strict_bmv2_flag_reaches_the_p4runtime_server(tmp_path: Path) -> None:
+    import finsy
     import grpc
 
-    from switch.bench import P4RuntimeClient, SwitchProcess
+    from controller.client import ControllerError, P4RuntimeClient
+    from switch.bench import SwitchProcess
 
     # a program with registers, compiled now by the embedded compiler (the P4Info carries the register ids)
     r = subprocess.run([sys.executable, "-m", "compiler", "tests/p4/agg64.p4", "-o", str(tmp_path / "agg64.json"),
@@ -188,17 +190,16 @@ def test_strict_bmv2_flag_reaches_the_p4runtime_server(tmp_path: Path) -> None:
         sw = SwitchProcess(["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{port}",
                             *(["--strict-bmv2"] if strict else [])])
         try:
-            c = P4RuntimeClient(f"127.0.0.1:{port}")
-            c.set_pipeline((tmp_path / "agg64.p4info.txt").read_text(), (tmp_path / "agg64.json").read_bytes())
-            entity = c.register_entity("MyIngress.agg_03", 7)
+            c = P4RuntimeClient(f"127.0.0.1:{port}").connect()
+            c.set_pipeline(tmp_path / "agg64.p4info.txt", tmp_path / "agg64.json")
+            entity = finsy.P4RegisterEntry("MyIngress.agg_03", index=7)
             if strict:
-                with pytest.raises(grpc.RpcError) as err:
+                with pytest.raises(ControllerError) as err:
                     c.read(entity)
-                assert err.value.code() == grpc.StatusCode.UNIMPLEMENTED
+                assert err.value.code is grpc.StatusCode.UNIMPLEMENTED
             else:
                 [e] = c.read(entity)
-                assert e.register_entry.index.index == 7
-                assert int.from_bytes(e.register_entry.data.bitstring, "big") == 0
+                assert (e.index, int(e.data)) == (7, 0)
             c.close()
         finally:
             sw.stop()

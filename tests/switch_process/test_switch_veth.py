@@ -7,18 +7,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import grpc
 import pytest
 
-from switch.bench import (FIXTURES, NsProcess, P4RuntimeClient, SwitchProcess, forwarded, free_tcp_port, hosts,
-                          udp_frame)
+from controller.client import ControllerError, P4RuntimeClient
+from switch.bench import FIXTURES, NsProcess, SwitchProcess, forwarded, free_tcp_port, hosts, lpm_route, udp_frame
 from switch.ports import read_pcap
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
 
 JSON = FIXTURES / "basic_forward.json"
 P4INFO = FIXTURES / "basic_forward.p4info.txt"
-LPM = "MyIngress.ipv4_lpm"
-FORWARD = "MyIngress.ipv4_forward"
 UDP_DPORT = 5555
 
 
@@ -30,7 +29,6 @@ def _needs_fixtures() -> None:
 
 def test_forwarding_between_namespaces_over_p4runtime(tmp_path: Path) -> None:
     _needs_fixtures()
-    grpc = pytest.importorskip("grpc")
     pcap_dir = tmp_path / "pcap"
     pcap_dir.mkdir()
     with hosts(2) as (h1, h2):
@@ -39,10 +37,9 @@ def test_forwarding_between_namespaces_over_p4runtime(tmp_path: Path) -> None:
                             "--log-console", "--", "--grpc-server-addr", addr])
         try:
             assert f"Adding interface {h1.switch_if} as port 1" in sw.lines
-            primary = P4RuntimeClient(addr, election_id=10)
-            primary.set_pipeline(P4INFO.read_text(), JSON.read_bytes())
-            primary.write(*[primary.table_entry(LPM, {"hdr.ipv4.dstAddr": (h.ip, 32)}, FORWARD,
-                                                {"dstAddr": h.mac, "port": h.port}) for h in (h1, h2)])
+            primary = P4RuntimeClient(addr, election_id=10).connect()
+            primary.set_pipeline(P4INFO, JSON)
+            primary.insert(*[lpm_route(h.ip, 32, h.mac, h.port) for h in (h1, h2)])
 
             # h1 → h2: five frames to the router MAC; h2 must see them rewritten, nothing else of ours
             sent = [udp_frame("02:00:00:00:00:fe", h1.mac, h1.ip, h2.ip, 1000 + i, UDP_DPORT, bytes([i]) * (18 + i),
@@ -66,12 +63,13 @@ def test_forwarding_between_namespaces_over_p4runtime(tmp_path: Path) -> None:
             assert [bytes.fromhex(x) for x in rx1.result(30)["frames"]] == [forwarded(back, h1.mac)]
 
             # a second client with a lower election id is a backup: its Write is refused
-            backup = P4RuntimeClient(addr, election_id=5)
+            backup = P4RuntimeClient(addr, election_id=5).connect(require_primary=False)
             try:
-                with pytest.raises(grpc.RpcError) as err:
-                    backup.write(primary.table_entry(LPM, {"hdr.ipv4.dstAddr": ("10.0.3.3", 32)}, FORWARD,
-                                                     {"dstAddr": "02:00:00:00:03:03", "port": 1}))
-                assert err.value.code() == grpc.StatusCode.PERMISSION_DENIED
+                assert not backup.is_primary
+                backup.fetch_pipeline()
+                with pytest.raises(ControllerError) as err:
+                    backup.insert(lpm_route("10.0.3.3", 32, "02:00:00:00:03:03", 1))
+                assert err.value.code is grpc.StatusCode.PERMISSION_DENIED
             finally:
                 backup.close()
             primary.close()
@@ -106,11 +104,9 @@ def test_cpu_port_packet_in_and_packet_out(tmp_path: Path) -> None:
         sw = SwitchProcess(["--no-p4", "-i", f"1@{h1.switch_if}", "-i", f"2@{h2.switch_if}", "--log-file", str(log),
                             "--", "--grpc-server-addr", addr, "--cpu-port", str(cpu)])
         try:
-            c = P4RuntimeClient(addr, election_id=1)
-            c.set_pipeline(P4INFO.read_text(), JSON.read_bytes())
-            c.write(c.table_entry(LPM, {"hdr.ipv4.dstAddr": ("10.0.9.0", 24)}, FORWARD,
-                                  {"dstAddr": "02:00:00:00:09:09", "port": cpu}),
-                    c.table_entry(LPM, {"hdr.ipv4.dstAddr": (h2.ip, 32)}, FORWARD, {"dstAddr": h2.mac, "port": 2}))
+            c = P4RuntimeClient(addr, election_id=1).connect()
+            c.set_pipeline(P4INFO, JSON)
+            c.insert(lpm_route("10.0.9.0", 24, "02:00:00:00:09:09", cpu), lpm_route(h2.ip, 32, h2.mac, 2))
 
             # h1 → 10.0.9.9 is routed to the CPU port: a PacketIn with the forwarded frame (no packet_in header)
             to_cpu = udp_frame("02:00:00:00:00:fe", h1.mac, h1.ip, "10.0.9.9", 1, UDP_DPORT, b"for the controller")
