@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime
 import os
-import platform
 import statistics
 import sys
 import time
@@ -25,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from switch.bench import machine_info
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, run_experiment
 from topo.target import Target
 
@@ -146,22 +145,6 @@ def run_grid(workers: Sequence[int], losses: Sequence[float], reps: int, base: E
                 f"{verdict} [{time.monotonic() - t0:.1f} s]")
     return list(cells.values())
 
-
-def machine_info() -> dict[str, str]:
-    """CPU, kernel, Python and load of this machine, for the report."""
-    cpu = platform.processor() or "?"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), cpu)
-    except OSError:
-        pass
-    return {
-        "date (UTC)": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "CPU": f"{cpu}, {os.cpu_count()} logical CPUs",
-        "kernel": platform.release(),
-        "Python": f"{platform.python_version()} ({platform.python_implementation()})",
-        "load average at start": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-    }
 
 
 def write_csv(cells: Sequence[Cell], path: Path) -> None:

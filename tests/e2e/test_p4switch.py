@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from mininet.net import Mininet
 
+from topo.experiment import mininet_lock
 from topo.p4switch import P4Switch, SwitchStartError
 from topo.star import StarTopo
 from topo.target import Target
@@ -19,15 +20,16 @@ pytestmark = [pytest.mark.mininet, pytest.mark.timeout(120)]
 def test_bad_program_fails_with_the_switch_log(tmp_path: Path) -> None:
     bad = tmp_path / "broken.json"
     bad.write_text('{"__meta__": {"version": [9, 0]}}')
-    net = Mininet(topo=StarTopo(1), controller=None, autoSetMacs=False,
-                  switch=partial(P4Switch, target=Target.EMBEDDED, json_path=str(bad), log_dir=str(tmp_path),
-                                 startup_timeout=20.0))
-    started = time.monotonic()
-    try:
-        with pytest.raises(SwitchStartError) as err:
-            net.start()
-    finally:
-        net.stop()
+    with mininet_lock():  # Mininet's interface names are global: one network at a time on this machine
+        net = Mininet(topo=StarTopo(1), controller=None, autoSetMacs=False,
+                      switch=partial(P4Switch, target=Target.EMBEDDED, json_path=str(bad), log_dir=str(tmp_path),
+                                     startup_timeout=20.0))
+        started = time.monotonic()
+        try:
+            with pytest.raises(SwitchStartError) as err:
+                net.start()
+        finally:
+            net.stop()
     assert time.monotonic() - started < 20
     message = str(err.value)
     assert "s1: switch exited with code" in message
@@ -35,14 +37,15 @@ def test_bad_program_fails_with_the_switch_log(tmp_path: Path) -> None:
 
 
 def test_switch_comes_up_and_reports_connected(tmp_path: Path) -> None:
-    net = Mininet(topo=StarTopo(2), controller=None, autoSetMacs=False,
-                  switch=partial(P4Switch, target=Target.EMBEDDED, log_dir=str(tmp_path)))
-    try:
-        net.start()
-        sw = net.switches[0]
-        assert sw.connected()
-        assert sw.port_map() == {1: "s1-eth1", 2: "s1-eth2"}
-        assert "-i 1@s1-eth1 -i 2@s1-eth2 --device-id 1" in " ".join(sw.argv())
-    finally:
-        net.stop()
+    with mininet_lock():
+        net = Mininet(topo=StarTopo(2), controller=None, autoSetMacs=False,
+                      switch=partial(P4Switch, target=Target.EMBEDDED, log_dir=str(tmp_path)))
+        try:
+            net.start()
+            sw = net.switches[0]
+            assert sw.connected()
+            assert sw.port_map() == {1: "s1-eth1", 2: "s1-eth2"}
+            assert "-i 1@s1-eth1 -i 2@s1-eth2 --device-id 1" in " ".join(sw.argv())
+        finally:
+            net.stop()
     assert not sw.connected()
