@@ -24,6 +24,14 @@ INVALID_ID = "Invalid P4 id"
 MASK64 = 0xFFFF_FFFF_FFFF_FFFF
 
 
+def _cells(entry: p4r.CounterEntry | p4r.RegisterEntry, size: int) -> list[int]:
+    """The cell indices an entry addresses: its index (checked), or every cell when the index is unset."""
+    if entry.HasField("index"):
+        _check_index(entry.index.index, size)
+        return [entry.index.index]
+    return list(range(size))
+
+
 def _check_index(index: int, size: int) -> None:
     if index < 0:
         raise invalid("A negative number is not a valid index value")
@@ -66,11 +74,7 @@ def counter_write(device: Device, update_type: int, ce: p4r.CounterEntry) -> Non
 
 def _counter_cells(device: Device, info: CounterInfo, ce: p4r.CounterEntry, out: list[p4r.Entity]) -> None:
     array = device.switch.counters[info.name]
-    if ce.HasField("index"):
-        _check_index(ce.index.index, array.size)
-        indices = [ce.index.index]
-    else:
-        indices = list(range(array.size))
+    indices = _cells(ce, array.size)
     for i in indices:
         packets, nbytes = array.read(i)
         msg = p4r.CounterEntry(counter_id=info.id, index=p4r.Index(index=i))
@@ -108,11 +112,7 @@ def register_write(device: Device, update_type: int, re: p4r.RegisterEntry) -> N
         raise invalid(f"Register '{info.name}' holds bit<{info.bitwidth}>: data must be a bitstring")
     value = decode(re.data.bitstring, info.bitwidth)
     array = device.switch.registers[info.name]
-    if re.HasField("index"):
-        _check_index(re.index.index, array.size)
-        indices = [re.index.index]
-    else:
-        indices = list(range(array.size))
+    indices = _cells(re, array.size)
     try:
         for i in indices:
             array.write(i, value)
@@ -122,11 +122,7 @@ def register_write(device: Device, update_type: int, re: p4r.RegisterEntry) -> N
 
 def _register_cells(device: Device, info: RegisterInfo, re: p4r.RegisterEntry, out: list[p4r.Entity]) -> None:
     array = device.switch.registers[info.name]
-    if re.HasField("index"):
-        _check_index(re.index.index, array.size)
-        indices = [re.index.index]
-    else:
-        indices = list(range(array.size))
+    indices = _cells(re, array.size)
     for i in indices:
         msg = p4r.RegisterEntry(register_id=info.id, index=p4r.Index(index=i),
                                 data=p4d.P4Data(bitstring=encode(array.read(i))))

@@ -311,6 +311,25 @@ class V1Switch:
         G[P_ID] = F[P_ID]
         return G
 
+    def _reenter(self, L: _Loaded, F: list, field_list: int, instance_type: int, frame: bytes, depth: int) -> None:
+        """Resubmit (the packet as it entered ingress) or recirculate (the deparsed packet): a fresh packet keeping
+        the fields of `field_list` goes back to ingress through the high-priority queue, within the loop bound."""
+        what = "resubmit" if instance_type == RESUBMIT else "recirculate"
+        if depth + 1 > self.max_loop:
+            self._loop_drop(F, what)
+            return
+        G = self._fresh(L, F, field_list, instance_type)
+        n = len(frame)
+        G[P_PAYLOAD] = frame
+        G[P_LEN] = G[P_INLEN] = n
+        G[L.s_packet_length] = n
+        if L.ts_ingress is not None:
+            G[L.ts_ingress] = self.now_us()
+        self._stats["resubmitted" if instance_type == RESUBMIT else "recirculated"] += 1
+        if self._trace is not None:
+            self._trace(F[P_ID], "Resubmitting packet" if instance_type == RESUBMIT else "Recirculating packet")
+        self._hi.append((G, depth + 1))
+
     def _copy_id(self, F: list, G: list) -> None:
         """Trace id of a copy (clone, replica): "<packet>.<n>", n counting the copies of that packet."""
         if self._trace is not None:
@@ -364,19 +383,7 @@ class V1Switch:
         rs = F[P_RESUBMIT]
         if rs:
             F[P_RESUBMIT] = 0
-            if depth + 1 > self.max_loop:
-                self._loop_drop(F, "resubmit")
-                return
-            G = self._fresh(L, F, rs, RESUBMIT)
-            G[P_PAYLOAD] = data
-            G[P_LEN] = G[P_INLEN] = in_len
-            G[L.s_packet_length] = in_len
-            if L.ts_ingress is not None:
-                G[L.ts_ingress] = self.now_us()
-            self._stats["resubmitted"] += 1
-            if T is not None:
-                T(F[P_ID], "Resubmitting packet")
-            self._hi.append((G, depth + 1))
+            self._reenter(L, F, rs, RESUBMIT, data, depth)
             return
 
         mg = L.s_mcast_grp
@@ -500,20 +507,7 @@ class V1Switch:
 
         rc = F[P_RECIRC]
         if rc:
-            if depth + 1 > self.max_loop:
-                self._loop_drop(F, "recirculate")
-                return
-            G = self._fresh(L, F, rc, RECIRC)
-            n = len(frame)
-            G[P_PAYLOAD] = frame
-            G[P_LEN] = G[P_INLEN] = n
-            G[L.s_packet_length] = n
-            if L.ts_ingress is not None:
-                G[L.ts_ingress] = self.now_us()
-            self._stats["recirculated"] += 1
-            if T is not None:
-                T(F[P_ID], "Recirculating packet")
-            self._hi.append((G, depth + 1))
+            self._reenter(L, F, rc, RECIRC, frame, depth)
             return
         self._n_transmitted += 1
         if T is not None:
