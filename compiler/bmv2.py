@@ -9,6 +9,7 @@ against does. `__meta__` is version [2, 23].
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from compiler import ast
@@ -383,24 +384,29 @@ class ProgramLowering(LowerContext):
             self.diags.unsupported(loc.loc, f"declaration in the {'verify' if verify else 'compute'} checksum "
                                             "control")
 
-        def walk(stmts: list[ast.Stmt]) -> None:
-            for s in stmts:
-                if isinstance(s, ast.BlockStmt):
-                    walk(s.stmts)
-                    continue
-                if isinstance(s, ast.EmptyStmt):
-                    continue
-                call = s.call if isinstance(s, ast.MethodCallStmt) else None
-                owner, name = self.info.calls.get(call, (None, "")) if call is not None else (None, "")
-                if call is None or owner is not None or name not in want:
-                    self.diags.unsupported(s.loc, f"statement other than {want[0]}() in this checksum control")
-                    continue
-                try:
-                    self.checksum(call, name, verify, xl)
-                except LowerAbort:
-                    pass
+        for call, name in self._calls_only(decl.body.stmts, lambda owner, name: owner is None and name in want,
+                                           f"statement other than {want[0]}() in this checksum control"):
+            try:
+                self.checksum(call, name, verify, xl)
+            except LowerAbort:
+                pass
 
-        walk(decl.body.stmts)
+    def _calls_only(self, stmts: list[ast.Stmt], accept: Callable[[Any, str], bool],
+                    refusal: str) -> Iterator[tuple[ast.MethodCall, str]]:
+        """The method calls of a straight-line body (blocks flattened, empty statements skipped) that `accept`
+        (owner, method name) admits; every other statement is reported as unsupported with `refusal`."""
+        for s in stmts:
+            if isinstance(s, ast.BlockStmt):
+                yield from self._calls_only(s.stmts, accept, refusal)
+                continue
+            if isinstance(s, ast.EmptyStmt):
+                continue
+            call = s.call if isinstance(s, ast.MethodCallStmt) else None
+            owner, name = self.info.calls.get(call, (None, "")) if call is not None else (None, "")
+            if call is None or not accept(owner, name):
+                self.diags.unsupported(s.loc, refusal)
+                continue
+            yield call, name
 
     def checksum(self, call: ast.MethodCall, name: str, verify: bool, xl: ExprLowerer) -> None:
         cond, data, target, algo_e = call.args
@@ -440,26 +446,15 @@ class ProgramLowering(LowerContext):
             else:
                 self.diags.unsupported(where.loc, "emitting this value")
 
-        def walk(stmts: list[ast.Stmt]) -> None:
-            for s in stmts:
-                if isinstance(s, ast.BlockStmt):
-                    walk(s.stmts)
-                    continue
-                if isinstance(s, ast.EmptyStmt):
-                    continue
-                call = s.call if isinstance(s, ast.MethodCallStmt) else None
-                owner, name = self.info.calls.get(call, (None, "")) if call is not None else (None, "")
-                if call is None or getattr(owner, "name", "") != "packet_out" or name != "emit":
-                    self.diags.unsupported(s.loc, "statement other than packet.emit() in the deparser")
-                    continue
-                try:
-                    emit(xl.locate(call.args[0]), call.args[0])
-                except LowerAbort:
-                    pass
-
         for loc in decl.locals:
             self.diags.unsupported(loc.loc, "declaration in the deparser")
-        walk(decl.body.stmts)
+        for call, _ in self._calls_only(decl.body.stmts,
+                                        lambda owner, name: getattr(owner, "name", "") == "packet_out" and name == "emit",
+                                        "statement other than packet.emit() in the deparser"):
+            try:
+                emit(xl.locate(call.args[0]), call.args[0])
+            except LowerAbort:
+                pass
         j: Json = {"name": "deparser", "id": 0}
         si = self.source_info(decl, decl.name)
         if si is not None:

@@ -261,18 +261,7 @@ class PipelineGen:
         name = t["name"]
         where = f"table {name!r}"
         tv = f"T{t.get('id', 0)}"  # bound to the MatchTable in finish_tables()
-        keys = []
-        for k in t.get("key", []):
-            if k.get("match_type") == "valid":
-                hl = self.p.header(k["target"], where)
-                src = f"F[{hl.valid_slot}]"
-            else:
-                src = self.expr({"type": "field", "value": k["target"]}, where)[0]
-                if k.get("mask") is not None:
-                    w = self.p.field_info(*k["target"])[0]
-                    mask, shift, _kw = _key_mask(_hex(k["mask"], where), w)
-                    src = f"(({src} & {mask}) >> {shift})" if shift else f"({src} & {mask})"
-            keys.append(src)
+        keys = self.table_key_srcs(t)
         nt = t.get("next_tables", {})
         lines = [f"def {fn}(F):"]
         if self.trace:

@@ -11,6 +11,7 @@ Packet walk (simple_switch.cpp): receive → parse (+ verify checksums) → ingr
 from __future__ import annotations
 
 import collections
+import random
 import threading
 import time
 from typing import Any, Callable
@@ -98,13 +99,14 @@ class V1Switch:
 
     def __init__(self, drop_port: int = 511, cpu_port: int | None = None, device_id: int = 0,
                  trace: TraceFn | None = None, queue_capacity: int = QUEUE_CAPACITY, max_loop: int = MAX_LOOP,
-                 priority_queues: int = 1) -> None:
+                 priority_queues: int = 1, seed: int | None = None) -> None:
         self.drop_port = drop_port
         self.cpu_port = cpu_port
         self.device_id = device_id
         self.queue_capacity = queue_capacity
         self.max_loop = max_loop
         self.priority_queues = priority_queues  # simple_switch --priority-queues (one FIFO per port by default)
+        self.rng = random.Random(seed)  # the program's random() (e.g. loss injection); a seed makes runs repeatable
         self.lock = threading.RLock()
         self.pre = Pre()
         self.mirror = Mirror()
@@ -189,7 +191,7 @@ class V1Switch:
 
     def _build(self, j: dict, prog: Program, reuse: Codegen | None = None) -> _Loaded:
         cg = Codegen(prog, v1model_primitives(self.drop_port), self._trace is not None, reuse=reuse,
-                     extra_ns={"_T": self._emit_trace})
+                     extra_ns={"_T": self._emit_trace, "_random": self.rng.randint})
         ns = cg.build()
         return _Loaded(j, prog, cg, ns)
 
