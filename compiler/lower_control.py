@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from compiler import ast
 from compiler.lower_actions import PrimitiveLowerer
+from compiler.lower_calls import aliased_args, copy_in_out, header_resets, insert_before_exits, location_path
 from compiler.lower_context import (
     MAX_SIZE,
     InstanceRef,
@@ -180,7 +181,7 @@ class ControlLowerer:
     def action(self, a: ast.ActionDecl, use: object, dir_args: list[ast.Expr] | None = None) -> ActionRecord:
         """The JSON action for one use of `a` (a table, or a direct call): p4c's front end gives every table and
         every direct call its own copy of an action used in several places (same control-plane name, new id).
-        `dir_args` are the arguments bound to its directional parameters at that use (they alias them)."""
+        `dir_args` are the arguments of its directional parameters at that use (copied in and out, see lower_calls)."""
         key = (a, use, self.prefix)
         rec = self.actions.get(key)
         if rec is not None:
@@ -193,13 +194,8 @@ class ControlLowerer:
         args = list(dir_args or [])
         if len(args) != len(directional):
             raise self.lc.error(a, f"action '{a.name}': no arguments for its directional parameters at this use")
-        for p, arg in zip(directional, args):
-            try:
-                bind[p] = self.xl.locate(arg)
-            except LowerAbort:
-                self.lc.diags.items.pop()
-                raise self.lc.unsupported(start_of(arg), f"argument '{describe(arg)}' for directional parameter "
-                                                         f"'{p.name}' (pass a variable, a header or a field)") from None
+        cio = copy_in_out(self.lc, directional, args)
+        bind.update(cio.bind)
         for p in a.params:
             if p.direction is not None:
                 continue
@@ -211,7 +207,8 @@ class ControlLowerer:
             params.append((p.name, w))
         xl = ExprLowerer(self.lc, {**self.xl.params, **bind})
         pl = PrimitiveLowerer(self.lc, xl, self.pipeline)
-        prims = pl.stmts(a.body.stmts)
+        copy_out = pl.stmts(cio.copy_out)
+        prims = pl.stmts(cio.copy_in) + insert_before_exits(pl.stmts(a.body.stmts), copy_out) + copy_out
         copy = self.copies.get(a, 0)
         self.copies[a] = copy + 1
         order = (0 if owner is None else 1, self.inst_order, a.loc.line, a.loc.col, copy)
@@ -340,17 +337,30 @@ class ControlLowerer:
         if not isinstance(sub, SubControlRef):
             raise self.lc.unsupported(c, f"applying '{describe(c.callee.expr)}'")
         bindings: dict[ast.Node, Storage] = {}
+        aliased = aliased_args(self.lc, sub.decl.params, c.args)
+        temps: list[tuple[ast.Param, ast.Expr]] = []
+        resets: list[ast.Stmt] = []
         for p, a in zip(sub.decl.params, c.args):
+            if p in aliased or (p.direction in ("in", "inout") and location_path(self.lc, a) is None):
+                temps.append((p, a))  # copied in and out through a temporary
+                continue
             try:
                 bindings[p] = self.xl.locate(a)
             except LowerAbort:
                 self.lc.diags.items.pop()
                 raise self.lc.unsupported(start_of(a), f"argument '{describe(a)}' of a control apply (pass a "
                                                        "variable, a header or a field)") from None
+            if p.direction == "out":
+                resets.extend(header_resets(self.lc, a, self.info.types[p]))
+        cio = copy_in_out(self.lc, [p for p, _ in temps], [a for _, a in temps])
+        bindings.update(cio.bind)
+        self.xl.params.update(cio.bind)  # the copy statements run in this control
         pos = self.decl.locals.index(inst) if inst in self.decl.locals else 0
         child = ControlLowerer(self.lc, sub.decl, self.pipeline, self.block_index, parent=self, prefix=sub.prefix,
                                bindings=bindings, inst_order=self.inst_order + (pos,))
-        return child.lower_body(nxt)
+        after = self.block(list(cio.copy_out), nxt)
+        entry = child.lower_body(after)
+        return self.block(resets + list(cio.copy_in), entry)
 
     def direct_call(self, c: ast.MethodCall, s: ast.Stmt, nxt: str | None) -> str:
         a = self.info.actions[c]

@@ -1,0 +1,126 @@
+"""Copy-in/copy-out of directional parameters (P4_16 spec §6.8), as p4c's `RemoveActionParameters` lowers it.
+
+At a call, every `in`/`inout` argument is evaluated (left to right) and copied into a fresh variable standing for
+the parameter; `out` parameters start uninitialized (on BMv2: a fresh scalar, i.e. 0, or an invalid header). When
+the callee returns, every `out`/`inout` parameter is copied back to its argument, left to right, so writes the callee
+made directly to the argument's storage are overwritten. p4c inserts the copy-out also before each `exit` in the body.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from compiler import ast
+from compiler.lower_context import LowerContext, Storage
+from compiler.typecheck import describe, start_of
+from compiler.types import StackT
+
+
+@dataclass
+class CopyInOut:
+    """The parameter storages of one call plus the statements that copy the arguments in and out."""
+
+    bind: dict[ast.Node, Storage] = field(default_factory=dict)
+    copy_in: list[ast.Stmt] = field(default_factory=list)
+    copy_out: list[ast.Stmt] = field(default_factory=list)
+
+
+def param_ref(lc: LowerContext, p: ast.Param, at: ast.Node) -> ast.Name:
+    """A synthetic name expression denoting parameter `p` (typed and resolved like a written one)."""
+    n = ast.Name(at.loc, p.name)
+    lc.info.refs[n] = p
+    lc.info.types[n] = lc.info.types[p]
+    return n
+
+
+def copy_in_out(lc: LowerContext, params: list[ast.Param], args: list[ast.Expr]) -> CopyInOut:
+    """Fresh storage for each directional parameter in `params` and the copy statements for `args`."""
+    out = CopyInOut()
+    for p, arg in zip(params, args):
+        t = lc.info.types[p]
+        if isinstance(t, StackT):
+            raise lc.unsupported(start_of(arg), f"header stack argument '{describe(arg)}' for {p.direction} "
+                                                f"parameter '{p.name}'")
+        out.bind[p] = lc.local_storage(p.name, t, p)
+        if p.direction in ("in", "inout") or p.direction is None:
+            out.copy_in.append(ast.AssignStmt(arg.loc, param_ref(lc, p, arg), arg))
+        else:  # out: headers inside it start invalid (p4c's ResetHeaders of the new variable)
+            out.copy_in.extend(header_resets(lc, param_ref(lc, p, arg), t))
+        if p.direction in ("out", "inout") and not isinstance(arg, ast.DontCare):
+            out.copy_out.append(ast.AssignStmt(arg.loc, arg, param_ref(lc, p, arg)))
+    return out
+
+
+def insert_before_exits(prims: list[dict], copy_out: list[dict]) -> list[dict]:
+    """The primitives `prims` with `copy_out` inserted before every `exit` (p4c's InsertBeforeExits)."""
+    if not copy_out:
+        return prims
+    res: list[dict] = []
+    for p in prims:
+        if p.get("op") == "exit":
+            res.extend(copy.deepcopy(copy_out))
+        res.append(p)
+    return res
+
+
+def location_path(lc: LowerContext, e: ast.Expr) -> tuple[object, ...] | None:
+    """The storage path an lvalue expression names (declaration, then members/indices), or None for a value that is
+    not a location. A slice names its whole base (conservative, as p4c's location sets)."""
+    if isinstance(e, ast.Name):
+        d = lc.info.refs.get(e)
+        return (d,) if d is not None else None
+    if isinstance(e, ast.Member):
+        base = location_path(lc, e.expr)
+        return base + (e.member,) if base is not None else None
+    if isinstance(e, ast.Index):
+        base = location_path(lc, e.expr)
+        idx = lc.info.values.get(e.index)
+        if base is None:
+            return None
+        return base + (idx,) if isinstance(idx, int) else base
+    if isinstance(e, ast.Slice):
+        return location_path(lc, e.expr)
+    return None
+
+
+def aliased_args(lc: LowerContext, params: list[ast.Param], args: list[ast.Expr]) -> set[ast.Param]:
+    """The directional parameters whose arguments overlap another argument's storage (p4c's inliner gives those
+    temporaries; the others are substituted directly)."""
+    paths = [(p, location_path(lc, a)) for p, a in zip(params, args) if p.direction is not None]
+    out: set[ast.Param] = set()
+    for i, (p1, l1) in enumerate(paths):
+        for p2, l2 in paths[i + 1:]:
+            if l1 is None or l2 is None:
+                continue
+            n = min(len(l1), len(l2))
+            if l1[:n] == l2[:n]:
+                out.update((p1, p2))
+    return out
+
+
+def header_resets(lc: LowerContext, e: ast.Expr, t: object) -> list[ast.Stmt]:
+    """`setInvalid()` of every header inside `e` (p4c's ResetHeaders for an `out` argument substituted in place)."""
+    from compiler.types import MethodT, StructLikeT, VOID
+
+    out: list[ast.Stmt] = []
+    if isinstance(t, StructLikeT) and t.kind == "header":
+        callee = ast.Member(e.loc, e, "setInvalid")
+        call = ast.MethodCall(e.loc, callee, [])
+        lc.info.types[callee] = MethodT("setInvalid", [], t)
+        lc.info.types[call] = VOID
+        lc.info.calls[call] = (t, "setInvalid")
+        out.append(ast.MethodCallStmt(e.loc, call))
+    elif isinstance(t, StructLikeT):
+        for name, ft in t.fields:
+            m = ast.Member(e.loc, e, name)
+            lc.info.types[m] = ft
+            out.extend(header_resets(lc, m, ft))
+    elif isinstance(t, StackT):
+        for i in range(t.size):
+            idx = ast.IntLit(e.loc, i)
+            lc.info.values[idx] = i
+            el = ast.Index(e.loc, e, idx)
+            lc.info.types[el] = t.element
+            out.extend(header_resets(lc, el, t.element))
+    return out
