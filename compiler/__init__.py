@@ -9,6 +9,7 @@ Modules, one per pass:
     compiler.diagnostics    Diagnostic records, `file:line:col: error: ...` rendering, CompileError
     compiler.types          semantic types (bit<W>, int<W>, bool, headers, structs, enums, externs, ...)
     compiler.typecheck      name resolution, type/width checking, constant folding
+    compiler.inline_calls   function calls inlined into statements (copy-in/copy-out, returns), as p4c does
     compiler.lower_context  storage locations, fresh names, ids shared by the lowering passes
     compiler.lower_expr     expressions → BMv2 JSON with p4c's masking/two_comp_mod conventions
     compiler.lower_actions  statements and v1model extern calls → BMv2 primitives
@@ -48,12 +49,15 @@ class CompileResult:
 def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: Mapping[str, str] | Iterable[str],
              program_name: str | None) -> CompileResult:
     from compiler import bmv2, p4info, typecheck
+    from compiler.inline_calls import CallInliner
     from compiler.parser import parse_source
 
     diags = Diagnostics()
     program = parse_source(text, name, include_dirs, defines, diags)
     diags.check()
     info = typecheck.check(program, diags)
+    diags.check()
+    CallInliner(info, diags).run(program)
     diags.check()
     j, model = bmv2.lower(program, info, diags, program_name if program_name is not None else name)
     diags.check()

@@ -12,6 +12,7 @@ import copy
 from dataclasses import dataclass, field
 
 from compiler import ast
+from compiler.inline_calls import header_resets
 from compiler.lower_context import LowerContext, Storage
 from compiler.typecheck import describe, start_of
 from compiler.types import StackT
@@ -46,7 +47,7 @@ def copy_in_out(lc: LowerContext, params: list[ast.Param], args: list[ast.Expr])
         if p.direction in ("in", "inout") or p.direction is None:
             out.copy_in.append(ast.AssignStmt(arg.loc, param_ref(lc, p, arg), arg))
         else:  # out: headers inside it start invalid (p4c's ResetHeaders of the new variable)
-            out.copy_in.extend(header_resets(lc, param_ref(lc, p, arg), t))
+            out.copy_in.extend(header_resets(lc.info, param_ref(lc, p, arg), t))
         if p.direction in ("out", "inout") and not isinstance(arg, ast.DontCare):
             out.copy_out.append(ast.AssignStmt(arg.loc, arg, param_ref(lc, p, arg)))
     return out
@@ -98,29 +99,3 @@ def aliased_args(lc: LowerContext, params: list[ast.Param], args: list[ast.Expr]
                 out.update((p1, p2))
     return out
 
-
-def header_resets(lc: LowerContext, e: ast.Expr, t: object) -> list[ast.Stmt]:
-    """`setInvalid()` of every header inside `e` (p4c's ResetHeaders for an `out` argument substituted in place)."""
-    from compiler.types import MethodT, StructLikeT, VOID
-
-    out: list[ast.Stmt] = []
-    if isinstance(t, StructLikeT) and t.kind == "header":
-        callee = ast.Member(e.loc, e, "setInvalid")
-        call = ast.MethodCall(e.loc, callee, [])
-        lc.info.types[callee] = MethodT("setInvalid", [], t)
-        lc.info.types[call] = VOID
-        lc.info.calls[call] = (t, "setInvalid")
-        out.append(ast.MethodCallStmt(e.loc, call))
-    elif isinstance(t, StructLikeT):
-        for name, ft in t.fields:
-            m = ast.Member(e.loc, e, name)
-            lc.info.types[m] = ft
-            out.extend(header_resets(lc, m, ft))
-    elif isinstance(t, StackT):
-        for i in range(t.size):
-            idx = ast.IntLit(e.loc, i)
-            lc.info.values[idx] = i
-            el = ast.Index(e.loc, e, idx)
-            lc.info.types[el] = t.element
-            out.extend(header_resets(lc, el, t.element))
-    return out

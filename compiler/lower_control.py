@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 from compiler import ast
 from compiler.lower_actions import PrimitiveLowerer
-from compiler.lower_calls import aliased_args, copy_in_out, header_resets, insert_before_exits, location_path
+from compiler.inline_calls import header_resets
+from compiler.lower_calls import aliased_args, copy_in_out, insert_before_exits, location_path
 from compiler.lower_context import (
     MAX_SIZE,
     InstanceRef,
@@ -129,13 +130,13 @@ class ControlLowerer:
             var = next(v for v in self.decl.locals if isinstance(v, ast.VarDecl) and v.name == s.lhs.name)
             self.info.refs[s.lhs] = var
             self.info.types[s.lhs] = self.info.types[var]
+        for n in ast.walk(self.decl.body):  # the graph is built back to front: declare apply-block locals first
+            if isinstance(n, ast.VarDecl):
+                self.declare_local(n)
         self.failed = False
         self.number_action_uses(self.decl.body)
         if self.failed:
             raise LowerAbort()
-        for n in ast.walk(self.decl.body):  # the graph is built back to front: declare apply-block locals first
-            if isinstance(n, ast.VarDecl):
-                self.declare_local(n)
         return self.block(init_stmts + list(self.decl.body.stmts), nxt)
 
     def number_action_uses(self, body: ast.Node) -> None:
@@ -351,7 +352,7 @@ class ControlLowerer:
                 raise self.lc.unsupported(start_of(a), f"argument '{describe(a)}' of a control apply (pass a "
                                                        "variable, a header or a field)") from None
             if p.direction == "out":
-                resets.extend(header_resets(self.lc, a, self.info.types[p]))
+                resets.extend(header_resets(self.info, a, self.info.types[p]))
         cio = copy_in_out(self.lc, [p for p, _ in temps], [a for _, a in temps])
         bindings.update(cio.bind)
         self.xl.params.update(cio.bind)  # the copy statements run in this control

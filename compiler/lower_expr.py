@@ -30,6 +30,7 @@ from compiler.lower_context import (
     expr_json,
     hexval,
 )
+from compiler.inline_calls import is_simple
 from compiler.typecheck import describe
 from compiler.types import (
     ActionRunT,
@@ -263,6 +264,9 @@ class ExprLowerer:
         arguments are evaluated here, in the caller's context; P4 functions have no side effects in this subset)."""
         if len(self.inlining) > 16:
             raise self.lc.error(call, f"function '{fn.name}' calls itself")
+        if not is_simple(self.info, fn):  # statement bodies are inlined before lowering, where a statement can go
+            raise self.lc.unsupported(call, f"a call of function '{fn.name}' here (its body is not a single "
+                                            "return of an expression)")
         ret = next(s for s in fn.body.stmts if isinstance(s, ast.ReturnStmt))
         assert ret.value is not None
         inner = ExprLowerer(self.lc, self.params)

@@ -179,9 +179,10 @@ class _Ctx:
     in_parser: bool = False
     in_apply: bool = False
     table: ast.TableDecl | None = None
+    function: ast.FunctionDecl | None = None  # enclosing function (its body allows `return`)
 
     def child(self, **kw: object) -> _Ctx:
-        c = _Ctx(Scope(self.scope), self.block, self.action, self.in_parser, self.in_apply, self.table)
+        c = _Ctx(Scope(self.scope), self.block, self.action, self.in_parser, self.in_apply, self.table, self.function)
         for k, v in kw.items():
             setattr(c, k, v)
         return c
@@ -197,6 +198,7 @@ class Checker:
         self._overloads: dict[ast.Node, list[ast.ExternFunctionDecl]] = {}
         self._function_protos: dict[ast.FunctionDecl, ast.MethodDecl] = {}
         self._functions_failed: set[ast.FunctionDecl] = set()
+        self._checking_functions: list[ast.FunctionDecl] = []
         self._type_cache: dict[ast.Node, P4Type] = {}
         self._resolving: set[ast.Node] = set()
 
@@ -439,26 +441,27 @@ class Checker:
         self.info.values[d] = wrap_value(v, t) if not isinstance(v, bool) else v
 
     def check_function(self, d: ast.FunctionDecl, ctx: _Ctx) -> None:
-        """A function whose body is a single `return expr;` (inlined at each call, as p4c does)."""
+        """A function (inlined at each call by `compiler.inline_calls`, as p4c's front end does)."""
         if d in self._function_protos or d in self._functions_failed:
             return
         self._functions_failed.add(d)  # until proven fine (also stops recursion)
         if d.type_params:
             raise self.unsupported(d, f"generic function '{d.name}'")
-        stmts = [s for s in d.body.stmts if not isinstance(s, ast.EmptyStmt)]
-        if len(stmts) != 1 or not isinstance(stmts[0], ast.ReturnStmt) or stmts[0].value is None:
-            raise self.unsupported(d, f"function '{d.name}' whose body is not a single 'return <expression>;'")
-        for p in d.params:
-            if p.direction not in (None, "in"):
-                raise self.unsupported(p, f"{p.direction} parameter '{p.name}' of function '{d.name}'")
         fctx = _Ctx(Scope(ctx.scope, d), None, None, False, False)
         self.check_params(d.params, fctx, None)
         rt = self.resolve_type(d.return_type, ctx.scope)
-        if isinstance(rt, VoidT):
-            raise self.unsupported(d, f"void function '{d.name}'")
-        value = stmts[0].value
-        vt = self.expr(value, fctx, rt)
-        self.require_assignable(value, vt, rt, f"the result of function '{d.name}'")
+        self.info.types[d] = rt
+        fctx.function = d
+        errors_before = len(self.diags.errors)
+        self._checking_functions.append(d)
+        try:
+            self.block(d.body, fctx, new_scope=False)
+        finally:
+            self._checking_functions.pop()
+        if len(self.diags.errors) != errors_before:
+            raise CheckAbort()
+        if not isinstance(rt, VoidT) and not _always_returns(d.body.stmts):
+            raise self.error(d, f"function '{d.name}' does not return a value on all paths")
         self._functions_failed.discard(d)
         self._function_protos[d] = ast.MethodDecl(d.loc, d.name, d.return_type, d.params)
         self.info.functions[self._function_protos[d]] = d
@@ -755,8 +758,7 @@ class Checker:
                 self.require_assignable(a, at, pt, f"argument '{p.name}' of action '{d.name}'")
                 if p.direction is None and a not in self.info.values:
                     self.diags.error(a.loc, f"argument '{p.name}' of action '{d.name}' must be a compile-time constant")
-                if p.direction in ("out", "inout"):
-                    self.require_lvalue(a, ctx)
+                self.directional_arg(a, p, pt, ctx, "action")
         return d
 
     # ------------------------------------------------------------------------------------------------ statements
@@ -779,7 +781,7 @@ class Checker:
             self.require_assignable(s.rhs, rt, lt, f"'{describe(s.lhs)}'")
         elif isinstance(s, ast.MethodCallStmt):
             self.expr(s.call, ctx)
-            if ctx.action is None and not ctx.in_apply and not ctx.in_parser:
+            if ctx.action is None and not ctx.in_apply and not ctx.in_parser and ctx.function is None:
                 raise self.error(s, "method call outside a parser state, action or apply block")
         elif isinstance(s, ast.IfStmt):
             ct = self.expr(s.cond, ctx, BOOL)
@@ -812,12 +814,27 @@ class Checker:
         elif isinstance(s, ast.ExitStmt):
             if ctx.in_parser:
                 raise self.error(s, "exit is not allowed in a parser")
+            if ctx.function is not None:
+                raise self.error(s, "exit is not allowed in a function")
         elif isinstance(s, ast.ReturnStmt):
-            raise self.unsupported(s, "return statement")
+            if ctx.function is None:
+                raise self.unsupported(s, "return statement")
+            self.return_stmt(s, ctx.function, ctx)
         elif isinstance(s, ast.EmptyStmt):
             pass
         else:
             raise self.unsupported(s, f"statement {type(s).__name__}")
+
+    def return_stmt(self, s: ast.ReturnStmt, f: ast.FunctionDecl, ctx: _Ctx) -> None:
+        rt = self.info.types[f]
+        if s.value is None:
+            if not isinstance(rt, VoidT):
+                raise self.error(s, f"function '{f.name}' must return a value of type {rt}")
+            return
+        if isinstance(rt, VoidT):
+            raise self.error(s.value, f"void function '{f.name}' cannot return a value")
+        vt = self.expr(s.value, ctx, rt)
+        self.require_assignable(s.value, vt, rt, f"the result of function '{f.name}'")
 
     def switch(self, s: ast.SwitchStmt, ctx: _Ctx) -> None:
         t = self.expr(s.expr, ctx)
@@ -910,6 +927,27 @@ class Checker:
             self.require_lvalue(e.expr, ctx)
             return
         raise self.error(e, f"'{describe(e)}' cannot be assigned")
+
+    def directional_arg(self, a: ast.Expr, p: ast.Param, pt: P4Type, ctx: _Ctx, callee: str) -> None:
+        """p4c's rules for an argument of a directional parameter: `_` only for `out` (it stands for a fresh
+        variable of the parameter's type), a left-value for `out`/`inout`."""
+        if isinstance(a, ast.DontCare):
+            if p.direction != "out":
+                raise self.error(a, "don't care argument is only allowed for out parameters")
+            if isinstance(pt, (TypeVarT, DontCareT)):
+                raise self.error(a, f"cannot infer the type of '_' for parameter '{p.name}'; give type arguments")
+            self.info.types[a] = pt
+            return
+        if p.direction not in ("out", "inout"):
+            return
+        try:
+            self.require_lvalue(a, ctx)
+        except CheckAbort:
+            self.diags.items.pop()
+            if callee == "action":
+                raise self.error(start_of(a), f"'{describe(a)}' must be a left-value") from None
+            raise self.error(start_of(a), f"read-only value '{describe(a)}' used for {p.direction} parameter "
+                                          f"'{p.name}'") from None
 
     def require_assignable(self, e: ast.Expr, have: P4Type, want: P4Type, what: str) -> None:
         if self.convertible(have, want):
@@ -1013,6 +1051,8 @@ class Checker:
             return TypeT(self.resolve_named(d, e))
         if isinstance(d, ast.FunctionDecl):
             proto = self._function_protos.get(d)
+            if proto is None and d in self._checking_functions:
+                raise self.error(e, f"function '{d.name}' calls itself (recursion is not allowed in P4)")
             if proto is None:  # not checked (yet, or it failed)
                 self.check_function(d, _Ctx(self.info.global_scope))
                 proto = self._function_protos.get(d)
@@ -1388,8 +1428,8 @@ class Checker:
                 return BOOL
             assert isinstance(e.callee, ast.Member)
             self.require_lvalue(e.callee.expr, ctx)
-            if ctx.action is None and not ctx.in_apply and not ctx.in_parser:
-                raise self.error(e, f"{name}() outside an action, apply block or parser")
+            if ctx.action is None and not ctx.in_apply and not ctx.in_parser and ctx.function is None:
+                raise self.error(e, f"{name}() outside an action, apply block, parser or function")
             return VOID
         if isinstance(owner, StackT):
             if len(e.args) != 1:
@@ -1444,8 +1484,7 @@ class Checker:
                 pt = self.info.types[p] = self.resolve_type(p.type, self.info.global_scope)
             at = self.expr(a, ctx, pt)
             self.require_assignable(a, at, pt, f"argument '{p.name}' of control '{decl.name}'")
-            if p.direction in ("out", "inout"):
-                self.require_lvalue(a, ctx)
+            self.directional_arg(a, p, pt, ctx, "control")
         return VOID
 
     def direct_action_call(self, e: ast.MethodCall, d: ast.ActionDecl, ctx: _Ctx) -> P4Type:
@@ -1460,8 +1499,7 @@ class Checker:
             pt = self.info.types[p]
             at = self.expr(a, ctx, pt)
             self.require_assignable(a, at, pt, f"argument '{p.name}' of action '{d.name}'")
-            if p.direction in ("out", "inout"):
-                self.require_lvalue(a, ctx)
+            self.directional_arg(a, p, pt, ctx, "action")
         return VOID
 
     def call_args(self, call: ast.Node, decls: list[ast.MethodDecl], args: list[ast.Expr], ctx: _Ctx,
@@ -1503,8 +1541,8 @@ class Checker:
                 self.require_assignable(a, at, pt, f"argument '{p.name}' of {what}")
                 if isinstance(at, InfIntT) and isinstance(pt, BitsT):
                     self.expr(a, ctx, pt)
-            if p.direction in ("out", "inout"):
-                self.require_lvalue(a, ctx)
+            self.directional_arg(a, p, bindings.get(pt.name, pt) if isinstance(pt, TypeVarT) else pt, ctx,
+                                 "function")
         if m.return_type is None:
             return VOID
         rt = self.resolve_type(m.return_type, self.info.global_scope, allvars)
@@ -1525,6 +1563,19 @@ class Checker:
         if isinstance(t, ExternT) and t.type_args:
             return ExternT(t.decl, [self.subst(x, b) for x in t.type_args])
         return t
+
+
+def _always_returns(stmts: list[ast.Stmt]) -> bool:
+    """Whether every path through `stmts` ends in a `return` (p4c: a function must return on all paths)."""
+    for s in stmts:
+        if isinstance(s, ast.ReturnStmt):
+            return True
+        if isinstance(s, ast.BlockStmt) and _always_returns(s.stmts):
+            return True
+        if isinstance(s, ast.IfStmt) and s.else_ is not None and _always_returns([s.then]) \
+                and _always_returns([s.else_]):
+            return True
+    return False
 
 
 def check(program: ast.Program, diags: Diagnostics) -> TypeInfo:

@@ -1,0 +1,366 @@
+"""Function calls inlined into the statements that make them, as p4c's front end does.
+
+Runs between type checking and lowering and rewrites the syntax tree in place (recording the types and name
+bindings of every node it creates in `TypeInfo`, so the lowering passes see ordinary statements):
+
+* p4c's `FunctionsInlining`: a call `f(a, b)` becomes, before the statement that contains it, a fresh variable per
+  parameter (copy-in of `in`/`inout`/directionless arguments, left to right; `out` ones start uninitialized, headers
+  inside them invalid), a copy of the body (its locals renamed to fresh variables), the copy-out of `out`/`inout`
+  parameters back to their arguments (left to right) and a `retval` variable that replaces the call;
+* p4c's `RemoveReturns`: a `return` that is not the last statement sets a `hasReturned` flag and the statements
+  after it are guarded by `if (!hasReturned)`;
+* declarations in the inlined body are moved to its start (p4c's `MoveDeclarations`), so inside actions the `if`s
+  can be predicated.
+
+A function whose body is a single `return <expr>;` with only `in`/directionless parameters (and no such call
+inside) is left to `compiler.lower_expr`, which substitutes it into the expression (the same result without
+temporaries). A call whose function has `out`/`inout` parameters must be the whole statement, the whole right side
+of an assignment or initializer, or the whole condition of an `if`; elsewhere (where p4c would first order its side
+effects) it is refused as unsupported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from compiler import ast
+from compiler.diagnostics import Diagnostics
+from compiler.typecheck import TypeInfo
+from compiler.types import BOOL, VOID, DontCareT, MethodT, P4Type, StackT, StructLikeT, VoidT
+
+_INFO_TABLES = ("types", "values", "calls", "functions", "actions")
+
+
+class InlineAbort(Exception):
+    """Internal: stop inlining the current statement after an error was recorded."""
+
+
+def is_simple(info: TypeInfo, fn: ast.FunctionDecl) -> bool:
+    """A function lowered by substitution: `return <expr>;` only, `in`/directionless parameters, and calls inside the
+    expression only to such functions."""
+    stmts = [s for s in fn.body.stmts if not isinstance(s, ast.EmptyStmt)]
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.ReturnStmt) or stmts[0].value is None:
+        return False
+    if any(p.direction in ("out", "inout") for p in fn.params):
+        return False
+    for n in ast.walk(stmts[0].value):
+        inner = info.functions.get(n) if isinstance(n, ast.MethodCall) else None
+        if inner is not None and (inner is fn or not is_simple(info, inner)):
+            return False
+    return True
+
+
+def has_side_effects(fn: ast.FunctionDecl) -> bool:
+    """Whether a call of `fn` can change its caller's state (it has `out`/`inout` parameters)."""
+    return any(p.direction in ("out", "inout") for p in fn.params)
+
+
+def header_resets(info: TypeInfo, e: ast.Expr, t: P4Type) -> list[ast.Stmt]:
+    """`e.setInvalid();` for every header inside `e` of type `t` (p4c's ResetHeaders)."""
+    out: list[ast.Stmt] = []
+    if isinstance(t, StructLikeT) and t.kind == "header":
+        callee = ast.Member(e.loc, e, "setInvalid")
+        call = ast.MethodCall(e.loc, callee, [])
+        info.types[callee] = MethodT("setInvalid", [], t)
+        info.types[call] = VOID
+        info.calls[call] = (t, "setInvalid")
+        out.append(ast.MethodCallStmt(e.loc, call))
+    elif isinstance(t, StructLikeT):
+        for name, ft in t.fields:
+            m = ast.Member(e.loc, e, name)
+            info.types[m] = ft
+            out.extend(header_resets(info, m, ft))
+    elif isinstance(t, StackT):
+        for i in range(t.size):
+            idx = ast.IntLit(e.loc, i)
+            info.values[idx] = i
+            el = ast.Index(e.loc, e, idx)
+            info.types[el] = t.element
+            out.extend(header_resets(info, el, t.element))
+    return out
+
+
+class CallInliner:
+    """Inlines the function calls of one program (see the module docstring)."""
+
+    def __init__(self, info: TypeInfo, diags: Diagnostics) -> None:
+        self.info = info
+        self.diags = diags
+        self.depth = 0
+
+    # ------------------------------------------------------------------------------------------------ program
+
+    def run(self, program: ast.Program) -> None:
+        for d in program.decls:
+            if isinstance(d, ast.ActionDecl):
+                d.body.stmts = self.stmts(d.body.stmts, "action")
+            elif isinstance(d, ast.ControlDecl):
+                self.control(d)
+            elif isinstance(d, ast.ParserDecl):
+                for st in d.states:
+                    st.stmts = self.stmts(st.stmts, "parser")
+                    self.select_keys(st)
+
+    def control(self, d: ast.ControlDecl) -> None:
+        moved: list[ast.Stmt] = []
+        for loc in d.locals:
+            if isinstance(loc, ast.ActionDecl):
+                loc.body.stmts = self.stmts(loc.body.stmts, "action")
+            elif isinstance(loc, ast.VarDecl) and loc.init is not None and self.has_inlined_call(loc.init):
+                # its initializer runs at the start of the apply block: move it there to inline the call
+                lhs = self.name_of(loc, loc)
+                moved.append(ast.AssignStmt(loc.loc, lhs, loc.init))
+                loc.init = None
+        d.body.stmts = self.stmts(moved + d.body.stmts, "apply")
+
+    def select_keys(self, st: ast.ParserState) -> None:
+        tr = st.transition
+        if not isinstance(tr, ast.SelectExpr):
+            return
+        pre: list[ast.Stmt] = []
+        try:
+            tr.keys = [self.expr(k, pre, "parser", top=False) for k in tr.keys]
+        except InlineAbort:
+            return
+        st.stmts.extend(pre)
+
+    # ------------------------------------------------------------------------------------------------ statements
+
+    def stmts(self, stmts: list[ast.Stmt], where: str) -> list[ast.Stmt]:
+        """`stmts` with every call of a non-simple function inlined; `where` is "apply", "action" or "parser"."""
+        out: list[ast.Stmt] = []
+        for s in stmts:
+            try:
+                out.extend(self.stmt(s, where))
+            except InlineAbort:
+                out.append(s)
+        return out
+
+    def stmt(self, s: ast.Stmt, where: str) -> list[ast.Stmt]:
+        pre: list[ast.Stmt] = []
+        if isinstance(s, ast.AssignStmt):
+            s.rhs = self.expr(s.rhs, pre, where, top=True)
+        elif isinstance(s, ast.VarDecl) and s.init is not None:
+            s.init = self.expr(s.init, pre, where, top=True)
+        elif isinstance(s, ast.MethodCallStmt):
+            fn = self.info.functions.get(s.call)
+            if fn is not None:
+                self.args(s.call, pre, where)
+                if not is_simple(self.info, fn):
+                    self.inline(s.call, fn, pre, where)
+                return pre  # the result of a call used as a statement is discarded
+            self.args(s.call, pre, where)
+        elif isinstance(s, ast.IfStmt):
+            s.cond = self.expr(s.cond, pre, where, top=True)
+            s.then = self.block_of(s.then, where)
+            if s.else_ is not None:
+                s.else_ = self.block_of(s.else_, where)
+        elif isinstance(s, ast.BlockStmt):
+            s.stmts = self.stmts(s.stmts, where)
+        elif isinstance(s, ast.SwitchStmt):
+            s.expr = self.expr(s.expr, pre, where, top=True)
+            for case in s.cases:
+                if case.body is not None:
+                    case.body.stmts = self.stmts(case.body.stmts, where)
+        return pre + [s]
+
+    def block_of(self, s: ast.Stmt, where: str) -> ast.Stmt:
+        res = self.stmts([s], where)
+        return res[0] if len(res) == 1 else ast.BlockStmt(s.loc, res)
+
+    # ------------------------------------------------------------------------------------------------ expressions
+
+    def has_inlined_call(self, e: ast.Node) -> bool:
+        for n in ast.walk(e):
+            fn = self.info.functions.get(n) if isinstance(n, ast.MethodCall) else None
+            if fn is not None and not is_simple(self.info, fn):
+                return True
+        return False
+
+    def args(self, call: ast.MethodCall, pre: list[ast.Stmt], where: str) -> None:
+        call.args = [self.expr(self.dont_care(a, pre), pre, where, top=False) for a in call.args]
+
+    def dont_care(self, a: ast.Expr, pre: list[ast.Stmt]) -> ast.Expr:
+        """An `out` argument `_` becomes a fresh variable of the parameter's type (p4c's RemoveDontcareArgs)."""
+        t = self.info.types.get(a)
+        if not isinstance(a, ast.DontCare) or t is None or isinstance(t, DontCareT):
+            return a
+        tmp = self.new_var("arg", ast.DontCareType(a.loc), t, a)
+        pre.append(tmp)
+        return self.name_of(tmp, a)
+
+    def expr(self, e: ast.Expr, pre: list[ast.Stmt], where: str, top: bool) -> ast.Expr:
+        """`e` with its inlined calls replaced by their result variables; the inlined code goes to `pre`."""
+        if not self.has_inlined_call(e):
+            return e
+        fn = self.info.functions.get(e) if isinstance(e, ast.MethodCall) else None
+        if fn is not None and isinstance(e, ast.MethodCall):
+            if not top and has_side_effects(fn):
+                self.diags.unsupported(e.loc, f"a call of function '{fn.name}' (which has out/inout parameters) "
+                                              "inside a larger expression")
+                raise InlineAbort()
+            self.args(e, pre, where)
+            if is_simple(self.info, fn):
+                return e
+            res = self.inline(e, fn, pre, where)
+            if res is None:
+                self.diags.error(e.loc, f"void function '{fn.name}' has no value")
+                raise InlineAbort()
+            return res
+        for f in dataclasses.fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, ast.Expr):
+                setattr(e, f.name, self.expr(v, pre, where, top=False))
+            elif isinstance(v, list) and any(isinstance(x, ast.Expr) for x in v):
+                setattr(e, f.name, [self.expr(x, pre, where, top=False) if isinstance(x, ast.Expr) else x
+                                    for x in v])
+        return e
+
+    # ------------------------------------------------------------------------------------------------ inlining
+
+    def name_of(self, d: ast.Node, at: ast.Node) -> ast.Name:
+        n = ast.Name(at.loc, getattr(d, "name", "tmp"))
+        self.info.refs[n] = d
+        self.info.types[n] = self.info.types[d]
+        return n
+
+    def new_var(self, name: str, type_: ast.Type, t: P4Type, at: ast.Node) -> ast.VarDecl:
+        v = ast.VarDecl(at.loc, name, type_)
+        self.info.types[v] = t
+        return v
+
+    def inline(self, call: ast.MethodCall, fn: ast.FunctionDecl, pre: list[ast.Stmt], where: str) -> ast.Name | None:
+        """Append the inlined body of `fn` for `call` to `pre`; returns the variable holding the result."""
+        if self.depth > 64:
+            self.diags.error(call.loc, f"function '{fn.name}' is nested too deeply")
+            raise InlineAbort()
+        info = self.info
+        declmap: dict[ast.Node, ast.Node] = {}
+        copy_out: list[ast.Stmt] = []
+        for p, a in zip(fn.params, call.args):
+            t = info.types[p]
+            tmp = self.new_var(p.name, p.type, t, a)
+            declmap[p] = tmp
+            pre.append(tmp)
+            if p.direction in ("in", "inout", None):
+                pre.append(ast.AssignStmt(a.loc, self.name_of(tmp, a), a))
+            else:
+                pre.extend(header_resets(info, self.name_of(tmp, a), t))
+            if p.direction in ("out", "inout") and not isinstance(a, ast.DontCare):
+                copy_out.append(ast.AssignStmt(a.loc, clone(info, a, {}), self.name_of(tmp, a)))
+        rt = info.types.get(fn)
+        ret = None if rt is None or isinstance(rt, VoidT) else self.new_var("retval", fn.return_type, rt, call)
+        if ret is not None:
+            pre.append(ret)
+        body = [clone(info, s, declmap) for s in fn.body.stmts]
+        flag = None
+        if _needs_flag(body):
+            flag = self.new_var("hasReturned", ast.BoolType(call.loc), BOOL, call)
+            pre.append(flag)
+            pre.append(ast.AssignStmt(call.loc, self.name_of(flag, call), self.bool_lit(False, call)))
+        body, _ = self.remove_returns(body, ret, flag)
+        decls: list[ast.Stmt] = []
+        body = _move_declarations(self, body, decls)
+        if where == "parser" and any(isinstance(n, ast.IfStmt) for s in body for n in ast.walk(s)):
+            self.diags.unsupported(call.loc, f"function '{fn.name}' with conditional code called in a parser state")
+            raise InlineAbort()
+        self.depth += 1
+        try:
+            pre.extend(decls)
+            pre.extend(self.stmts(body, where))
+        finally:
+            self.depth -= 1
+        pre.extend(copy_out)
+        return self.name_of(ret, call) if ret is not None else None
+
+    def bool_lit(self, v: bool, at: ast.Node) -> ast.BoolLit:
+        b = ast.BoolLit(at.loc, v)
+        self.info.types[b] = BOOL
+        self.info.values[b] = v
+        return b
+
+    def remove_returns(self, stmts: list[ast.Stmt], ret: ast.VarDecl | None,
+                       flag: ast.VarDecl | None) -> tuple[list[ast.Stmt], str]:
+        """p4c's RemoveReturns on a statement list: ("never" | "maybe" | "always") returns."""
+        out: list[ast.Stmt] = []
+        for i, s in enumerate(stmts):
+            status = "never"
+            if isinstance(s, ast.ReturnStmt):
+                if s.value is not None and ret is not None:
+                    out.append(ast.AssignStmt(s.loc, self.name_of(ret, s), s.value))
+                if flag is not None:
+                    out.append(ast.AssignStmt(s.loc, self.name_of(flag, s), self.bool_lit(True, s)))
+                return out, "always"
+            if isinstance(s, ast.IfStmt):
+                then, st = self.remove_returns([s.then], ret, flag)
+                else_, se = self.remove_returns([s.else_], ret, flag) if s.else_ is not None else ([], "never")
+                out.append(ast.IfStmt(s.loc, s.cond, ast.BlockStmt(s.then.loc, then),
+                                      ast.BlockStmt(s.else_.loc, else_) if s.else_ is not None else None))
+                status = "always" if st == se == "always" else "never" if st == se == "never" else "maybe"
+            elif isinstance(s, ast.BlockStmt):
+                inner, status = self.remove_returns(s.stmts, ret, flag)
+                out.append(ast.BlockStmt(s.loc, inner))
+            else:
+                out.append(s)
+            if status == "always":
+                return out, "always"
+            if status == "maybe":
+                rest, _ = self.remove_returns(stmts[i + 1:], ret, flag)
+                if rest:
+                    assert flag is not None
+                    cond = ast.Unary(s.loc, "!", self.name_of(flag, s))
+                    self.info.types[cond] = BOOL
+                    out.append(ast.IfStmt(s.loc, cond, ast.BlockStmt(s.loc, rest)))
+                return out, "maybe"
+        return out, "never"
+
+
+def _needs_flag(body: list[ast.Stmt]) -> bool:
+    """Whether some `return` is not the last top-level statement (then later code must be guarded)."""
+    last = body[-1] if body else None
+    return any(isinstance(n, ast.ReturnStmt) and n is not last for s in body for n in ast.walk(s))
+
+
+def _move_declarations(ci: CallInliner, stmts: list[ast.Stmt], decls: list[ast.Stmt]) -> list[ast.Stmt]:
+    """Declarations moved to `decls` (p4c's MoveDeclarations); an initializer stays as an assignment in place."""
+    out: list[ast.Stmt] = []
+    for s in stmts:
+        if isinstance(s, ast.VarDecl):
+            decls.append(s)
+            if s.init is not None:
+                out.append(ast.AssignStmt(s.loc, ci.name_of(s, s), s.init))
+                s.init = None
+            continue
+        if isinstance(s, ast.BlockStmt):
+            s.stmts = _move_declarations(ci, s.stmts, decls)
+        elif isinstance(s, ast.IfStmt):
+            s.then = ast.BlockStmt(s.then.loc, _move_declarations(ci, [s.then], decls))
+            if s.else_ is not None:
+                s.else_ = ast.BlockStmt(s.else_.loc, _move_declarations(ci, [s.else_], decls))
+        out.append(s)
+    return out
+
+
+def clone(info: TypeInfo, n: object, declmap: dict[ast.Node, ast.Node]) -> object:
+    """A deep copy of a subtree with its type information; names bound to a key of `declmap` are rebound to the
+    value; cloned declarations are added to `declmap` (their uses follow them)."""
+    if isinstance(n, list):
+        return [clone(info, x, declmap) for x in n]
+    if isinstance(n, dict):
+        return {k: clone(info, v, declmap) for k, v in n.items()}
+    if not isinstance(n, ast.Node):
+        return n
+    kw = {f.name: clone(info, getattr(n, f.name), declmap) for f in dataclasses.fields(n)}
+    new = type(n)(**kw)
+    for table in _INFO_TABLES:
+        m = getattr(info, table)
+        if n in m:
+            m[new] = m[n]
+    if n in info.refs:
+        d = info.refs[n]
+        info.refs[new] = declmap.get(d, d)
+    if n in info.owner:
+        info.owner[new] = info.owner[n]
+    if isinstance(n, (ast.VarDecl, ast.ConstDecl)):
+        declmap[n] = new
+    return new

@@ -1,0 +1,54 @@
+"""Calls that p4c refuses (or that are outside the subset): the exact `file:line:col: error: ...` of the first error.
+The accepted forms are covered by the STF programs copy_in_out*, function_bodies, dont_care, action_calls and
+control_ctor in tests/compiler/p4/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler import CompileError, compile_source
+
+TEMPLATE = (Path(__file__).parent / "data" / "error_template.p4").read_text()
+DECLS_LINE, LOCALS_LINE, BODY_LINE = 8, 14, 16
+
+
+def first_error(body: str = "", locals_: str = "", decls: str = "") -> tuple[int, int, str]:
+    src = TEMPLATE.replace("@DECLS@", decls).replace("@LOCALS@", locals_).replace("@BODY@", body)
+    with pytest.raises(CompileError) as info:
+        compile_source(src, name="t.p4")
+    d = info.value.diagnostics.errors[0]
+    assert d.loc.file == "t.p4"
+    return d.loc.line, d.loc.col, d.message
+
+
+# (decls, locals, body, line, column, message)
+CASES = [
+    # functions
+    ("bit<8> f(in bit<8> x) { return f(x); }", "", "meta.a = f(meta.a);", DECLS_LINE, 32,
+     "function 'f' calls itself (recursion is not allowed in P4)"),
+    ("bit<8> f(in bit<8> x) { if (x == 1) { return 2; } }", "", "meta.a = f(meta.a);", DECLS_LINE, 1,
+     "function 'f' does not return a value on all paths"),
+    ("void f(in bit<8> x) { return x; }", "", "f(meta.a);", DECLS_LINE, 30, "void function 'f' cannot return a value"),
+    ("bit<8> f(in bit<8> x) { return; }", "", "meta.a = f(meta.a);", DECLS_LINE, 25,
+     "function 'f' must return a value of type bit<8>"),
+    ("bit<8> f(in bit<8> x) { exit; }", "", "meta.a = f(meta.a);", DECLS_LINE, 25, "exit is not allowed in a function"),
+    ("bit<8> f(inout bit<8> x) { x = 1; return x; }", "", "meta.a = f(meta.a) + 1;", BODY_LINE, 18,
+     "unsupported: a call of function 'f' (which has out/inout parameters) inside a larger expression"),
+    # directional arguments
+    ("void f(out bit<8> x) { x = 1; }", "", "f(3);", BODY_LINE, 11, "read-only value '3' used for out parameter 'x'"),
+    ("void f(inout bit<8> x) { x = 1; }", "", "f(meta.a + 1);", BODY_LINE, 11,
+     "read-only value 'meta.a + 1' used for inout parameter 'x'"),
+    ("", "action a(inout bit<8> x) { x = 1; }", "a(8w3);", BODY_LINE, 11, "'8w3' must be a left-value"),
+    ("", "action a(out bit<8> x) { x = 1; } table t { key = { meta.a: exact; } actions = { a(meta.a[3:0] ++ 4w0); } }",
+     "t.apply();", LOCALS_LINE, 88, "'meta.a[3:0] ++ 4w0' must be a left-value"),
+    ("void f(in bit<8> x) { }", "", "f(_);", BODY_LINE, 11, "don't care argument is only allowed for out parameters"),
+    ("", "action a(inout bit<8> x) { x = 1; }", "a(_);", BODY_LINE, 11,
+     "don't care argument is only allowed for out parameters"),
+]
+
+
+@pytest.mark.parametrize("decls,locals_,body,line,col,message", CASES, ids=[c[5] for c in CASES])
+def test_refused_call(decls: str, locals_: str, body: str, line: int, col: int, message: str) -> None:
+    assert first_error(body, locals_, decls) == (line, col, message)
