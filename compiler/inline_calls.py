@@ -93,7 +93,7 @@ class CallInliner:
     def run(self, program: ast.Program) -> None:
         for d in program.decls:
             if isinstance(d, ast.ActionDecl):
-                d.body.stmts = self.stmts(d.body.stmts, "action")
+                d.body.stmts = self.stmts(self.without_returns(d.body.stmts, d), "action")
             elif isinstance(d, ast.ControlDecl):
                 self.control(d)
             elif isinstance(d, ast.ParserDecl):
@@ -105,13 +105,29 @@ class CallInliner:
         moved: list[ast.Stmt] = []
         for loc in d.locals:
             if isinstance(loc, ast.ActionDecl):
-                loc.body.stmts = self.stmts(loc.body.stmts, "action")
+                loc.body.stmts = self.stmts(self.without_returns(loc.body.stmts, loc), "action")
             elif isinstance(loc, ast.VarDecl) and loc.init is not None and self.has_inlined_call(loc.init):
                 # its initializer runs at the start of the apply block: move it there to inline the call
                 lhs = self.name_of(loc, loc)
                 moved.append(ast.AssignStmt(loc.loc, lhs, loc.init))
                 loc.init = None
-        d.body.stmts = self.stmts(moved + d.body.stmts, "apply")
+        d.body.stmts = self.stmts(self.without_returns(moved + d.body.stmts, d.body), "apply")
+
+    def without_returns(self, stmts: list[ast.Stmt], at: ast.Node) -> list[ast.Stmt]:
+        """An action body or apply block whose `return;` statements are replaced by a flag (p4c's RemoveReturns)."""
+        if not any(isinstance(n, ast.ReturnStmt) for s in stmts for n in ast.walk(s)):
+            return stmts
+        pre: list[ast.Stmt] = []
+        flag = None
+        if _needs_flag(stmts):
+            flag = self.new_var("hasReturned", ast.BoolType(at.loc), BOOL, at)
+            pre = [flag, ast.AssignStmt(at.loc, self.name_of(flag, at), self.bool_lit(False, at))]
+        body, _ = self.remove_returns(stmts, None, flag)
+        if isinstance(at, ast.ActionDecl):  # predication needs the declarations out of the if statements
+            decls: list[ast.Stmt] = []
+            body = _move_declarations(self, body, decls)
+            pre = decls + pre
+        return pre + body
 
     def select_keys(self, st: ast.ParserState) -> None:
         tr = st.transition
@@ -143,6 +159,11 @@ class CallInliner:
         elif isinstance(s, ast.VarDecl) and s.init is not None:
             s.init = self.expr(s.init, pre, where, top=True)
         elif isinstance(s, ast.MethodCallStmt):
+            callee = self.info.actions.get(s.call)
+            if callee is not None and where == "action":  # an action calling an action (p4c's InlineActions)
+                self.args(s.call, pre, where)
+                self.inline(s.call, callee, pre, where)
+                return pre
             fn = self.info.functions.get(s.call)
             if fn is not None:
                 self.args(s.call, pre, where)
@@ -229,8 +250,10 @@ class CallInliner:
         self.info.types[v] = t
         return v
 
-    def inline(self, call: ast.MethodCall, fn: ast.FunctionDecl, pre: list[ast.Stmt], where: str) -> ast.Name | None:
-        """Append the inlined body of `fn` for `call` to `pre`; returns the variable holding the result."""
+    def inline(self, call: ast.MethodCall, fn: ast.FunctionDecl | ast.ActionDecl, pre: list[ast.Stmt],
+               where: str) -> ast.Name | None:
+        """Append the inlined body of function or action `fn` for `call` to `pre`; returns the variable holding the
+        result (None for a void function or an action)."""
         if self.depth > 64:
             self.diags.error(call.loc, f"function '{fn.name}' is nested too deeply")
             raise InlineAbort()
@@ -253,6 +276,8 @@ class CallInliner:
         if ret is not None:
             pre.append(ret)
         body = [clone(info, s, declmap) for s in fn.body.stmts]
+        if isinstance(fn, ast.ActionDecl) and copy_out:
+            body = [_before_exits(info, s, copy_out) for s in body]
         flag = None
         if _needs_flag(body):
             flag = self.new_var("hasReturned", ast.BoolType(call.loc), BOOL, call)
@@ -313,6 +338,19 @@ class CallInliner:
                     out.append(ast.IfStmt(s.loc, cond, ast.BlockStmt(s.loc, rest)))
                 return out, "maybe"
         return out, "never"
+
+
+def _before_exits(info: TypeInfo, s: ast.Stmt, copy_out: list[ast.Stmt]) -> ast.Stmt:
+    """`s` with the copy-out statements inserted before every `exit` (p4c's InsertBeforeExits)."""
+    if isinstance(s, ast.ExitStmt):
+        return ast.BlockStmt(s.loc, [clone(info, c, {}) for c in copy_out] + [s])  # type: ignore[misc]
+    if isinstance(s, ast.BlockStmt):
+        s.stmts = [_before_exits(info, x, copy_out) for x in s.stmts]
+    elif isinstance(s, ast.IfStmt):
+        s.then = _before_exits(info, s.then, copy_out)
+        if s.else_ is not None:
+            s.else_ = _before_exits(info, s.else_, copy_out)
+    return s
 
 
 def _needs_flag(body: list[ast.Stmt]) -> bool:

@@ -817,9 +817,12 @@ class Checker:
             if ctx.function is not None:
                 raise self.error(s, "exit is not allowed in a function")
         elif isinstance(s, ast.ReturnStmt):
-            if ctx.function is None:
-                raise self.unsupported(s, "return statement")
-            self.return_stmt(s, ctx.function, ctx)
+            if ctx.function is not None:
+                self.return_stmt(s, ctx.function, ctx)
+            elif ctx.action is None and not ctx.in_apply:
+                raise self.error(s, "return statement outside a function, action or apply block")
+            elif s.value is not None:
+                raise self.error(s.value, "return with a value in an action or apply block")
         elif isinstance(s, ast.EmptyStmt):
             pass
         else:
@@ -1488,10 +1491,8 @@ class Checker:
         return VOID
 
     def direct_action_call(self, e: ast.MethodCall, d: ast.ActionDecl, ctx: _Ctx) -> P4Type:
-        if ctx.action is not None:
-            raise self.unsupported(e, f"calling action '{d.name}' from another action")
-        if not ctx.in_apply:
-            raise self.error(e, f"action '{d.name}' can only be called from an apply block")
+        if not ctx.in_apply and ctx.action is None:  # from an action: inlined by compiler.inline_calls
+            raise self.error(e, f"action '{d.name}' can only be called from an apply block or an action")
         if len(e.args) != len(d.params):
             raise self.error(e, f"action '{d.name}' expects {len(d.params)} argument(s), got {len(e.args)}")
         self.info.actions[e] = d
