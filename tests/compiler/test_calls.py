@@ -36,7 +36,7 @@ CASES = [
     ("bit<8> f(in bit<8> x) { exit; }", "", "meta.a = f(meta.a);", DECLS_LINE, 25, "exit is not allowed in a function"),
     ("bit<8> f(inout bit<8> x) { x = 1; return x; }", "", "meta.a = f(meta.a) + 1;", BODY_LINE, 18,
      "unsupported: a call of function 'f' (which has out/inout parameters) inside a larger expression"),
-    ("", "action a() { return 1; }", "a();", LOCALS_LINE, 24, "return with a value in an action or apply block"),
+    ("", "action a() { return 1; }", "a();", LOCALS_LINE, 25, "return with a value in an action or apply block"),
     # directional arguments
     ("void f(out bit<8> x) { x = 1; }", "", "f(3);", BODY_LINE, 11, "read-only value '3' used for out parameter 'x'"),
     ("void f(inout bit<8> x) { x = 1; }", "", "f(meta.a + 1);", BODY_LINE, 11,
