@@ -206,15 +206,15 @@ class ProgramLowering(LowerContext):
             raise self.unsupported(main, f"package '{getattr(t, 'name', '?')}' (only V1Switch is supported)")
         if len(main.args) != len(ROLES):
             raise self.error(main, f"V1Switch expects {len(ROLES)} arguments, got {len(main.args)}")
+        self.main_type_args = t.type_args
         blocks: dict[str, ast.Decl] = {}
         for role, a in zip(ROLES, main.args):
             decl = None
-            if isinstance(a, ast.ConstructorCall) and isinstance(a.type, ast.TypeName):
+            at = self.info.types.get(a)  # a constructor call or an instance (a specialized copy if it has arguments)
+            if isinstance(a, (ast.ConstructorCall, ast.Name)) and isinstance(at, BlockT):
+                decl = at.decl
+            elif isinstance(a, ast.ConstructorCall) and isinstance(a.type, ast.TypeName):
                 decl = self.info.global_scope.lookup(a.type.name)
-            elif isinstance(a, ast.Name):
-                d = self.info.refs.get(a) or self.info.global_scope.lookup(a.name)
-                if isinstance(d, ast.Instantiation) and isinstance(d.type, ast.TypeName):
-                    decl = self.info.global_scope.lookup(d.type.name)
             want = ast.ParserDecl if role == "parser" else ast.ControlDecl
             if not isinstance(decl, want):
                 raise self.error(a, f"V1Switch argument '{role}' must be a {want.__name__[:-4].lower()} instance")
@@ -238,6 +238,9 @@ class ProgramLowering(LowerContext):
             raise self.error(parser, "V1Switch parser parameters must be (packet_in, out H, inout M, inout "
                                      "standard_metadata_t)")
         self.std_type = std_t
+        for arg_t, have, what in zip(self.main_type_args, (hdr_t, meta_t), ("H", "M")):
+            if not (isinstance(arg_t, StructLikeT) and arg_t.decl is have.decl):
+                raise self.error(parser, f"V1Switch type argument {what} is {arg_t}, but the parser's is {have}")
         self.add_header_type(STD_META, self.struct_fields(std_t))
         self.add_header(STD_META, STD_META, True)
         std_root = HeaderRef(STD_META, std_t)

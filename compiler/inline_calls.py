@@ -26,7 +26,7 @@ import dataclasses
 from compiler import ast
 from compiler.diagnostics import Diagnostics
 from compiler.typecheck import TypeInfo
-from compiler.types import BOOL, VOID, DontCareT, MethodT, P4Type, StackT, StructLikeT, VoidT
+from compiler.types import BOOL, VOID, BlockT, DontCareT, MethodT, P4Type, StackT, StructLikeT, VoidT
 
 _INFO_TABLES = ("types", "values", "calls", "functions", "actions")
 
@@ -91,7 +91,10 @@ class CallInliner:
     # ------------------------------------------------------------------------------------------------ program
 
     def run(self, program: ast.Program) -> None:
-        for d in program.decls:
+        top = set(program.decls)
+        specialized = {t.decl: None for t in self.info.types.values()  # controls with constructor arguments bound
+                       if isinstance(t, BlockT) and isinstance(t.decl, ast.ControlDecl) and t.decl not in top}
+        for d in list(program.decls) + list(specialized):
             if isinstance(d, ast.ActionDecl):
                 d.body.stmts = self.stmts(self.without_returns(d.body.stmts, d), "action")
             elif isinstance(d, ast.ControlDecl):

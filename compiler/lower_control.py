@@ -15,6 +15,7 @@ is inlined where it is applied: its parameters alias the arguments and its objec
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from compiler import ast
@@ -74,6 +75,20 @@ class NodeRef:
 
     def __repr__(self) -> str:
         return f"NodeRef({self.kind}, {self.name})"
+
+
+def _live_nodes(info: object, node: ast.Node) -> Iterator[ast.Node]:
+    """`ast.walk(node)` without the branches of `if`s whose condition is a constant that never takes them."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, ast.IfStmt) and isinstance(info.values.get(n.cond), bool):  # type: ignore[attr-defined]
+            live = n.then if info.values[n.cond] else n.else_  # type: ignore[attr-defined]
+            if live is not None:
+                stack.append(live)
+            continue
+        stack.extend(reversed(list(n.children())))
 
 
 def _ref_name(x: object) -> object:
@@ -141,8 +156,9 @@ class ControlLowerer:
 
     def number_action_uses(self, body: ast.Node) -> None:
         """Create the per-use action copies in source order (the first use keeps the original, as in p4c); reject a
-        table applied twice (BMv2 tables have a single place in the control flow)."""
-        for n in ast.walk(body):
+        table applied twice (BMv2 tables have a single place in the control flow). Branches of an `if` whose
+        condition is a compile-time constant are skipped (p4c's mid end removes them with what only they use)."""
+        for n in _live_nodes(self.info, body):
             if not isinstance(n, ast.MethodCall):
                 continue
             owner, _ = self.info.calls.get(n, (None, ""))

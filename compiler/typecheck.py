@@ -12,6 +12,7 @@ slices give `bit<hi-lo+1>`, comparisons give `bool`, shifts keep the left operan
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -199,6 +200,7 @@ class Checker:
         self._function_protos: dict[ast.FunctionDecl, ast.MethodDecl] = {}
         self._functions_failed: set[ast.FunctionDecl] = set()
         self._checking_functions: list[ast.FunctionDecl] = []
+        self._specialized: dict[tuple[ast.ControlDecl, tuple[int | bool, ...]], ast.ControlDecl] = {}
         self._type_cache: dict[ast.Node, P4Type] = {}
         self._resolving: set[ast.Node] = set()
 
@@ -340,6 +342,12 @@ class Checker:
                 # a missing trailing type argument (the index type I of register<T, I>, counter<I>) is inferred
                 # at each call site from the argument, as p4c does
                 return ExternT(d, args)
+            if t.type_args and isinstance(d, ast.PackageTypeDecl):  # V1Switch<H, M>(...): checked by the back end
+                if len(t.type_args) != len(d.type_params):
+                    raise self.error(t, f"package '{d.name}' takes {len(d.type_params)} type argument(s), got "
+                                        f"{len(t.type_args)}")
+                args = tuple(self.resolve_type(a, scope, allow_typevars) for a in t.type_args)
+                return BlockT("package", d, args)
             if t.type_args:
                 raise self.unsupported(t, f"generic type '{t.name}<...>'")
             return self.resolve_named(d, t)
@@ -578,8 +586,10 @@ class Checker:
             raise self.error(e, f"'{describe(e)}' is not a compile-time constant")
 
     def check_control(self, d: ast.ControlDecl, ctx: _Ctx) -> None:
-        if d.type_params or d.ctor_params:
-            raise self.unsupported(d, f"control '{d.name}' with type or constructor parameters")
+        if d.type_params:
+            raise self.unsupported(d, f"control '{d.name}' with type parameters")
+        if d.ctor_params:
+            return  # checked once per instantiation, with the constructor arguments bound (see `specialize`)
         cctx = _Ctx(Scope(ctx.scope, d), d, None, False, False)
         self.check_params(d.params, cctx, d)
         for loc in d.locals:
@@ -623,14 +633,50 @@ class Checker:
                 for a in d.args:
                     self.expr(a, ctx)
                 return
-            if t.kind == "control" and isinstance(t.decl, ast.ControlDecl) and isinstance(ctx.block, ast.ControlDecl):
-                if d.args:
-                    raise self.unsupported(d, f"constructor arguments of control '{t.name}'")
+            if t.kind == "control" and isinstance(t.decl, ast.ControlDecl) and \
+                    (isinstance(ctx.block, ast.ControlDecl) or ctx.block is None):
                 if t.decl is ctx.block:
                     raise self.error(d, f"control '{t.name}' cannot instantiate itself")
+                self.info.types[d] = BlockT("control", self.specialize(t.decl, d.args, ctx, d))
                 return  # a sub-control: its apply() is inlined by the back end, as p4c does
+            if t.kind == "parser" and ctx.block is None and isinstance(t.decl, ast.ParserDecl) and not d.args:
+                return  # a V1Switch argument given by name
             raise self.unsupported(d, f"instantiation of {t.kind} '{t.name}' here")
         raise self.error(d, f"cannot instantiate {t}")
+
+    def specialize(self, decl: ast.ControlDecl, args: list[ast.Expr], ctx: _Ctx, where: ast.Node) -> ast.ControlDecl:
+        """The control `decl` with its constructor parameters bound to the compile-time constants `args`: a copy in
+        which each becomes a local constant (p4c's specialization of parameterized controls), checked once per
+        distinct list of values."""
+        if len(args) != len(decl.ctor_params):
+            raise self.error(where, f"control '{decl.name}' expects {len(decl.ctor_params)} constructor argument(s), "
+                                    f"got {len(args)}")
+        if not args:
+            return decl
+        values: list[int | bool] = []
+        for p, a in zip(decl.ctor_params, args):
+            pt = self.resolve_type(p.type, self.info.global_scope)
+            if not isinstance(pt, (BitsT, BoolT, InfIntT)):
+                raise self.unsupported(p, f"constructor parameter '{p.name}' of type {pt}")
+            at = self.expr(a, ctx, pt)
+            self.require_assignable(a, at, pt, f"constructor parameter '{p.name}' of control '{decl.name}'")
+            v = self.info.values.get(a)
+            if v is None:
+                raise self.error(start_of(a), f"constructor argument '{describe(a)}' must be a compile-time constant")
+            values.append(v)
+        key = (decl, tuple(values))
+        spec = self._specialized.get(key)
+        if spec is None:
+            spec = copy.deepcopy(decl)
+            consts: list[ast.Decl] = []
+            for p, v in zip(spec.ctor_params, values):
+                lit = ast.BoolLit(p.loc, v) if isinstance(v, bool) else ast.IntLit(p.loc, int(v))
+                consts.append(ast.ConstDecl(p.loc, p.name, p.type, lit))
+            spec.ctor_params = []
+            spec.locals = consts + spec.locals
+            self._specialized[key] = spec
+            self.check_control(spec, _Ctx(self.info.global_scope))
+        return spec
 
     def check_table(self, d: ast.TableDecl, ctx: _Ctx) -> None:
         tctx = ctx.child(table=d)
@@ -1403,6 +1449,8 @@ class Checker:
     def e_ConstructorCall(self, e: ast.ConstructorCall, ctx: _Ctx, expected: P4Type | None) -> P4Type:
         t = self.resolve_type(e.type, ctx.scope)
         if isinstance(t, BlockT):
+            if t.kind == "control" and isinstance(t.decl, ast.ControlDecl):
+                return BlockT("control", self.specialize(t.decl, e.args, ctx, e))
             if e.args:
                 raise self.unsupported(e, f"{t.kind} constructor arguments")
             return t

@@ -192,6 +192,7 @@ class BlockT(P4Type):
 
     kind: str
     decl: ast.Decl
+    type_args: tuple[P4Type, ...] = ()  # explicit ones, as in `V1Switch<H, M>(...)`
 
     @property
     def name(self) -> str:

@@ -37,6 +37,14 @@ CASES = [
     ("bit<8> f(inout bit<8> x) { x = 1; return x; }", "", "meta.a = f(meta.a) + 1;", BODY_LINE, 18,
      "unsupported: a call of function 'f' (which has out/inout parameters) inside a larger expression"),
     ("", "action a() { return 1; }", "a();", LOCALS_LINE, 25, "return with a value in an action or apply block"),
+    # constructor parameters
+    ("control Sub(inout bit<8> v)(bit<8> k) { apply { v = k; } }", "Sub() s;", "s.apply(meta.a);", LOCALS_LINE, 5,
+     "control 'Sub' expects 1 constructor argument(s), got 0"),
+    ("control Sub(inout bit<8> v)(bit<8> k) { apply { v = k; } }", "Sub(meta.a) s;", "s.apply(meta.a);", LOCALS_LINE,
+     9, "constructor argument 'meta.a' must be a compile-time constant"),
+    ("control Sub(inout bit<8> v)(bit<8> k) { apply { v = k; } }", "Sub(true) s;", "s.apply(meta.a);", LOCALS_LINE,
+     9, "type mismatch: cannot use a value of type bool for constructor parameter 'k' of control 'Sub' of type "
+        "bit<8>"),
     # directional arguments
     ("void f(out bit<8> x) { x = 1; }", "", "f(3);", BODY_LINE, 11, "read-only value '3' used for out parameter 'x'"),
     ("void f(inout bit<8> x) { x = 1; }", "", "f(meta.a + 1);", BODY_LINE, 11,
@@ -53,3 +61,13 @@ CASES = [
 @pytest.mark.parametrize("decls,locals_,body,line,col,message", CASES, ids=[c[5] for c in CASES])
 def test_refused_call(decls: str, locals_: str, body: str, line: int, col: int, message: str) -> None:
     assert first_error(body, locals_, decls) == (line, col, message)
+
+
+def test_v1switch_type_arguments_must_match_the_blocks() -> None:
+    src = TEMPLATE.replace("@DECLS@", "struct other_t { bit<8> x; }").replace("@LOCALS@", "").replace("@BODY@", "")
+    src = src.replace("V1Switch(P()", "V1Switch<headers, other_t>(P()")
+    with pytest.raises(CompileError) as info:
+        compile_source(src, name="t.p4")
+    d = info.value.diagnostics.errors[0]
+    assert (d.loc.line, d.message) == (9, "V1Switch type argument M is struct other_t, but the parser's is struct "
+                                          "metadata")
