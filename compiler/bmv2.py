@@ -481,6 +481,8 @@ class ProgramLowering(LowerContext):
                                    rec.hidden, rec.decl.loc if rec.decl is not None else None)
                     seen_cp[rec.name] = cpa
                     self.cp.actions.append(cpa)
+                elif rec.params and not seen_cp[rec.name].params:  # a direct call's copy came first (all bound)
+                    seen_cp[rec.name].params = [CPField(n, w) for n, w in rec.params]
         tid = 0
         for cl, pj in zip(lowerers, pipelines):
             tables = [t for _, t in sorted(cl.tables, key=lambda x: x[0])]

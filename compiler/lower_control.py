@@ -77,6 +77,17 @@ class NodeRef:
         return f"NodeRef({self.kind}, {self.name})"
 
 
+def _bound_data_args(info: object, a: ast.ActionDecl, use: object, n_dir: int) -> list[ast.Expr] | None:
+    """The arguments of `a`'s directionless parameters when `use` is a direct call passing a non-constant one (they
+    are then bound like `in` parameters: p4c's RemoveActionParameters removes every parameter of a direct call)."""
+    if not isinstance(use, ast.MethodCall) or use not in info.actions:  # type: ignore[attr-defined]
+        return None
+    rest = use.args[n_dir:]
+    if all(isinstance(info.values.get(x), int) for x in rest):  # type: ignore[attr-defined]
+        return None
+    return list(rest)
+
+
 def _live_nodes(info: object, node: ast.Node) -> Iterator[ast.Node]:
     """`ast.walk(node)` without the branches of `if`s whose condition is a constant that never takes them."""
     stack = [node]
@@ -211,10 +222,14 @@ class ControlLowerer:
         args = list(dir_args or [])
         if len(args) != len(directional):
             raise self.lc.error(a, f"action '{a.name}': no arguments for its directional parameters at this use")
+        data_args = _bound_data_args(self.info, a, use, len(directional))
+        if data_args is not None:  # a direct call with a non-constant argument: all parameters bound, as p4c does
+            directional = list(a.params)
+            args += data_args
         cio = copy_in_out(self.lc, directional, args)
         bind.update(cio.bind)
         for p in a.params:
-            if p.direction is not None:
+            if p in bind:
                 continue
             t = self.info.types[p]
             w = width_of(t)
@@ -383,7 +398,7 @@ class ControlLowerer:
         a = self.info.actions[c]
         rec = self.action(a, c, c.args[:_n_directional(a)])
         data: list[str] = []
-        for arg in c.args[_n_directional(a):]:
+        for arg in c.args[_n_directional(a):] if rec.params else []:
             v = self.info.values.get(arg)
             if not isinstance(v, int):
                 raise self.lc.unsupported(start_of(arg), f"non-constant argument '{describe(arg)}' in a direct action "

@@ -86,6 +86,9 @@ class ExprLowerer:
             d = self.info.refs.get(e)
             if d is None:
                 raise self.lc.error(e, f"cannot resolve '{e.name}'")
+            if d in self.args:  # a header/struct parameter of a function being substituted: its argument
+                caller, arg = self.args[d]
+                return caller.locate(arg)
             return self.root(d, e)
         if isinstance(e, ast.Member):
             base_t = self.info.types.get(e.expr)

@@ -119,8 +119,6 @@ def test_unknown_match_kind() -> None:
 
 UNSUPPORTED = [
     ("", "meter(32w16, MeterType.packets) m;", "meta.a = 1;", LOCALS_LINE, 5, "unsupported: extern 'meter'"),
-    ("", "action a(bit<8> v) { meta.a = v; }", "a(meta.a);", BODY_LINE, 11,
-     "unsupported: non-constant argument 'meta.a' in a direct action call"),
     ("", "action a() { if (meta.a == 1) { mark_to_drop(sm); } }", "a();", LOCALS_LINE, 37,
      "unsupported: 'mark_to_drop(sm)' inside an if statement in an action (BMv2 can only predicate assignments)"),
     ("", "table t { key = { meta.a: exact; } actions = { NoAction; } implementation = 5; }", "t.apply();",
