@@ -86,8 +86,9 @@ def location_path(lc: LowerContext, e: ast.Expr) -> tuple[object, ...] | None:
 
 
 def aliased_args(lc: LowerContext, params: list[ast.Param], args: list[ast.Expr]) -> set[ast.Param]:
-    """The directional parameters whose arguments overlap another argument's storage (p4c's inliner gives those
-    temporaries; the others are substituted directly)."""
+    """The directional parameters whose arguments overlap another argument's storage and so need a temporary (the
+    others are substituted directly, as p4c's inliner does). Of an overlapping pair, a read-only (`in`) parameter
+    alone needs one: a snapshot taken at the call, while the writable one may stay in place."""
     paths = [(p, location_path(lc, a)) for p, a in zip(params, args) if p.direction is not None]
     out: set[ast.Param] = set()
     for i, (p1, l1) in enumerate(paths):
@@ -95,7 +96,9 @@ def aliased_args(lc: LowerContext, params: list[ast.Param], args: list[ast.Expr]
             if l1 is None or l2 is None:
                 continue
             n = min(len(l1), len(l2))
-            if l1[:n] == l2[:n]:
-                out.update((p1, p2))
+            if l1[:n] != l2[:n]:
+                continue
+            ins = {p for p in (p1, p2) if p.direction == "in"}
+            out.update(ins or (p1, p2))
     return out
 
