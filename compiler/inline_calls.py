@@ -26,7 +26,7 @@ import dataclasses
 from compiler import ast
 from compiler.diagnostics import Diagnostics
 from compiler.typecheck import TypeInfo
-from compiler.types import BOOL, VOID, BlockT, DontCareT, MethodT, P4Type, StackT, StructLikeT, VoidT
+from compiler.types import BOOL, VOID, BlockT, DontCareT, InfIntT, MethodT, P4Type, StackT, StructLikeT, VoidT
 
 _INFO_TABLES = ("types", "values", "calls", "functions", "actions")
 
@@ -42,6 +42,8 @@ def is_simple(info: TypeInfo, fn: ast.FunctionDecl) -> bool:
     if len(stmts) != 1 or not isinstance(stmts[0], ast.ReturnStmt) or stmts[0].value is None:
         return False
     if any(p.direction in ("out", "inout") for p in fn.params):
+        return False
+    if isinstance(info.types.get(fn), (StructLikeT, StackT)):  # a header/struct result needs a variable
         return False
     for n in ast.walk(stmts[0].value):
         inner = info.functions.get(n) if isinstance(n, ast.MethodCall) else None
@@ -218,11 +220,9 @@ class CallInliner:
         if not self.has_inlined_call(e):
             return e
         fn = self.info.functions.get(e) if isinstance(e, ast.MethodCall) else None
+        if self.effects_below(e) or (fn is not None and not top and has_side_effects(fn)):
+            return self.order(e, pre, where)
         if fn is not None and isinstance(e, ast.MethodCall):
-            if not top and has_side_effects(fn):
-                self.diags.unsupported(e.loc, f"a call of function '{fn.name}' (which has out/inout parameters) "
-                                              "inside a larger expression")
-                raise InlineAbort()
             self.args(e, pre, where)
             if is_simple(self.info, fn):
                 return e
@@ -238,6 +238,92 @@ class CallInliner:
             elif isinstance(v, list) and any(isinstance(x, ast.Expr) for x in v):
                 setattr(e, f.name, [self.expr(x, pre, where, top=False) if isinstance(x, ast.Expr) else x
                                     for x in v])
+        return e
+
+    # ------------------------------------------------------------------------------------------------ side effects
+
+    def has_effects(self, e: ast.Node) -> bool:
+        """Whether evaluating `e` calls a function with out/inout parameters."""
+        for n in ast.walk(e):
+            fn = self.info.functions.get(n) if isinstance(n, ast.MethodCall) else None
+            if fn is not None and has_side_effects(fn):
+                return True
+        return False
+
+    def effects_below(self, e: ast.Expr) -> bool:
+        """Whether a strict sub-expression of `e` has side effects."""
+        return any(self.has_effects(c) for c in e.children() if isinstance(c, ast.Expr))
+
+    def snapshot(self, e: ast.Expr, pre: list[ast.Stmt], at: ast.Node) -> ast.Expr:
+        """`e`'s value saved in a fresh variable (unless it is a constant), so later side effects cannot change it."""
+        t = self.info.types.get(e)
+        if e in self.info.values or t is None or isinstance(t, (InfIntT, DontCareT)):
+            return e
+        tmp = self.new_var("tmp", ast.DontCareType(at.loc), t, at)
+        pre.append(tmp)
+        pre.append(ast.AssignStmt(e.loc, self.name_of(tmp, e), e))
+        return self.name_of(tmp, e)
+
+    def order(self, e: ast.Expr, pre: list[ast.Stmt], where: str) -> ast.Expr:
+        """`e` evaluated left to right with its side effects in `pre` (p4c's SideEffectOrdering): operands read
+        before a later side effect are saved first; `&&`, `||` and `?:` evaluate their other operands only when
+        needed (as `if` statements)."""
+        if not self.has_effects(e):
+            return self.expr(e, pre, where, top=False)
+        if isinstance(e, ast.Binary) and e.op in ("&&", "||"):
+            tmp = self.new_var("tmp", ast.BoolType(e.loc), BOOL, e)
+            pre.append(tmp)
+            pre.append(ast.AssignStmt(e.loc, self.name_of(tmp, e), self.order(e.left, pre, where)))
+            rest: list[ast.Stmt] = []
+            rest.append(ast.AssignStmt(e.loc, self.name_of(tmp, e), self.order(e.right, rest, where)))
+            cond: ast.Expr = self.name_of(tmp, e)
+            if e.op == "||":
+                cond = ast.Unary(e.loc, "!", cond)
+                self.info.types[cond] = BOOL
+            pre.append(ast.IfStmt(e.loc, cond, ast.BlockStmt(e.loc, rest)))
+            return self.name_of(tmp, e)
+        if isinstance(e, ast.Ternary):
+            t = self.info.types[e]
+            tmp = self.new_var("tmp", ast.DontCareType(e.loc), t, e)
+            pre.append(tmp)
+            cond = self.order(e.cond, pre, where)
+            then: list[ast.Stmt] = []
+            then.append(ast.AssignStmt(e.loc, self.name_of(tmp, e), self.order(e.then, then, where)))
+            else_: list[ast.Stmt] = []
+            else_.append(ast.AssignStmt(e.loc, self.name_of(tmp, e), self.order(e.else_, else_, where)))
+            pre.append(ast.IfStmt(e.loc, cond, ast.BlockStmt(e.loc, then), ast.BlockStmt(e.loc, else_)))
+            return self.name_of(tmp, e)
+        fn = self.info.functions.get(e) if isinstance(e, ast.MethodCall) else None
+        if fn is not None and isinstance(e, ast.MethodCall):
+            dirs = [p.direction for p in fn.params]
+            args = list(e.args)
+            for i, a in enumerate(args):
+                later = any(self.has_effects(x) for x in args[i + 1:])
+                if dirs[i] in ("out", "inout"):
+                    args[i] = self.dont_care(a, pre)  # a location: written back at return
+                    continue
+                a = self.order(a, pre, where)
+                args[i] = self.snapshot(a, pre, e) if later else a
+            e.args = args
+            if is_simple(self.info, fn):
+                return e
+            res = self.inline(e, fn, pre, where)
+            if res is None:
+                self.diags.error(e.loc, f"void function '{fn.name}' has no value")
+                raise InlineAbort()
+            return res
+        if isinstance(e, ast.MethodCall):
+            self.diags.unsupported(e.loc, "side effects inside the arguments of this call")
+            raise InlineAbort()
+        kids = [(f.name, getattr(e, f.name)) for f in dataclasses.fields(e)
+                if isinstance(getattr(e, f.name), ast.Expr)]
+        for i, (name, v) in enumerate(kids):
+            later = any(self.has_effects(x) for _, x in kids[i + 1:])
+            v = self.order(v, pre, where)
+            setattr(e, name, self.snapshot(v, pre, e) if later else v)
+        if any(isinstance(getattr(e, f.name), list) for f in dataclasses.fields(e)):
+            self.diags.unsupported(e.loc, "side effects inside this expression")
+            raise InlineAbort()
         return e
 
     # ------------------------------------------------------------------------------------------------ inlining
@@ -328,6 +414,13 @@ class CallInliner:
             elif isinstance(s, ast.BlockStmt):
                 inner, status = self.remove_returns(s.stmts, ret, flag)
                 out.append(ast.BlockStmt(s.loc, inner))
+            elif isinstance(s, ast.SwitchStmt):
+                for case in s.cases:
+                    if case.body is not None:
+                        body, st = self.remove_returns(case.body.stmts, ret, flag)
+                        case.body.stmts = body
+                        status = "maybe" if st != "never" else status
+                out.append(s)
             else:
                 out.append(s)
             if status == "always":
