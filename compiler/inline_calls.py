@@ -199,9 +199,22 @@ class CallInliner:
     def has_inlined_call(self, e: ast.Node) -> bool:
         for n in ast.walk(e):
             fn = self.info.functions.get(n) if isinstance(n, ast.MethodCall) else None
-            if fn is not None and not is_simple(self.info, fn):
+            if fn is not None and not self.substitutable(n, fn):  # type: ignore[arg-type]
                 return True
         return False
+
+    def substitutable(self, call: ast.MethodCall, fn: ast.FunctionDecl) -> bool:
+        """Whether `call` is left to the expression lowering: a simple function whose header/struct arguments are
+        locations (a value such as `{1, 2}` needs a variable)."""
+        if not is_simple(self.info, fn):
+            return False
+        for p, a in zip(fn.params, call.args):
+            if isinstance(self.info.types.get(p), (StructLikeT, StackT)):
+                while isinstance(a, (ast.Member, ast.Index)):
+                    a = a.expr
+                if not isinstance(a, ast.Name):
+                    return False
+        return True
 
     def args(self, call: ast.MethodCall, pre: list[ast.Stmt], where: str) -> None:
         call.args = [self.expr(self.dont_care(a, pre), pre, where, top=False) for a in call.args]
@@ -224,7 +237,7 @@ class CallInliner:
             return self.order(e, pre, where)
         if fn is not None and isinstance(e, ast.MethodCall):
             self.args(e, pre, where)
-            if is_simple(self.info, fn):
+            if self.substitutable(e, fn):
                 return e
             res = self.inline(e, fn, pre, where)
             if res is None:
@@ -305,7 +318,7 @@ class CallInliner:
                 a = self.order(a, pre, where)
                 args[i] = self.snapshot(a, pre, e) if later else a
             e.args = args
-            if is_simple(self.info, fn):
+            if self.substitutable(e, fn):
                 return e
             res = self.inline(e, fn, pre, where)
             if res is None:
@@ -315,15 +328,22 @@ class CallInliner:
         if isinstance(e, ast.MethodCall):
             self.diags.unsupported(e.loc, "side effects inside the arguments of this call")
             raise InlineAbort()
-        kids = [(f.name, getattr(e, f.name)) for f in dataclasses.fields(e)
-                if isinstance(getattr(e, f.name), ast.Expr)]
-        for i, (name, v) in enumerate(kids):
-            later = any(self.has_effects(x) for _, x in kids[i + 1:])
+        # operands (list and struct expression elements too) in evaluation order: (container, key, value)
+        slots: list[tuple[object, object, ast.Expr]] = []
+        for f in dataclasses.fields(e):
+            v = getattr(e, f.name)
+            if isinstance(v, ast.Expr):
+                slots.append((e, f.name, v))
+            elif isinstance(v, list):
+                slots.extend((v, i, x) for i, x in enumerate(v) if isinstance(x, ast.Expr))
+        for i, (where_, key, v) in enumerate(slots):
+            later = any(self.has_effects(x) for _, _, x in slots[i + 1:])
             v = self.order(v, pre, where)
-            setattr(e, name, self.snapshot(v, pre, e) if later else v)
-        if any(isinstance(getattr(e, f.name), list) for f in dataclasses.fields(e)):
-            self.diags.unsupported(e.loc, "side effects inside this expression")
-            raise InlineAbort()
+            v = self.snapshot(v, pre, e) if later else v
+            if isinstance(where_, list):
+                where_[key] = v  # type: ignore[index]
+            else:
+                setattr(where_, key, v)  # type: ignore[arg-type]
         return e
 
     # ------------------------------------------------------------------------------------------------ inlining
