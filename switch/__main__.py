@@ -16,6 +16,7 @@ import dataclasses
 import errno
 import json
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -52,6 +53,8 @@ class Options:
     cpu_port: int | None = None
     drop_port: int = DEFAULT_DROP_PORT
     strict_bmv2: bool = False
+    seed: int | None = None
+    """Seed of the program's random() (our extension; BMv2 has none); None: a fresh one, printed at startup."""
     disable_swap: bool = False
     warnings: list[str] = dataclasses.field(default_factory=list)
 
@@ -118,6 +121,9 @@ def build_parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                    help="Maximum number of interfaces that can be bound to the switch")
     g.add_argument("--drop-port", type=_uint, default=None, metavar="N",
                    help="Also accepted here (BMv2 takes it after '--'): the drop port (default 511)")
+    g.add_argument("--seed", type=_uint, default=None, metavar="N",
+                   help="Seed the program's random() (e.g. a loss simulator) so a run can be replayed; without it "
+                        "a fresh seed is drawn and printed at startup (an extension: simple_switch has no such flag)")
     g.add_argument("config", nargs="?", help=argparse.SUPPRESS)
 
     target = _Parser(prog=f"{PROG} ... --", add_help=False, usage=argparse.SUPPRESS)
@@ -172,7 +178,7 @@ def parse_args(argv: Sequence[str]) -> Options:
     opts = Options(no_p4=g.no_p4, interfaces=g.interface, pcap=g.pcap, device_id=g.device_id,
                    thrift_port=g.thrift_port, log_console=g.log_console, log_file=g.log_file,
                    log_level=g.log_level or "trace", log_flush=g.log_flush, max_port_count=g.max_port_count,
-                   strict_bmv2=t.strict_bmv2, disable_swap=t.disable_swap)
+                   strict_bmv2=t.strict_bmv2, disable_swap=t.disable_swap, seed=g.seed)
     if g.config is not None:
         if g.no_p4:
             opts.warnings.append("Warning: ignoring input config as '--no-p4' was used")
@@ -323,7 +329,10 @@ def run(opts: Options) -> int:
         raise StartupError(f"switch engine unavailable (switch.v1model): {e}") from None
     server_cls = _import_server()
 
-    sw = V1Switch(drop_port=opts.drop_port, cpu_port=opts.cpu_port, device_id=opts.device_id, trace=pkt_trace)
+    seed = opts.seed if opts.seed is not None else secrets.randbits(32)
+    print(f"Random seed {seed} (replay with --seed {seed})", flush=True)
+    sw = V1Switch(drop_port=opts.drop_port, cpu_port=opts.cpu_port, device_id=opts.device_id, trace=pkt_trace,
+                  seed=seed)
     if program is not None:
         load_program(sw, opts.config, program)
 

@@ -204,3 +204,21 @@ def test_strict_bmv2_flag_reaches_the_p4runtime_server(tmp_path: Path) -> None:
         finally:
             sw.stop()
         assert sw.proc.returncode == 0
+
+
+def test_seed_option() -> None:
+    assert parse_args(["--no-p4", "--seed", "42"]).seed == 42
+    assert parse_args(["--no-p4"]).seed is None
+    assert "'-1' is negative" in _one_error_line(_switch("--no-p4", "--seed", "-1"))
+
+
+@needs_engine
+def test_startup_prints_the_seed_to_replay() -> None:
+    from switch.bench import SwitchProcess
+
+    for argv, expect in ((["--seed", "7"], "Random seed 7 (replay with --seed 7)"), ([], "Random seed ")):
+        sw = SwitchProcess(["--no-p4", *argv, "--", "--grpc-server-addr", "127.0.0.1:0"])
+        try:
+            assert any(line.startswith(expect) for line in sw.lines), sw.lines
+        finally:
+            sw.stop()
