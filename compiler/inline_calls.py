@@ -25,7 +25,7 @@ import dataclasses
 
 from compiler import ast
 from compiler.diagnostics import Diagnostics
-from compiler.typecheck import TypeInfo
+from compiler.typecheck import TypeInfo, describe
 from compiler.types import BOOL, VOID, BlockT, DontCareT, InfIntT, MethodT, P4Type, StackT, StructLikeT, VoidT
 
 _INFO_TABLES = ("types", "values", "calls", "functions", "actions")
@@ -82,6 +82,44 @@ def header_resets(info: TypeInfo, e: ast.Expr, t: P4Type) -> list[ast.Stmt]:
     return out
 
 
+def location_path(info: TypeInfo, e: ast.Expr) -> tuple[object, ...] | None:
+    """The storage path an lvalue expression names (declaration, then members/indices), or None for a value that is
+    not a location. A slice names its whole base (conservative, as p4c's location sets)."""
+    if isinstance(e, ast.Name):
+        d = info.refs.get(e)
+        return (d,) if d is not None else None
+    if isinstance(e, ast.Member):
+        base = location_path(info, e.expr)
+        return base + (e.member,) if base is not None else None
+    if isinstance(e, ast.Index):
+        base = location_path(info, e.expr)
+        idx = info.values.get(e.index)
+        if base is None:
+            return None
+        return base + (idx,) if isinstance(idx, int) else base
+    if isinstance(e, ast.Slice):
+        return location_path(info, e.expr)
+    return None
+
+
+def aliased_args(info: TypeInfo, params: list[ast.Param], args: list[ast.Expr]) -> set[ast.Param]:
+    """The directional parameters whose arguments overlap another argument's storage and so need a temporary (the
+    others are substituted directly, as p4c's inliner does). Of an overlapping pair, a read-only (`in`) parameter
+    alone needs one: a snapshot taken at the call, while the writable one may stay in place."""
+    paths = [(p, location_path(info, a)) for p, a in zip(params, args) if p.direction is not None]
+    out: set[ast.Param] = set()
+    for i, (p1, l1) in enumerate(paths):
+        for p2, l2 in paths[i + 1:]:
+            if l1 is None or l2 is None:
+                continue
+            n = min(len(l1), len(l2))
+            if l1[:n] != l2[:n]:
+                continue
+            ins = {p for p in (p1, p2) if p.direction == "in"}
+            out.update(ins or (p1, p2))
+    return out
+
+
 class CallInliner:
     """Inlines the function calls of one program (see the module docstring)."""
 
@@ -102,6 +140,7 @@ class CallInliner:
             elif isinstance(d, ast.ControlDecl):
                 self.control(d)
             elif isinstance(d, ast.ParserDecl):
+                self.sub_parsers(d)
                 for st in d.states:
                     st.stmts = self.stmts(st.stmts, "parser")
                     self.select_keys(st)
@@ -133,6 +172,109 @@ class CallInliner:
             body = _move_declarations(self, body, decls)
             pre = decls + pre
         return pre + body
+
+    # ------------------------------------------------------------------------------------------------ sub-parsers
+
+    def sub_parsers(self, d: ast.ParserDecl) -> None:
+        """p4c's parser inlining: a state calling `p.apply(args)` is split at the call; it continues with a copy of
+        the sub-parser's states (named `<instance>_<state>`), whose `accept` goes on to a new state holding the rest
+        of the calling state. Arguments are substituted for the parameters, except those that overlap another
+        argument or are values, which go through variables (copy-in before, copy-out after)."""
+        info = self.info
+        used = {st.name for st in d.states} | {"accept", "reject"}
+
+        def fresh(base: str) -> str:
+            name, i = base, 0
+            while name in used:
+                name, i = f"{base}_{i}", i + 1
+            used.add(name)
+            return name
+
+        work = list(d.states)
+        done: list[ast.ParserState] = []
+        budget = 256  # nested sub-parsers cannot recurse (an instance cannot be its own parser), but stay bounded
+        while work:
+            st = work.pop(0)
+            idx = next((i for i, x in enumerate(st.stmts) if isinstance(x, ast.MethodCallStmt)
+                        and isinstance(info.calls.get(x.call, (None, ""))[0], BlockT)), None)
+            if idx is None:
+                done.append(st)
+                continue
+            budget -= 1
+            call = st.stmts[idx].call  # type: ignore[attr-defined]
+            owner = info.calls[call][0]
+            assert isinstance(owner, BlockT) and isinstance(call.callee, ast.Member)
+            sub = owner.decl
+            inst = info.refs.get(call.callee.expr)
+            if not isinstance(sub, ast.ParserDecl) or not isinstance(inst, ast.Instantiation) or budget < 0:
+                self.diags.unsupported(call.loc, f"applying '{describe(call.callee.expr)}' here")
+                done.append(st)
+                continue
+            cont = ast.ParserState(st.loc, fresh(f"{st.name}_0"), st.stmts[idx + 1:], st.transition)
+            pre, post, subst = self.sub_parser_args(d, sub, call)
+            declmap: dict[ast.Node, ast.Node] = {}
+            init: list[ast.Stmt] = []
+            for loc in sub.locals:
+                if isinstance(loc, ast.ConstDecl):
+                    continue
+                if not isinstance(loc, (ast.VarDecl, ast.Instantiation)) or \
+                        (isinstance(loc, ast.Instantiation) and not isinstance(info.types.get(loc), BlockT)):
+                    self.diags.unsupported(loc.loc, f"declaration '{loc.name}' in a sub-parser")
+                    continue
+                nv = clone(info, loc, declmap, subst)
+                declmap[loc] = nv
+                if isinstance(nv, ast.VarDecl) and nv.init is not None:
+                    init.append(ast.AssignStmt(nv.loc, self.name_of(nv, nv), nv.init))
+                    nv.init = None
+                d.locals.append(nv)  # type: ignore[arg-type]
+            smap = {s.name: fresh(f"{inst.name}_{s.name}") for s in sub.states}
+            copies: list[ast.ParserState] = []
+            for s in sub.states:
+                ns = clone(info, s, declmap, subst)
+                assert isinstance(ns, ast.ParserState)
+                ns.name = smap[s.name]
+                targets = [ns.transition] if isinstance(ns.transition, ast.Name) else \
+                    [c.state for c in ns.transition.cases] if isinstance(ns.transition, ast.SelectExpr) else []
+                for n in targets:
+                    n.name = cont.name if n.name == "accept" else smap.get(n.name, n.name)
+                if s.name == "start":
+                    ns.stmts = init + ns.stmts
+                copies.append(ns)
+            st.stmts = st.stmts[:idx] + pre
+            st.transition = ast.Name(call.loc, smap["start"])
+            cont.stmts = post + cont.stmts
+            done.append(st)
+            work = copies + [cont] + work
+        d.states = done
+
+    def sub_parser_args(self, d: ast.ParserDecl, sub: ast.ParserDecl,
+                        call: ast.MethodCall) -> tuple[list[ast.Stmt], list[ast.Stmt], dict[ast.Node, ast.Expr]]:
+        """(copy-in statements, copy-out statements, parameter → expression) for one sub-parser call."""
+        info = self.info
+        aliased = aliased_args(info, sub.params, call.args)
+        pre: list[ast.Stmt] = []
+        post: list[ast.Stmt] = []
+        subst: dict[ast.Node, ast.Expr] = {}
+        for p, a in zip(sub.params, call.args):
+            t = info.types[p]
+            if p.direction is None:
+                subst[p] = a  # packet_in, or a compile-time constant
+                continue
+            if p in aliased or isinstance(a, ast.DontCare) or location_path(info, a) is None:
+                tmp = self.new_var(p.name, p.type, t, a)
+                d.locals.append(tmp)
+                if p.direction in ("in", "inout"):
+                    pre.append(ast.AssignStmt(a.loc, self.name_of(tmp, a), a))
+                else:
+                    pre.extend(header_resets(info, self.name_of(tmp, a), t))
+                if p.direction in ("out", "inout") and not isinstance(a, ast.DontCare):
+                    post.append(ast.AssignStmt(a.loc, clone(info, a, {}), self.name_of(tmp, a)))  # type: ignore[arg-type]
+                subst[p] = self.name_of(tmp, a)
+                continue
+            subst[p] = a
+            if p.direction == "out":
+                pre.extend(header_resets(info, clone(info, a, {}), t))  # type: ignore[arg-type]
+        return pre, post, subst
 
     def select_keys(self, st: ast.ParserState) -> None:
         tr = st.transition
@@ -495,16 +637,20 @@ def _move_declarations(ci: CallInliner, stmts: list[ast.Stmt], decls: list[ast.S
     return out
 
 
-def clone(info: TypeInfo, n: object, declmap: dict[ast.Node, ast.Node]) -> object:
+def clone(info: TypeInfo, n: object, declmap: dict[ast.Node, ast.Node],
+          subst: dict[ast.Node, ast.Expr] | None = None) -> object:
     """A deep copy of a subtree with its type information; names bound to a key of `declmap` are rebound to the
-    value; cloned declarations are added to `declmap` (their uses follow them)."""
+    value; cloned declarations are added to `declmap` (their uses follow them); a name bound to a key of `subst` is
+    replaced by a copy of that expression."""
     if isinstance(n, list):
-        return [clone(info, x, declmap) for x in n]
+        return [clone(info, x, declmap, subst) for x in n]
     if isinstance(n, dict):
-        return {k: clone(info, v, declmap) for k, v in n.items()}
+        return {k: clone(info, v, declmap, subst) for k, v in n.items()}
     if not isinstance(n, ast.Node):
         return n
-    kw = {f.name: clone(info, getattr(n, f.name), declmap) for f in dataclasses.fields(n)}
+    if subst and isinstance(n, ast.Name) and info.refs.get(n) in subst:
+        return clone(info, subst[info.refs[n]], {})
+    kw = {f.name: clone(info, getattr(n, f.name), declmap, subst) for f in dataclasses.fields(n)}
     new = type(n)(**kw)
     for table in _INFO_TABLES:
         m = getattr(info, table)

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from compiler import ast
 from compiler.lower_actions import PrimitiveLowerer
-from compiler.inline_calls import header_resets
-from compiler.lower_calls import aliased_args, copy_in_out, insert_before_exits, location_path
+from compiler.inline_calls import aliased_args, header_resets, location_path
+from compiler.lower_calls import copy_in_out, insert_before_exits
 from compiler.lower_context import (
     MAX_SIZE,
     InstanceRef,
@@ -369,11 +369,11 @@ class ControlLowerer:
         if not isinstance(sub, SubControlRef):
             raise self.lc.unsupported(c, f"applying '{describe(c.callee.expr)}'")
         bindings: dict[ast.Node, Storage] = {}
-        aliased = aliased_args(self.lc, sub.decl.params, c.args)
+        aliased = aliased_args(self.info, sub.decl.params, c.args)
         temps: list[tuple[ast.Param, ast.Expr]] = []
         resets: list[ast.Stmt] = []
         for p, a in zip(sub.decl.params, c.args):
-            if p in aliased or (p.direction in ("in", "inout") and location_path(self.lc, a) is None):
+            if p in aliased or (p.direction in ("in", "inout") and location_path(self.info, a) is None):
                 temps.append((p, a))  # copied in and out through a temporary
                 continue
             try:

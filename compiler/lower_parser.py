@@ -15,7 +15,7 @@ from compiler.lower_actions import PrimitiveLowerer
 from compiler.lower_context import HeaderRef, Json, LowerAbort, LowerContext, hexstr
 from compiler.lower_expr import ExprLowerer, StackNext
 from compiler.typecheck import describe
-from compiler.types import BitsT, BoolT, ExternT, StructLikeT, width_of
+from compiler.types import BitsT, BlockT, BoolT, ExternT, StructLikeT, width_of
 
 
 class ParserLowerer:
@@ -35,6 +35,8 @@ class ParserLowerer:
                     self.lc.roots[loc] = self.lc.local_storage(loc.name, self.info.types[loc], loc)
                     if loc.init is not None:
                         raise self.lc.unsupported(loc, "initialized parser-local variable")
+                elif isinstance(loc, ast.Instantiation) and isinstance(self.info.types.get(loc), BlockT):
+                    pass  # a sub-parser: its states were inlined where it is applied (compiler.inline_calls)
                 elif isinstance(loc, ast.Instantiation):
                     self.lc.instantiate(loc, None)
                 elif isinstance(loc, ast.ConstDecl):

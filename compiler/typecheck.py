@@ -639,8 +639,11 @@ class Checker:
                     raise self.error(d, f"control '{t.name}' cannot instantiate itself")
                 self.info.types[d] = BlockT("control", self.specialize(t.decl, d.args, ctx, d))
                 return  # a sub-control: its apply() is inlined by the back end, as p4c does
-            if t.kind == "parser" and ctx.block is None and isinstance(t.decl, ast.ParserDecl) and not d.args:
-                return  # a V1Switch argument given by name
+            if t.kind == "parser" and isinstance(t.decl, ast.ParserDecl) and not d.args and \
+                    (ctx.block is None or isinstance(ctx.block, ast.ParserDecl)):
+                if t.decl is ctx.block:
+                    raise self.error(d, f"parser '{t.name}' cannot instantiate itself")
+                return  # a V1Switch argument given by name, or a sub-parser (inlined by compiler.inline_calls)
             raise self.unsupported(d, f"instantiation of {t.kind} '{t.name}' here")
         raise self.error(d, f"cannot instantiate {t}")
 
@@ -1161,7 +1164,7 @@ class Checker:
                 return ActionRunT(bt.table)
             raise self.error(e, f"table apply result has no member '{m}'")
         if isinstance(bt, BlockT) and m == "apply":
-            if bt.kind != "control" or not isinstance(bt.decl, ast.ControlDecl):
+            if not isinstance(bt.decl, (ast.ControlDecl, ast.ParserDecl)):
                 raise self.unsupported(e, f"applying {bt.kind} '{bt.name}' from another block")
             return MethodT("apply", [], bt)
         raise self.error(e, f"'{describe(e.expr)}' of type {bt} has no member '{m}'")
@@ -1489,6 +1492,8 @@ class Checker:
             assert isinstance(e.callee, ast.Member)
             self.require_lvalue(e.callee.expr, ctx)
             return VOID
+        if isinstance(owner, BlockT) and isinstance(owner.decl, ast.ParserDecl):
+            return self.sub_parser_apply(e, owner.decl, ctx)
         if isinstance(owner, BlockT):
             return self.sub_control_apply(e, owner, ctx)
         if isinstance(owner, TableT):
@@ -1536,6 +1541,21 @@ class Checker:
             at = self.expr(a, ctx, pt)
             self.require_assignable(a, at, pt, f"argument '{p.name}' of control '{decl.name}'")
             self.directional_arg(a, p, pt, ctx, "control")
+        return VOID
+
+    def sub_parser_apply(self, e: ast.MethodCall, decl: ast.ParserDecl, ctx: _Ctx) -> P4Type:
+        """`inst.apply(args)` of a parser instance in a parser state (inlined by compiler.inline_calls, as p4c does)."""
+        if not ctx.in_parser:
+            raise self.error(e, f"parser '{decl.name}' can only be applied from a parser state")
+        if len(e.args) != len(decl.params):
+            raise self.error(e, f"parser '{decl.name}' expects {len(decl.params)} argument(s), got {len(e.args)}")
+        for a, p in zip(e.args, decl.params):
+            pt = self.info.types.get(p)
+            if pt is None:
+                pt = self.info.types[p] = self.resolve_type(p.type, self.info.global_scope)
+            at = self.expr(a, ctx, pt)
+            self.require_assignable(a, at, pt, f"argument '{p.name}' of parser '{decl.name}'")
+            self.directional_arg(a, p, pt, ctx, "parser")
         return VOID
 
     def direct_action_call(self, e: ast.MethodCall, d: ast.ActionDecl, ctx: _Ctx) -> P4Type:
