@@ -1,24 +1,26 @@
-"""Function calls inlined into the statements that make them, as p4c's front end does.
+"""Calls inlined into the statements that make them, as p4c's front end does.
 
 Runs between type checking and lowering and rewrites the syntax tree in place (recording the types and name
 bindings of every node it creates in `TypeInfo`, so the lowering passes see ordinary statements):
 
-* p4c's `FunctionsInlining`: a call `f(a, b)` becomes, before the statement that contains it, a fresh variable per
-  parameter (copy-in of `in`/`inout`/directionless arguments, left to right; `out` ones start uninitialized, headers
-  inside them invalid), a copy of the body (its locals renamed to fresh variables), the copy-out of `out`/`inout`
-  parameters back to their arguments (left to right) and a `retval` variable that replaces the call;
-* p4c's `RemoveReturns`: a `return` that is not the last statement sets a `hasReturned` flag and the statements
-  after it are guarded by `if (!hasReturned)`;
+* p4c's `FunctionsInlining` (and `InlineActions` for an action calling an action): a call `f(a, b)` becomes,
+  before the statement that contains it, a fresh variable per parameter (copy-in of `in`/`inout`/directionless
+  arguments, left to right; `out` ones start uninitialized, headers inside them invalid), a copy of the body (its
+  locals renamed to fresh variables), the copy-out of `out`/`inout` parameters back to their arguments (left to
+  right; for an action also before each `exit`) and a `retval` variable that replaces the call;
+* p4c's `SideEffectOrdering`: in an expression holding a call with `out`/`inout` parameters, operands read before
+  the call are saved first, and `&&`, `||`, `?:` evaluate their other operands only when needed (as `if`s);
+* p4c's `RemoveReturns`: a `return` that is not the last statement (of a function, action or apply block) sets a
+  `hasReturned` flag and the statements after it are guarded by `if (!hasReturned)`;
 * declarations in the inlined body are moved to its start (p4c's `MoveDeclarations`), so inside actions the `if`s
-  can be predicated.
+  can be predicated;
+* p4c's `RemoveDontcareArgs`: an `out` argument `_` becomes a fresh variable;
+* p4c's parser inlining: `p.apply(...)` of a sub-parser splits the calling state around a copy of its states.
 
 A function whose body is a single `return <expr>;` with only `in`/directionless parameters (and no such call
 inside) is left to `compiler.lower_expr`, which substitutes it into the expression (the same result without
-temporaries). A call whose function has `out`/`inout` parameters must be the whole statement, the whole right side
-of an assignment or initializer, or the whole condition of an `if`; elsewhere (where p4c would first order its side
-effects) it is refused as unsupported.
+temporaries). Control apply calls are inlined by `compiler.lower_control` (with `compiler.lower_calls`).
 """
-
 from __future__ import annotations
 
 import dataclasses
