@@ -78,14 +78,13 @@ class NodeRef:
 
 
 def _bound_data_args(info: object, a: ast.ActionDecl, use: object, n_dir: int) -> list[ast.Expr] | None:
-    """The arguments of `a`'s directionless parameters when `use` is a direct call passing a non-constant one (they
-    are then bound like `in` parameters: p4c's RemoveActionParameters removes every parameter of a direct call)."""
+    """The arguments of `a`'s directionless parameters when `use` is a direct call: they are bound like `in`
+    parameters (p4c's RemoveActionParameters removes every parameter of a directly called action, so its copy has no
+    action data and, if no table lists the action, P4Info shows it without parameters)."""
     if not isinstance(use, ast.MethodCall) or use not in info.actions:  # type: ignore[attr-defined]
         return None
     rest = use.args[n_dir:]
-    if all(isinstance(info.values.get(x), int) for x in rest):  # type: ignore[attr-defined]
-        return None
-    return list(rest)
+    return list(rest) if rest else None
 
 
 def _live_nodes(info: object, node: ast.Node) -> Iterator[ast.Node]:

@@ -123,7 +123,12 @@ def test_control_plane_names(result) -> None:  # type: ignore[no-untyped-def]
         {"match_type": "lpm", "key": "0x0b", "prefix_length": 8}]
     call = by_name["tbl_fwd"]
     assert call["key"] == [] and call["default_entry"]["action_const"] is True
-    assert call["default_entry"]["action_data"] == ["0x5"]
+    # p4c binds every argument of a directly called action inside its copy: no action data
+    assert call["default_entry"]["action_data"] == []
+    fwd_copies = [a for a in result.json["actions"] if a["name"] == "Ing.fwd"]
+    assert sorted(len(a["runtime_data"]) for a in fwd_copies) == [0] + [1] * (len(fwd_copies) - 1)
+    fwd_info = [a for a in result.p4info.actions if a.preamble.name == "Ing.fwd"]
+    assert [p.name for p in fwd_info[0].params] == ["port"]  # P4Info keeps the tables' copy
     p4info = result.p4info_text
     for name in ("Ing.plain", "Ing.tbl2", "Ing.fwd", "Ing.renamed_action", "global_name", "NoAction"):
         assert f'name: "{name}"' in p4info
