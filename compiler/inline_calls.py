@@ -134,8 +134,9 @@ class CallInliner:
 
     def run(self, program: ast.Program) -> None:
         top = set(program.decls)
-        specialized = {t.decl: None for t in self.info.types.values()  # controls with constructor arguments bound
-                       if isinstance(t, BlockT) and isinstance(t.decl, ast.ControlDecl) and t.decl not in top}
+        specialized = {t.decl: None for t in self.info.types.values()  # blocks with constructor arguments bound
+                       if isinstance(t, BlockT) and isinstance(t.decl, (ast.ControlDecl, ast.ParserDecl))
+                       and t.decl not in top}
         for d in list(program.decls) + list(specialized):
             if isinstance(d, ast.ActionDecl):
                 d.body.stmts = self.stmts(self.without_returns(d.body.stmts, d), "action")

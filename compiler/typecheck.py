@@ -200,7 +200,7 @@ class Checker:
         self._function_protos: dict[ast.FunctionDecl, ast.MethodDecl] = {}
         self._functions_failed: set[ast.FunctionDecl] = set()
         self._checking_functions: list[ast.FunctionDecl] = []
-        self._specialized: dict[tuple[ast.ControlDecl, tuple[int | bool, ...]], ast.ControlDecl] = {}
+        self._specialized: dict[tuple[ast.Decl, tuple[int | bool, ...]], ast.ControlDecl | ast.ParserDecl] = {}
         self._type_cache: dict[ast.Node, P4Type] = {}
         self._resolving: set[ast.Node] = set()
 
@@ -498,8 +498,10 @@ class Checker:
         self.block(d.body, actx)
 
     def check_parser(self, d: ast.ParserDecl, ctx: _Ctx) -> None:
-        if d.type_params or d.ctor_params:
-            raise self.unsupported(d, f"parser '{d.name}' with type or constructor parameters")
+        if d.type_params:
+            raise self.unsupported(d, f"parser '{d.name}' with type parameters")
+        if d.ctor_params:
+            return  # checked once per instantiation, with the constructor arguments bound (see `specialize`)
         pctx = _Ctx(Scope(ctx.scope, d), d, None, True, False)
         self.check_params(d.params, pctx, d)
         for loc in d.locals:
@@ -639,20 +641,23 @@ class Checker:
                     raise self.error(d, f"control '{t.name}' cannot instantiate itself")
                 self.info.types[d] = BlockT("control", self.specialize(t.decl, d.args, ctx, d))
                 return  # a sub-control: its apply() is inlined by the back end, as p4c does
-            if t.kind == "parser" and isinstance(t.decl, ast.ParserDecl) and not d.args and \
+            if t.kind == "parser" and isinstance(t.decl, ast.ParserDecl) and \
                     (ctx.block is None or isinstance(ctx.block, ast.ParserDecl)):
                 if t.decl is ctx.block:
                     raise self.error(d, f"parser '{t.name}' cannot instantiate itself")
+                self.info.types[d] = BlockT("parser", self.specialize(t.decl, d.args, ctx, d))
                 return  # a V1Switch argument given by name, or a sub-parser (inlined by compiler.inline_calls)
             raise self.unsupported(d, f"instantiation of {t.kind} '{t.name}' here")
         raise self.error(d, f"cannot instantiate {t}")
 
-    def specialize(self, decl: ast.ControlDecl, args: list[ast.Expr], ctx: _Ctx, where: ast.Node) -> ast.ControlDecl:
-        """The control `decl` with its constructor parameters bound to the compile-time constants `args`: a copy in
-        which each becomes a local constant (p4c's specialization of parameterized controls), checked once per
-        distinct list of values."""
+    def specialize(self, decl: ast.ControlDecl | ast.ParserDecl, args: list[ast.Expr], ctx: _Ctx,
+                   where: ast.Node) -> ast.ControlDecl | ast.ParserDecl:
+        """The control or parser `decl` with its constructor parameters bound to the compile-time constants `args`:
+        a copy in which each becomes a local constant (p4c's specialization of parameterized blocks), checked once
+        per distinct list of values."""
+        kind = "control" if isinstance(decl, ast.ControlDecl) else "parser"
         if len(args) != len(decl.ctor_params):
-            raise self.error(where, f"control '{decl.name}' expects {len(decl.ctor_params)} constructor argument(s), "
+            raise self.error(where, f"{kind} '{decl.name}' expects {len(decl.ctor_params)} constructor argument(s), "
                                     f"got {len(args)}")
         if not args:
             return decl
@@ -662,7 +667,7 @@ class Checker:
             if not isinstance(pt, (BitsT, BoolT, InfIntT)):
                 raise self.unsupported(p, f"constructor parameter '{p.name}' of type {pt}")
             at = self.expr(a, ctx, pt)
-            self.require_assignable(a, at, pt, f"constructor parameter '{p.name}' of control '{decl.name}'")
+            self.require_assignable(a, at, pt, f"constructor parameter '{p.name}' of {kind} '{decl.name}'")
             v = self.info.values.get(a)
             if v is None:
                 raise self.error(start_of(a), f"constructor argument '{describe(a)}' must be a compile-time constant")
@@ -678,7 +683,10 @@ class Checker:
             spec.ctor_params = []
             spec.locals = consts + spec.locals
             self._specialized[key] = spec
-            self.check_control(spec, _Ctx(self.info.global_scope))
+            if isinstance(spec, ast.ControlDecl):
+                self.check_control(spec, _Ctx(self.info.global_scope))
+            else:
+                self.check_parser(spec, _Ctx(self.info.global_scope))
         return spec
 
     def check_table(self, d: ast.TableDecl, ctx: _Ctx) -> None:
@@ -1452,8 +1460,8 @@ class Checker:
     def e_ConstructorCall(self, e: ast.ConstructorCall, ctx: _Ctx, expected: P4Type | None) -> P4Type:
         t = self.resolve_type(e.type, ctx.scope)
         if isinstance(t, BlockT):
-            if t.kind == "control" and isinstance(t.decl, ast.ControlDecl):
-                return BlockT("control", self.specialize(t.decl, e.args, ctx, e))
+            if isinstance(t.decl, (ast.ControlDecl, ast.ParserDecl)):
+                return BlockT(t.kind, self.specialize(t.decl, e.args, ctx, e))
             if e.args:
                 raise self.unsupported(e, f"{t.kind} constructor arguments")
             return t
