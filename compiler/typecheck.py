@@ -13,6 +13,7 @@ slices give `bit<hi-lo+1>`, comparisons give `bool`, shifts keep the left operan
 from __future__ import annotations
 
 import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -200,6 +201,8 @@ class Checker:
         self._function_protos: dict[ast.FunctionDecl, ast.MethodDecl] = {}
         self._functions_failed: set[ast.FunctionDecl] = set()
         self._checking_functions: list[ast.FunctionDecl] = []
+        self._specialized_functions: dict[tuple[ast.FunctionDecl, tuple[str, ...]], ast.FunctionDecl] = {}
+        self._last_bindings: dict[str, P4Type] = {}
         self._specialized: dict[tuple[ast.Decl, tuple[int | bool, ...]], ast.ControlDecl | ast.ParserDecl] = {}
         self._type_cache: dict[ast.Node, P4Type] = {}
         self._resolving: set[ast.Node] = set()
@@ -453,8 +456,11 @@ class Checker:
         if d in self._function_protos or d in self._functions_failed:
             return
         self._functions_failed.add(d)  # until proven fine (also stops recursion)
-        if d.type_params:
-            raise self.unsupported(d, f"generic function '{d.name}'")
+        if d.type_params:  # checked once per distinct type-argument list at its calls (see `specialize_function`)
+            self._functions_failed.discard(d)
+            self._function_protos[d] = ast.MethodDecl(d.loc, d.name, d.return_type, d.params, list(d.type_params))
+            self.info.functions[self._function_protos[d]] = d
+            return
         fctx = _Ctx(Scope(ctx.scope, d), None, None, False, False)
         self.check_params(d.params, fctx, None)
         rt = self.resolve_type(d.return_type, ctx.scope)
@@ -1518,7 +1524,10 @@ class Checker:
             bindings = {}
         t = self.call_args(e, ct.decls, e.args, ctx, bindings, f"'{describe(e.callee)}'", e.type_args)
         if owner is None and ct.decls and ct.decls[0] in self.info.functions:
-            self.info.functions[e] = self.info.functions[ct.decls[0]]
+            fn = self.info.functions[ct.decls[0]]
+            if fn.type_params:
+                fn = self.specialize_function(fn, self._last_bindings, e)
+            self.info.functions[e] = fn
         if owner is not None and owner.name == "packet_in":
             if not ctx.in_parser:
                 raise self.error(e, f"packet_in.{name}() is only allowed in a parser")
@@ -1569,6 +1578,8 @@ class Checker:
     def direct_action_call(self, e: ast.MethodCall, d: ast.ActionDecl, ctx: _Ctx) -> P4Type:
         if not ctx.in_apply and ctx.action is None:  # from an action: inlined by compiler.inline_calls
             raise self.error(e, f"action '{d.name}' can only be called from an apply block or an action")
+        if e.type_args:
+            raise self.error(e, f"action '{d.name}' has no type parameters")
         if len(e.args) != len(d.params):
             raise self.error(e, f"action '{d.name}' expects {len(d.params)} argument(s), got {len(e.args)}")
         self.info.actions[e] = d
@@ -1620,6 +1631,7 @@ class Checker:
                     self.expr(a, ctx, pt)
             self.directional_arg(a, p, bindings.get(pt.name, pt) if isinstance(pt, TypeVarT) else pt, ctx,
                                  "function")
+        self._last_bindings = bindings
         if m.return_type is None:
             return VOID
         rt = self.resolve_type(m.return_type, self.info.global_scope, allvars)
@@ -1627,6 +1639,40 @@ class Checker:
         if isinstance(rt, TypeVarT):
             raise self.error(args[0] if args else m, f"{what}: cannot infer the result type; give type arguments")
         return rt
+
+    def specialize_function(self, fn: ast.FunctionDecl, bindings: dict[str, P4Type],
+                            call: ast.MethodCall) -> ast.FunctionDecl:
+        """A copy of generic function `fn` with its type parameters replaced by the types bound at `call` (p4c's
+        SpecializeGenericFunctions), checked once per distinct list of types."""
+        types = []
+        for tp in fn.type_params:
+            t = bindings.get(tp)
+            if t is None or isinstance(t, (TypeVarT, InfIntT, DontCareT)):
+                raise self.error(call, f"cannot infer type argument '{tp}' of function '{fn.name}'; give it "
+                                       f"explicitly ({fn.name}<...>(...))")
+            types.append(t)
+        key = (fn, tuple(str(t) for t in types))
+        spec = self._specialized_functions.get(key)
+        if spec is not None:
+            return spec
+        asts = {tp: _type_ast(t, call) for tp, t in zip(fn.type_params, types)}
+        if any(a is None for a in asts.values()):
+            raise self.unsupported(call, f"calling generic function '{fn.name}' with these type arguments")
+        spec = copy.deepcopy(fn)
+        spec.type_params = []
+        for n in ast.walk(spec):
+            for f in dataclasses.fields(n):
+                v = getattr(n, f.name)
+                if isinstance(v, ast.TypeName) and v.name in asts and not v.type_args:
+                    setattr(n, f.name, asts[v.name])
+                elif isinstance(v, list):
+                    setattr(n, f.name, [asts[x.name] if isinstance(x, ast.TypeName) and x.name in asts
+                                        and not x.type_args else x for x in v])
+        self._specialized_functions[key] = spec
+        self.check_function(spec, _Ctx(self.info.global_scope))
+        if spec not in self._function_protos:
+            raise CheckAbort()
+        return spec
 
     def _extern_typevars(self, m: ast.MethodDecl) -> set[str]:
         for d in self.program.decls:
@@ -1640,6 +1686,21 @@ class Checker:
         if isinstance(t, ExternT) and t.type_args:
             return ExternT(t.decl, [self.subst(x, b) for x in t.type_args])
         return t
+
+
+def _type_ast(t: P4Type, at: ast.Node) -> ast.Type | None:
+    """A type expression denoting `t` (for a specialized copy of a generic function), or None."""
+    if isinstance(t, BitsT):
+        w = ast.IntLit(at.loc, t.width)
+        return ast.IntType(at.loc, w) if t.signed else ast.BitType(at.loc, w)
+    if isinstance(t, BoolT):
+        return ast.BoolType(at.loc)
+    if isinstance(t, ErrorT):
+        return ast.ErrorType(at.loc)
+    decl = getattr(t, "decl", None)
+    if isinstance(t, (StructLikeT, EnumT)) and decl is not None:
+        return ast.TypeName(at.loc, decl.name, top_level=True)
+    return None
 
 
 def _always_returns(stmts: list[ast.Stmt]) -> bool:

@@ -1,6 +1,6 @@
 """Calls that p4c refuses (or that are outside the subset): the exact `file:line:col: error: ...` of the first error.
 The accepted forms are covered by the STF programs copy_in_out*, function_bodies, side_effects, dont_care,
-action_calls, returns, direct_call_args and control_ctor in tests/compiler/p4/."""
+action_calls, returns, direct_call_args, generic_functions, sub_parser and control_ctor in tests/compiler/p4/."""
 
 from __future__ import annotations
 
@@ -35,6 +35,10 @@ CASES = [
      "function 'f' must return a value of type bit<8>"),
     ("bit<8> f(in bit<8> x) { exit; }", "", "meta.a = f(meta.a);", DECLS_LINE, 25, "exit is not allowed in a function"),
     ("", "action a() { return 1; }", "a();", LOCALS_LINE, 25, "return with a value in an action or apply block"),
+    ("T f<T>(in T x) { return x; }", "", "meta.a = (bit<8>)f(3);", BODY_LINE, 26,
+     "cannot infer type argument 'T' of function 'f'; give it explicitly (f<...>(...))"),
+    ("", "action a(inout bit<8> x) { x = 1; }", "a<bit<8>>(meta.a);", BODY_LINE, 9,
+     "action 'a' has no type parameters"),
     # constructor parameters
     ("control Sub(inout bit<8> v)(bit<8> k) { apply { v = k; } }", "Sub() s;", "s.apply(meta.a);", LOCALS_LINE, 5,
      "control 'Sub' expects 1 constructor argument(s), got 0"),
