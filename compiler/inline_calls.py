@@ -303,6 +303,14 @@ class CallInliner:
         return out
 
     def stmt(self, s: ast.Stmt, where: str) -> list[ast.Stmt]:
+        res = self._stmt(s, where)
+        if where == "action" and len(res) > 1:  # predication needs the declarations out of the if statements
+            decls: list[ast.Stmt] = []
+            res = _move_declarations(self, res, decls)
+            res = decls + res
+        return res
+
+    def _stmt(self, s: ast.Stmt, where: str) -> list[ast.Stmt]:
         pre: list[ast.Stmt] = []
         if isinstance(s, ast.AssignStmt):
             s.rhs = self.expr(s.rhs, pre, where, top=True)

@@ -378,6 +378,8 @@ class ExprLowerer:
         left = self.local(self.rvalue(e.left))
         right = self.local(self.rvalue(e.right))
         if op in ("/", "%"):
+            if self.info.values.get(e.left) == 0 and not isinstance(rv, int):  # p4c's strength reduction
+                return hexval(0, width_of(t) if isinstance(t, BitsT) else None)
             assert isinstance(rv, int) and rv > 0 and rv & (rv - 1) == 0  # checked by the type checker
             k = rv.bit_length() - 1
             if op == "/":

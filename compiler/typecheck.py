@@ -1379,7 +1379,8 @@ class Checker:
                 lv = self.info.values.get(e.left)
                 if rv == 0:
                     raise self.error(e, "division by zero")
-                if (lv is None or rv is None) and not (isinstance(rv, int) and rv > 0 and rv & (rv - 1) == 0):
+                if (lv is None or rv is None) and not (isinstance(rv, int) and rv > 0 and rv & (rv - 1) == 0) \
+                        and lv != 0:  # p4c's strength reduction: 0 / x and 0 % x are 0
                     # BMv2 has no division; p4c turns x / 2^k and x % 2^k into a shift and a mask
                     raise self.unsupported(e, f"'{op}' by a value that is not a constant power of two")
             if op in ("|+|", "|-|") and isinstance(t, InfIntT):
