@@ -12,7 +12,7 @@ import copy
 from dataclasses import dataclass, field
 
 from compiler import ast
-from compiler.inline_calls import header_resets
+from compiler.inline_calls import aliased_args, header_resets, location_path
 from compiler.lower_context import LowerContext, Storage
 from compiler.typecheck import describe, start_of
 from compiler.types import StackT
@@ -35,14 +35,24 @@ def param_ref(lc: LowerContext, p: ast.Param, at: ast.Node) -> ast.Name:
     return n
 
 
-def copy_in_out(lc: LowerContext, params: list[ast.Param], args: list[ast.Expr]) -> CopyInOut:
-    """Fresh storage for each directional parameter in `params` and the copy statements for `args`."""
+def copy_in_out(lc: LowerContext, params: list[ast.Param], args: list[ast.Expr],
+                body: ast.Node | None = None, xl: object = None) -> CopyInOut:
+    """Fresh storage for each directional parameter in `params` and the copy statements for `args`. A header stack
+    argument (no stack temporaries here) is used in place when that cannot be told apart: no other argument overlaps
+    it and `body` (the callee) does not name its root; `xl` (an ExprLowerer of the caller) locates it."""
     out = CopyInOut()
+    aliased = aliased_args(lc.info, params, args)
     for p, arg in zip(params, args):
         t = lc.info.types[p]
         if isinstance(t, StackT):
-            raise lc.unsupported(start_of(arg), f"header stack argument '{describe(arg)}' for {p.direction} "
-                                                f"parameter '{p.name}'")
+            path = location_path(lc.info, arg)
+            named = body is not None and path is not None and \
+                any(lc.info.refs.get(n) is path[0] for n in ast.walk(body) if isinstance(n, ast.Name))
+            if path is None or p in aliased or body is None or named or xl is None:
+                raise lc.unsupported(start_of(arg), f"header stack argument '{describe(arg)}' for {p.direction} "
+                                                    f"parameter '{p.name}' here")
+            out.bind[p] = xl.locate(arg)  # type: ignore[attr-defined]
+            continue
         out.bind[p] = lc.local_storage(p.name, t, p)
         if p.direction in ("in", "inout") or p.direction is None:
             out.copy_in.append(ast.AssignStmt(arg.loc, param_ref(lc, p, arg), arg))

@@ -225,7 +225,7 @@ class ControlLowerer:
         if data_args is not None:  # a direct call with a non-constant argument: all parameters bound, as p4c does
             directional = list(a.params)
             args += data_args
-        cio = copy_in_out(self.lc, directional, args)
+        cio = copy_in_out(self.lc, directional, args, a.body, self.xl)
         bind.update(cio.bind)
         for p in a.params:
             if p in bind:

@@ -73,3 +73,19 @@ def test_v1switch_type_arguments_must_match_the_blocks() -> None:
     d = info.value.diagnostics.errors[0]
     assert (d.loc.line, d.message) == (9, "V1Switch type argument M is struct other_t, but the parser's is struct "
                                           "metadata")
+
+
+def test_header_stack_action_argument_used_in_place_or_refused() -> None:
+    """No stack temporaries: a stack argument is used in place when no difference can be seen, else refused."""
+    src = TEMPLATE.replace("struct headers { eth_t eth; }", "struct headers { eth_t eth; eth_t[2] s; }")
+    ok = src.replace("@DECLS@", "").replace("@LOCALS@", "action a(inout eth_t[2] st) { st.push_front(1); }")
+    prims = [a["primitives"] for a in compile_source(ok.replace("@BODY@", "a(hdr.s);"), name="t.p4").json["actions"]
+             if a["name"] == "I.a"][0]
+    assert [(p["op"], p["parameters"][0]) for p in prims] == [("push", {"type": "header_stack", "value": "s"})]
+    bad = src.replace("@DECLS@", "").replace(
+        "@LOCALS@", "action a(inout eth_t[2] st) { st.push_front(1); hdr.s[0].type = 1; }")
+    with pytest.raises(CompileError) as info:
+        compile_source(bad.replace("@BODY@", "a(hdr.s);"), name="t.p4")
+    d = info.value.diagnostics.errors[0]
+    assert (d.loc.line, d.loc.col, d.message) == (
+        BODY_LINE, 11, "unsupported: header stack argument 'hdr.s' for inout parameter 'st' here")
