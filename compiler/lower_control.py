@@ -6,11 +6,12 @@ The apply block becomes a graph of tables and conditionals, as p4c builds it:
 * `if (cond)` is a conditional node `node_N`;
 * a run of other statements (assignments, extern calls, exit) becomes a synthesized action `act[_N]` applied by a
   keyless table `tbl_act[_N]` whose constant default action it is; a direct action call `a(...)` becomes a keyless
-  table `tbl_a` with `a` as constant default action.
+  table `tbl_a` with `a` as constant default action (all its arguments bound inside that copy, as p4c does).
 Tables get p4c's fully qualified names (`MyIngress.ipv4_lpm`), `@name` honoured; the default size is 1024; a table
-without `default_action` gets `NoAction` added (as p4c's front end does). A control instantiated inside another one
-is inlined where it is applied: its parameters alias the arguments and its objects are named
-`<control>.<instance>.<name>`.
+without `default_action` gets `NoAction` added (as p4c's front end does). An action's directional parameters are
+copied in and out at each use (`compiler.lower_calls`). A control instantiated inside another one is inlined where
+it is applied, as p4c's inliner does: its parameters stand for the arguments (through temporaries copied in and out
+when arguments overlap or are values) and its objects are named `<control>.<instance>.<name>`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from compiler import ast
-from compiler.lower_actions import PrimitiveLowerer
 from compiler.inline_calls import aliased_args, header_resets, location_path
+from compiler.lower_actions import PrimitiveLowerer
 from compiler.lower_calls import copy_in_out, insert_before_exits
 from compiler.lower_context import (
     MAX_SIZE,
@@ -222,7 +223,7 @@ class ControlLowerer:
         if len(args) != len(directional):
             raise self.lc.error(a, f"action '{a.name}': no arguments for its directional parameters at this use")
         data_args = _bound_data_args(self.info, a, use, len(directional))
-        if data_args is not None:  # a direct call with a non-constant argument: all parameters bound, as p4c does
+        if data_args is not None:  # a direct call: all parameters bound, as p4c does
             directional = list(a.params)
             args += data_args
         cio = copy_in_out(self.lc, directional, args, a.body, self.xl)
