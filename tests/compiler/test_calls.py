@@ -89,3 +89,12 @@ def test_header_stack_action_argument_used_in_place_or_refused() -> None:
     d = info.value.diagnostics.errors[0]
     assert (d.loc.line, d.loc.col, d.message) == (
         BODY_LINE, 11, "unsupported: header stack argument 'hdr.s' for inout parameter 'st' here")
+
+
+def test_zero_divided_by_a_side_effect_call_is_zero() -> None:
+    """`0 / f(x)`: the call still happens (its copy-out), the quotient is 0 (p4c's strength reduction)."""
+    src = TEMPLATE.replace("@DECLS@", "bit<8> f(inout bit<8> x) { x = x + 1; return x; }").replace("@LOCALS@", "")
+    j = compile_source(src.replace("@BODY@", "meta.a = 8w0 / f(meta.a);"), name="t.p4").json
+    assigns = [p["parameters"] for a in j["actions"] for p in a["primitives"] if p["op"] == "assign"]
+    assert assigns[-1] == [{"type": "field", "value": ["scalars", "metadata.a"]}, {"type": "hexstr", "value": "0x00"}]
+    assert any(p[0]["value"] == ["scalars", "metadata.a"] and p[1]["type"] == "field" for p in assigns[:-1])
