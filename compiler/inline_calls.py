@@ -123,7 +123,7 @@ def aliased_args(info: TypeInfo, params: list[ast.Param], args: list[ast.Expr]) 
 
 
 class CallInliner:
-    """Inlines the function calls of one program (see the module docstring)."""
+    """Inlines the function, action and sub-parser calls of one program (see the module docstring)."""
 
     def __init__(self, info: TypeInfo, diags: Diagnostics) -> None:
         self.info = info
