@@ -572,6 +572,11 @@ class CallInliner:
         out: list[ast.Stmt] = []
         for i, s in enumerate(stmts):
             status = "never"
+            if isinstance(s, ast.IfStmt) and isinstance(self.info.values.get(s.cond), bool):
+                live = s.then if self.info.values[s.cond] else s.else_  # constant-folded, as p4c does first
+                s = live if live is not None else ast.EmptyStmt(s.loc)
+                if not isinstance(s, ast.BlockStmt):
+                    s = ast.BlockStmt(s.loc, [s])
             if isinstance(s, ast.ReturnStmt):
                 if s.value is not None and ret is not None:
                     out.append(ast.AssignStmt(s.loc, self.name_of(ret, s), s.value))

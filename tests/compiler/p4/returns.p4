@@ -1,6 +1,6 @@
 /* `return;` in an action (the rest of the action is skipped: predicated on a flag, as p4c's RemoveReturns does),
  * in an apply block (the rest of the control is skipped) and in an inlined sub-control (only the sub-control's rest
- * is skipped). Results in header `r`. */
+ * is skipped); a `return` under a constant condition in an action. Results in header `r`. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -45,7 +45,20 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
     }
 }
 
-control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control Eg(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    // the return is unconditional once the constant condition is folded: the exit is never reached
+    action skip() {
+        if (!false) {
+            return;
+        }
+        hdr.r.w = 0xee;
+        exit;
+    }
+    apply {
+        skip();
+        hdr.r.w = hdr.r.w | 0x80;
+    }
+}
 control CC(inout headers hdr, inout metadata meta) { apply { } }
 control Dep(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr.i); pkt.emit(hdr.r); } }
 V1Switch(P(), VC(), Ing(), Eg(), CC(), Dep()) main;
