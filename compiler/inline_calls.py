@@ -304,7 +304,7 @@ class CallInliner:
 
     def stmt(self, s: ast.Stmt, where: str) -> list[ast.Stmt]:
         res = self._stmt(s, where)
-        if where == "action" and len(res) > 1:  # predication needs the declarations out of the if statements
+        if where == "action":  # predication needs the declarations out of the if statements (MoveDeclarations)
             decls: list[ast.Stmt] = []
             res = _move_declarations(self, res, decls)
             res = decls + res

@@ -181,6 +181,16 @@ class PrimitiveLowerer:
             return inner
         if isinstance(s, ast.AssignStmt):
             lt = self.info.types.get(s.lhs)
+            rt = self.info.types.get(s.rhs)
+            if isinstance(lt, StructLikeT) and lt.kind == "struct" and isinstance(rt, StructLikeT) \
+                    and rt.decl is lt.decl and isinstance(s.rhs, (ast.Name, ast.Member, ast.Index)):
+                # a struct copy is a copy of each field (p4c's CopyStructures), each of them predicated
+                out: list[Json] = []
+                for name, ft in lt.fields:
+                    dst, src = ast.Member(s.lhs.loc, s.lhs, name), ast.Member(s.rhs.loc, s.rhs, name)
+                    self.info.types[dst] = self.info.types[src] = ft
+                    out.extend(self._predicate(ast.AssignStmt(s.loc, dst, src), c))
+                return out
             if not isinstance(lt, (BitsT, BoolT, ErrorT, EnumT)) or isinstance(s.lhs, ast.Slice):
                 raise self.lc.unsupported(s, "this assignment inside an if statement in an action")
             left = self.xl.lvalue(s.lhs)
