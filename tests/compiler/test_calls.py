@@ -98,3 +98,26 @@ def test_zero_divided_by_a_side_effect_call_is_zero() -> None:
     assigns = [p["parameters"] for a in j["actions"] for p in a["primitives"] if p["op"] == "assign"]
     assert assigns[-1] == [{"type": "field", "value": ["scalars", "metadata.a"]}, {"type": "hexstr", "value": "0x00"}]
     assert any(p[0]["value"] == ["scalars", "metadata.a"] and p[1]["type"] == "field" for p in assigns[:-1])
+
+
+PARSER_TEMPLATE = TEMPLATE.replace(
+    "    state start { pkt.extract(hdr.eth); transition accept; }",
+    "    @PLOCALS@\n    state start { pkt.extract(hdr.eth); @PSTATE@ transition accept; }")
+PARSER_LINE = 11  # the start state's line in PARSER_TEMPLATE
+
+
+@pytest.mark.parametrize("decls,plocals,pstate,col,message", [
+    ("bit<8> f(in bit<8> x) { if (x == 1) { return 2; } return 3; }", "", "meta.a = f(meta.a);", 50,
+     "unsupported: function 'f' with conditional code called in a parser state"),
+    ("parser Sub(packet_in p, inout bit<8> v) { state start { v = 1; transition accept; } }", "Sub() s;",
+     "s.apply(pkt);", 41, "parser 'Sub' expects 2 argument(s), got 1"),
+    ("parser Sub(packet_in p, inout bit<8> v) { state start { v = 1; transition accept; } }", "Sub() s;",
+     "s.apply(pkt, 3);", 54, "read-only value '3' used for inout parameter 'v'"),
+])
+def test_refused_parser_call(decls: str, plocals: str, pstate: str, col: int, message: str) -> None:
+    src = PARSER_TEMPLATE.replace("@DECLS@", decls).replace("@PLOCALS@", plocals).replace("@PSTATE@", pstate)
+    src = src.replace("@LOCALS@", "").replace("@BODY@", "")
+    with pytest.raises(CompileError) as info:
+        compile_source(src, name="t.p4")
+    d = info.value.diagnostics.errors[0]
+    assert (d.loc.line, d.loc.col, d.message) == (PARSER_LINE, col, message)
