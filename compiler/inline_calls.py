@@ -150,14 +150,15 @@ class CallInliner:
 
     def control(self, d: ast.ControlDecl) -> None:
         moved: list[ast.Stmt] = []
+        inits = [x for x in d.locals if isinstance(x, ast.VarDecl) and x.init is not None]
+        if any(self.has_inlined_call(x.init) for x in inits):  # type: ignore[arg-type]
+            # initializers run at the start of the apply block, in order: move them all there to inline the calls
+            for loc in inits:
+                moved.append(ast.AssignStmt(loc.loc, self.name_of(loc, loc), loc.init))  # type: ignore[arg-type]
+                loc.init = None
         for loc in d.locals:
             if isinstance(loc, ast.ActionDecl):
                 loc.body.stmts = self.stmts(self.without_returns(loc.body.stmts, loc), "action")
-            elif isinstance(loc, ast.VarDecl) and loc.init is not None and self.has_inlined_call(loc.init):
-                # its initializer runs at the start of the apply block: move it there to inline the call
-                lhs = self.name_of(loc, loc)
-                moved.append(ast.AssignStmt(loc.loc, lhs, loc.init))
-                loc.init = None
         d.body.stmts = self.stmts(self.without_returns(moved + d.body.stmts, d.body), "apply")
 
     def without_returns(self, stmts: list[ast.Stmt], at: ast.Node) -> list[ast.Stmt]:
