@@ -715,6 +715,10 @@ class Entry(Node):
     is_const: bool = False
     annotations: list[Annotation] = field(default_factory=list, kw_only=True)
 
+    def annotation(self, name: str) -> Annotation | None:
+        """The annotation `@name` on this entry (before it or after its action), or None."""
+        return find_annotation(self.annotations, name)
+
 
 @dataclass(slots=True, eq=False)
 class EntriesProperty(TableProperty):

@@ -659,16 +659,8 @@ class ControlLowerer:
         out: list[Json] = []
         assert t.key is not None or not ents.entries
         elems = t.key.elements if t.key is not None else []
-        # BMv2: a lower JSON priority wins. P4: without explicit priorities the first entry wins; with them the larger
-        # value wins (unless `largest_priority_wins = false`), earlier entries first on ties.
-        explicit = [self.info.values.get(x.priority) if x.priority is not None else None for x in ents.entries]
-        lpw = t.get_property("largest_priority_wins")
-        sign = -1 if not (isinstance(lpw, ast.ValueProperty) and self.info.values.get(lpw.value) is False) else 1
-        if any(p is not None for p in explicit):
-            order = sorted(range(len(ents.entries)), key=lambda i: (sign * int(explicit[i] or 0), i))
-        else:
-            order = list(range(len(ents.entries)))
-        ranks = {i: r + 1 for r, i in enumerate(order)}
+        # As p4c's BMv2 back end: an entry's JSON priority is its @priority(n) annotation (a p4c extension), else its
+        # 1-based position; BMv2 picks the matching entry with the smallest priority, the earlier one on a tie.
         for i, ent in enumerate(ents.entries):
             match_key: list[Json] = []
             keys = ent.keys
@@ -688,7 +680,7 @@ class ControlLowerer:
                 e["source_info"] = si
             e["match_key"] = match_key
             e["action_entry"] = {"action_id": rec, "action_data": data}
-            e["priority"] = ranks[i]
+            e["priority"] = entry_priority(ent, i + 1)
             out.append(e)
         return out
 
@@ -769,3 +761,8 @@ class ControlLowerer:
         return _ref_name(init)  # type: ignore[return-value]
 
 
+def entry_priority(ent: ast.Entry, position: int) -> int:
+    """The BMv2 JSON priority p4c gives a const entry: `@priority(n)` (checked by the type checker), else position."""
+    a = ent.annotation("priority")
+    value = a.int_arg() if a is not None else None
+    return position if value is None else value

@@ -769,7 +769,13 @@ class Checker:
             for k, kt in zip(keys, key_types):
                 self.keyset(k, kt, ctx)
         if ent.priority is not None:
+            if d.entries is not None and d.entries.is_const:
+                raise self.error(ent, f"table '{d.name}': a table with 'const' entries cannot have priorities "
+                                      "(p4c's BMv2 back end takes an entry's @priority(n) annotation instead)")
             self.const_int(ent.priority, ctx, "entry priority")
+        pa = ent.annotation("priority")
+        if pa is not None and pa.int_arg() is None:
+            raise self.error(pa, "invalid @priority value: it must be one integer constant")
         a = self.action_ref(ent.action, ctx, bind_all=True)
         if a not in listed:
             raise self.error(ent.action, f"action '{a.name}' is not in the actions list of table '{d.name}'")

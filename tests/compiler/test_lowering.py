@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import compile_file, compile_source
+from compiler import CompileError, compile_file, compile_source
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -228,16 +228,30 @@ def test_packet_in_and_out_paths_on_the_switch() -> None:
     assert out == [(255, bytes.fromhex("0100") + eth)]  # ingress_port 2 -> 0b000000010 0000000
 
 
-@pytest.mark.parametrize("lpw,winner_first", [("", True), ("largest_priority_wins = false;", False)])
-def test_explicit_entry_priorities(lpw: str, winner_first: bool) -> None:
-    src = PROGRAM.replace('''        const entries = {
+def _tbl2_entries(entries: str) -> str:
+    return PROGRAM.replace('''        const entries = {
             (1 &&& 1, 0x0a &&& 0xff): fwd(1);
             (_, 0x0b &&& 0xff): fwd(2);
-        }''', '''        const entries = {
-            priority = 30: (1 &&& 1, 0x0a &&& 0xff): fwd(1);
-            priority = 10: (_, 0x0b &&& 0xff): fwd(2);
-        }
-        ''' + lpw)
+        }''', entries)
+
+
+def test_const_entry_priority_annotations() -> None:
+    # p4c's BMv2 back end: @priority(n) is the JSON priority, an entry without it gets its 1-based position
+    src = _tbl2_entries('''        const entries = {
+            (1 &&& 1, 0x0a &&& 0xff): fwd(1) @priority(30);
+            (_, 0x0b &&& 0xff): fwd(2);
+            (_, 0x0c &&& 0xff): fwd(3) @priority(1);
+        }''')
     tables = {t["name"]: t for t in compile_source(src, name="p.p4").json["pipelines"][0]["tables"]}
-    prios = [e["priority"] for e in tables["Ing.tbl2"]["entries"]]
-    assert prios == ([1, 2] if winner_first else [2, 1])
+    assert [e["priority"] for e in tables["Ing.tbl2"]["entries"]] == [30, 2, 1]
+
+
+@pytest.mark.parametrize("entries,message", [
+    ("priority = 30: (1 &&& 1, 0x0a &&& 0xff): fwd(1);", "a table with 'const' entries cannot have priorities"),
+    ("(1 &&& 1, 0x0a &&& 0xff): fwd(1) @priority(x);", "invalid @priority value: it must be one integer constant"),
+])
+def test_const_entry_priority_refused(entries: str, message: str) -> None:
+    src = _tbl2_entries("        const entries = {\n            " + entries + "\n        }")
+    with pytest.raises(CompileError) as info:
+        compile_source(src, name="p.p4")
+    assert message in info.value.diagnostics.errors[0].message

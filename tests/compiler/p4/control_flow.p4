@@ -1,6 +1,6 @@
 /* More control lowering: a top-level action used by a table, exit inside a table action, switch labels that share a
- * body, actions with directional parameters, a masked key (`f & 0xF1`), an isValid() key, const entries with explicit priorities (the larger value wins,
- * P4's default largest_priority_wins), header stack operations in a control (push_front, pop_front, .last,
+ * body, actions with directional parameters, a masked key (`f & 0xF1`), an isValid() key, const entries with @priority annotations (p4c's BMv2 back
+ * end: the smaller value wins), header stack operations in a control (push_front, pop_front, .last,
  * .lastIndex), clone() without a field list and a switch on a value. Results in header `rep`. */
 #include <core.p4>
 #include <v1model.p4>
@@ -51,8 +51,8 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
         key = { hdr.req.key & 0xF1: ternary; }
         actions = { set_a; }
         const entries = {
-            priority = 20: 0x10 &&& 0xF0: set_a(0xA1);
-            priority = 10: 0x10 &&& 0x10: set_a(0xA2);
+            0x10 &&& 0x10: set_a(0xA2) @priority(2);  // listed first, loses where the entry below matches too
+            0x10 &&& 0xF0: set_a(0xA1) @priority(1);
         }
     }
 
