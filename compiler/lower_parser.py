@@ -201,7 +201,14 @@ class ParserLowerer:
             if name == "advance":
                 return [{"parameters": [self.xl.convert(c.args[0])], "op": "advance"}]
             if name == "lookahead":
-                return []
+                # p4c's BMv2 back end assigns a bare lookahead to a fresh temporary (RemoveComplexExpressions), so a
+                # packet too short for it still ends parsing with PacketTooShort
+                w = width_of(self.info.types[c])
+                if w is None or w == 0:
+                    raise self.lc.unsupported(c, f"lookahead of {self.info.types[c]}")
+                tmp = self.lc.add_scalar("tmp", BitsT(w))
+                return [{"parameters": [{"type": "field", "value": [tmp.header, tmp.field]},
+                                        {"type": "lookahead", "value": [0, w]}], "op": "set"}]
             raise self.lc.unsupported(c, f"packet_in.{name}()")
         if owner is None and name == "verify":
             cond = self.xl.cond(c.args[0])
