@@ -100,7 +100,10 @@ class PrimitiveLowerer:
         if isinstance(lt, StructLikeT):
             raise self.lc.unsupported(s, f"assignment of a whole {lt}")
         if isinstance(lt, StackT):
-            raise self.lc.unsupported(s, "assignment of a whole header stack")
+            left, right = self.xl.lvalue(lhs), self.xl.lvalue(rhs)
+            if left.get("type") != "header_stack" or right.get("type") != "header_stack":
+                raise self.lc.unsupported(s, "assignment of a whole header stack from this value")
+            return [prim("assign_header_stack", [left, right], si)]
         left = self.xl.lvalue(lhs)
         right = self.xl.convert(rhs, wrap=True, convert_bool=isinstance(lt, BoolT))
         return [prim("assign", [left, right], si)]

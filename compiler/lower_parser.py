@@ -15,7 +15,7 @@ from compiler.lower_actions import PrimitiveLowerer
 from compiler.lower_context import HeaderRef, Json, LowerAbort, LowerContext, hexstr
 from compiler.lower_expr import ExprLowerer, StackNext
 from compiler.typecheck import describe
-from compiler.types import BitsT, BlockT, BoolT, ExternT, StructLikeT, width_of
+from compiler.types import BitsT, BlockT, BoolT, ExternT, StackT, StructLikeT, width_of
 
 
 class ParserLowerer:
@@ -178,7 +178,7 @@ class ParserLowerer:
             return self.stmt(ast.AssignStmt(s.loc, lhs, s.init))
         if isinstance(s, ast.AssignStmt):
             lt = self.info.types[s.lhs]
-            if isinstance(lt, StructLikeT) or isinstance(s.lhs, ast.Slice):
+            if isinstance(lt, (StructLikeT, StackT)) or isinstance(s.lhs, ast.Slice):
                 return [{"op": "primitive", "parameters": [p]} for p in self.pl.assign(s.lhs, s.rhs, s)]
             left = self.xl.lvalue(s.lhs)
             right = self.xl.convert(s.rhs, wrap=True, convert_bool=isinstance(lt, BoolT))

@@ -122,9 +122,13 @@ class ActionGen:
             dst, src = self.stack(params[0], w), self.stack(params[1], w)
             for dh, sh in zip(dst.headers, src.headers):
                 d, s = self.p.headers[dh], self.p.headers[sh]
+                # BMv2's assign_header per element: an invalid source only invalidates (the fields stay)
                 lines.append(f"F[{d.valid_slot}] = F[{s.valid_slot}]")
+                lines.append(f"if F[{s.valid_slot}]:")
                 for (n, _w, _s), (m, _w2, _s2) in zip(d.fields, s.fields):
-                    lines.append(f"F[{d.slots[n]}] = F[{s.slots[m]}]")
+                    lines.append(f"    F[{d.slots[n]}] = F[{s.slots[m]}]")
+                if not d.fields:
+                    lines.append("    pass")
             lines.append(f"F[{dst.next_slot}] = F[{src.next_slot}]")
         elif op in ("add_header", "remove_header"):
             ref = self.header_ref(params[0], w)
