@@ -1,31 +1,39 @@
-"""Command line of one worker: all-reduce a generated tensor through the switch and report.
+"""Command line of one worker: all-reduce a generated tensor through the switch (or a host baseline) and report.
 
-    python -m worker --job job.json --rank R [--size N] [--seed S] [--dtype float32|int32] [--verify]
+    python -m worker --job job.json --rank R [--algo switchml|ring|ps] [--size N] [--seed S]
+                     [--dtype float32|int32] [--verify]
                      [--window W] [--timeout-ms T] [--min-timeout-ms T] [--max-timeout-ms T] [--backoff F]
                      [--max-retries K] [--fixed-timeout] [--fast-retransmit K] [--program-json out/switchml.json]
-                     [--barrier DIR [--barrier-timeout S]] [--json]
+                     [--barrier DIR [--barrier-timeout S]] [--connect-timeout S] [--json]
 
-Exit codes: 0 ok, 1 verification failed, 2 switch unreachable (no result after all retransmissions; or another
-worker failed or never reached the --barrier; a worker failing before the barrier tells the others so),
+`--algo` picks the collective from `worker.collective.COLLECTIVES`: `switchml` (in-network aggregation, the default),
+`ring` or `ps` (host-based baselines over TCP through the same switch; they use the job file's worker ip and
+udp_port, the port number as a TCP port).
+
+Exit codes: 0 ok, 1 verification failed, 2 switch or peer unreachable (no result after all retransmissions; a
+baseline's peer that did not connect or stopped answering; or another worker failed or never reached the --barrier;
+a worker failing before the barrier tells the others so),
 3 bad configuration or arguments, 4 protocol error (the switch answered something impossible), 5 socket error.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
 from typing import NoReturn, Sequence
 
-from worker.allreduce import Worker, find_program_json
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.blocks import ProtocolError
-from worker.header import INA_UDP_PORT, Codec, CodecError
+from worker.collective import COLLECTIVES, CollectiveOptions, open_collective
+from worker.header import INA_UDP_PORT, CodecError
 from worker.job import JobConfig, JobConfigError
+from worker.peers import PeerProtocolError, PeerUnreachable
 from worker.quantize import QuantizationError
-from worker.transport import TransportError, UdpTransport
-from worker.verify import rank_input, verify
+from worker.transport import TransportError
+from worker.verify import rank_input
 from worker.window import SwitchUnreachable, WindowOptions
 
 EXIT_OK = 0
@@ -52,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--job", required=True, help="job file (JSON, see worker/job.py)")
     p.add_argument("--rank", required=True, type=int, help="this worker's rank in the job")
+    p.add_argument("--algo", choices=sorted(COLLECTIVES), default="switchml",
+                   help="the all-reduce: " + "; ".join(f"{c.name}: {c.description}" for c in COLLECTIVES.values()))
     p.add_argument("--size", type=int, default=65536, help="elements to all-reduce (default 65536)")
     p.add_argument("--seed", type=int, default=0, help="input seed; rank r's input is seeded by (seed, r)")
     p.add_argument("--dtype", choices=("float32", "int32"), default="float32",
@@ -84,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "by the workers; a fresh directory per run), so the timing excludes process start-up")
     p.add_argument("--barrier-timeout", type=float, default=60.0, metavar="S",
                    help="give up (exit 2) when the other workers are not ready after S seconds (default 60)")
+    p.add_argument("--connect-timeout", type=float, default=30.0, metavar="S",
+                   help="host baselines: wait at most S seconds for the peers' TCP connections (default 30)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     return p
 
@@ -116,28 +128,33 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         options = WindowOptions(window=args.window, timeout=args.timeout_ms / 1000, backoff=args.backoff,
                                 max_timeout=max_timeout, max_retries=args.max_retries, adaptive=not args.fixed_timeout,
                                 min_timeout=min_timeout, fast_retransmit=args.fast_retransmit)
-        codec = Codec.from_program_json(args.program_json or find_program_json())
-    except (JobConfigError, CodecError, ValueError) as exc:
+        copts = CollectiveOptions(window=options, program_json=args.program_json, bind_ip=args.bind,
+                                  switch_port=args.switch_port, connect_timeout=args.connect_timeout)
+    except (JobConfigError, ValueError) as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
-    me = job.worker(args.rank)
     data = rank_input(args.size, args.seed, args.rank, args.dtype)
     try:
-        with UdpTransport((args.bind or me.ip, me.udp_port), (job.switch.ip, args.switch_port)) as transport:
-            worker = Worker(job, args.rank, transport, codec, options)
+        with contextlib.closing(open_collective(args.algo, job, args.rank, copts)) as coll:
             barrier_wait = None
             if args.barrier:
                 barrier_wait = file_barrier(args.barrier, args.rank, job.num_workers, args.barrier_timeout)
             passed.append(True)
             cpu0 = time.process_time()
-            run = worker.run(data, args.dtype)
+            run = coll.run(data, args.dtype)
             cpu_s = time.process_time() - cpu0
+            verdict = None
+            if args.verify:
+                inputs = [rank_input(args.size, args.seed, r, args.dtype) for r in range(job.num_workers)]
+                verdict = coll.verify(run, inputs, args.dtype)
     except (BarrierTimeout, PeerFailed) as exc:
         return _fail(EXIT_UNREACHABLE, str(exc), args.json)
     except BarrierError as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
     except SwitchUnreachable as exc:
         return _fail(EXIT_UNREACHABLE, str(exc), args.json, slot=exc.slot, set=exc.set, packet_id=exc.packet_id)
-    except (ProtocolError,) as exc:
+    except PeerUnreachable as exc:
+        return _fail(EXIT_UNREACHABLE, str(exc), args.json, peer=exc.rank)
+    except (ProtocolError, PeerProtocolError) as exc:
         return _fail(EXIT_PROTOCOL, str(exc), args.json)
     except (CodecError, QuantizationError) as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
@@ -145,13 +162,10 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         return _fail(EXIT_SOCKET, exc.strerror or str(exc), args.json)
 
     stats = run.stats.as_dict()
-    verdict = None
-    if args.verify:
-        inputs = [rank_input(args.size, args.seed, r, args.dtype) for r in range(job.num_workers)]
-        verdict = verify(run.array, inputs, job.num_elems, args.dtype, run.exponents)
     ok = verdict is None or verdict.ok
     if args.json:
-        out: dict[str, object] = {"ok": ok, "rank": args.rank, "job_id": job.job_id, "workers": job.num_workers,
+        out: dict[str, object] = {"ok": ok, "algo": args.algo, "rank": args.rank, "job_id": job.job_id,
+                                  "workers": job.num_workers,
                                   "dtype": args.dtype, "size": args.size, **stats}
         out["cpu_s"] = round(cpu_s, 6)  # this process's CPU time during the all-reduce (vs elapsed_s: CPU share)
         if barrier_wait is not None:
@@ -162,10 +176,11 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         print(json.dumps(out))
     else:
         check = "" if verdict is None else f"; verify {'ok' if verdict.ok else 'FAILED'}: {verdict.message}"
-        print(f"rank {args.rank}: all-reduced {args.size} {args.dtype} over {job.num_workers} workers in "
+        extra = ", ".join(f"{stats[k]} {k.replace('_', ' ')}" for k in ("retransmissions", "duplicates_ignored")
+                          if k in stats)
+        print(f"rank {args.rank} ({args.algo}): all-reduced {args.size} {args.dtype} over {job.num_workers} workers in "
               f"{stats['elapsed_s']:.3f} s ({stats['goodput_elems_per_s']:.0f} elem/s), {stats['packets_sent']} "
-              f"packets, {stats['retransmissions']} retransmissions, {stats['duplicates_ignored']} duplicates "
-              f"ignored{check}")
+              f"packets, {extra}{check}")
     if not ok:
         assert verdict is not None
         print(f"worker: verification failed: {verdict.message}", file=sys.stderr)

@@ -144,7 +144,7 @@ def test_cli_float_text_output(codec: Codec, tmp_path: Path) -> None:
         res = _cli("--job", str(path), "--rank", "0", "--program-json", str(LAYOUT_JSON), "--switch-port",
                    str(server.address[1]), "--size", "1000", "--verify")
     assert res.returncode == 0, res.stderr
-    assert res.stdout.startswith("rank 0: all-reduced 1000 float32 over 1 workers in ")
+    assert res.stdout.startswith("rank 0 (switchml): all-reduced 1000 float32 over 1 workers in ")
     assert "verify ok: max error" in res.stdout
 
 

@@ -1,0 +1,140 @@
+"""One interface for every way of summing a tensor across a job's workers, and the registry of them.
+
+    with open_collective("ring", job, rank) as c:
+        result = c.run(array)          # RunResult(array, stats, exponents)
+        verdict = c.verify(result, inputs, "float32")
+
+`COLLECTIVES` maps a name to a `CollectiveSpec` (what it is, and the factory that opens one rank of it), the way
+Mininet's `topos` maps names to topologies: the worker CLI, the experiment runner and the training job pick a
+collective by name and nothing else branches on it. Registered here:
+
+- `switchml`: in-network aggregation through the P4 switch (`worker.allreduce.Worker`, UDP, block floating point);
+- `ring`: host-based ring all-reduce over TCP (`worker.ring.Ring`);
+- `ps`: host-based sharded parameter server over TCP, co-located with the workers (`worker.ps.ShardedPS`).
+
+A new protocol registers itself with `register(CollectiveSpec(...))`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from worker.allreduce import RunResult, Worker, find_program_json
+from worker.header import INA_UDP_PORT, Codec
+from worker.hostreduce import HostCollective
+from worker.job import JobConfig
+from worker.peers import connect_mesh
+from worker.ps import ShardedPS
+from worker.ring import Ring
+from worker.transport import UdpTransport
+from worker.verify import Verdict, verify
+from worker.window import WindowOptions
+
+__all__ = ["Collective", "CollectiveOptions", "CollectiveSpec", "COLLECTIVES", "open_collective", "register"]
+
+
+class Collective(Protocol):
+    """One rank's end of an all-reduce algorithm."""
+
+    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
+        """The element-wise sum of array over all ranks, with the run's statistics."""
+        ...
+
+    def allreduce(self, array: np.ndarray) -> np.ndarray: ...
+
+    def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
+        """Check run against every rank's input, with this algorithm's error model."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class CollectiveOptions:
+    """Knobs of opening one rank; each collective reads the ones it needs."""
+
+    window: WindowOptions = field(default_factory=WindowOptions)
+    """INA protocols: window, timeouts, retries."""
+    program_json: Path | None = None
+    """INA protocols: the compiled switch program the packet layout comes from (default: find_program_json())."""
+    bind_ip: str | None = None
+    """Local address to bind instead of the job's worker address."""
+    switch_port: int = INA_UDP_PORT
+    connect_timeout: float = 30.0
+    """Host baselines: how long to wait for the peers' TCP connections."""
+    io_timeout: float = 30.0
+    """Host baselines: how long a send or receive may stall before the peer is declared gone."""
+
+
+@dataclass(frozen=True)
+class CollectiveSpec:
+    """A registered collective: its name, a one-line description and its factory."""
+
+    name: str
+    description: str
+    open: Callable[[JobConfig, int, CollectiveOptions], Collective]
+
+
+COLLECTIVES: dict[str, CollectiveSpec] = {}
+
+
+def register(spec: CollectiveSpec) -> CollectiveSpec:
+    COLLECTIVES[spec.name] = spec
+    return spec
+
+
+def open_collective(name: str, job: JobConfig, rank: int, options: CollectiveOptions | None = None) -> Collective:
+    """Open rank `rank` of collective `name` for job (ValueError naming the choices for an unknown name)."""
+    spec = COLLECTIVES.get(name)
+    if spec is None:
+        raise ValueError(f"unknown collective {name!r}; choose one of {', '.join(sorted(COLLECTIVES))}")
+    job.worker(rank)  # validates the rank
+    return spec.open(job, rank, options or CollectiveOptions())
+
+
+class SwitchMLCollective:
+    """`worker.allreduce.Worker` over its own UDP socket, as a Collective."""
+
+    def __init__(self, job: JobConfig, rank: int, options: CollectiveOptions) -> None:
+        codec = Codec.from_program_json(options.program_json or find_program_json())
+        me = job.worker(rank)
+        self.transport = UdpTransport((options.bind_ip or me.ip, me.udp_port), (job.switch.ip, options.switch_port))
+        try:
+            self.worker = Worker(job, rank, self.transport, codec, options.window)
+        except BaseException:
+            self.transport.close()
+            raise
+
+    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
+        return self.worker.run(array, dtype)
+
+    def allreduce(self, array: np.ndarray) -> np.ndarray:
+        return self.worker.allreduce(array)
+
+    def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
+        return verify(run.array, inputs, self.worker.job.num_elems, dtype, run.exponents)
+
+    def close(self) -> None:
+        self.transport.close()
+
+
+def _open_host(cls: type[HostCollective]) -> Callable[[JobConfig, int, CollectiveOptions], Collective]:
+    def open_(job: JobConfig, rank: int, options: CollectiveOptions) -> Collective:
+        n = job.num_workers
+        peers = cls.peers_needed(rank, n)
+        links = connect_mesh(rank, [(w.ip, w.udp_port) for w in job.workers], peers, job_id=job.job_id,
+                             bind_ip=options.bind_ip, timeout=options.connect_timeout, io_timeout=options.io_timeout)
+        return cls(rank, n, links)
+
+    return open_
+
+
+register(CollectiveSpec("switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating "
+                                    "point, shadow-copy slots)", SwitchMLCollective))
+register(CollectiveSpec(Ring.name, Ring.description, _open_host(Ring)))
+register(CollectiveSpec(ShardedPS.name, ShardedPS.description, _open_host(ShardedPS)))
