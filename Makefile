@@ -16,6 +16,8 @@ P4C         ?= $(shell command -v p4c-bm2-ss >/dev/null 2>&1 && echo p4c-bm2-ss 
 PYTEST_ARGS ?=
 VENV_SHELL  ?= .venv-shell
 # `make run` knobs
+ALGO        ?= switchml
+BW          ?=
 WORKERS     ?= 4
 SIZE        ?= 65536
 LOSS        ?= 0
@@ -28,7 +30,7 @@ GRPC_ADDR   ?= 127.0.0.1:9559
 all: help
 
 help:
-	@echo "make run           all-reduce through the switch in Mininet (knobs WORKERS SIZE LOSS DTYPE TARGET)"
+	@echo "make run           all-reduce through the switch in Mininet (knobs ALGO WORKERS SIZE LOSS BW DTYPE TARGET)"
 	@echo "make test          set up and run the test suite"
 	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
@@ -72,8 +74,8 @@ $(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
 	@touch $@
 
 run: build
-	$(PY) -m topo.experiment --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) \
-	  $(if $(TARGET),--target $(TARGET)) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+	$(PY) -m topo.experiment --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) \
+	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
 
 build: setup $(P4SRC:p4src/%.p4=$(OUT)/%.json)
 

@@ -1,7 +1,12 @@
 """The default experiment: N workers all-reduce a tensor through one P4 switch in Mininet (`make run`).
 
-    python -m topo.experiment [--workers 4] [--size 65536] [--loss 0.01] [--dtype float32|int32]
-                              [--target embedded|bmv2] [--json out/switchml.json --p4info out/switchml.p4info.txt]
+    python -m topo.experiment [--algo switchml|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
+                              [--dtype float32|int32] [--target embedded|bmv2]
+                              [--json out/switchml.json --p4info out/switchml.p4info.txt]
+
+`--algo` picks the collective (`worker.collective.COLLECTIVES`): in-network aggregation (`switchml`) or a host-based
+baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same LOSS).
+`--bw` limits every link to that many Mbit/s (htb; the table then reports goodput as a fraction of the link rate).
 
 Starts a StarTopo with a P4Switch (embedded or BMv2), pushes the program and the job with the controller, sets the
 simulated loss, runs one `python -m worker --verify` per host (they start the all-reduce together through a start
@@ -29,14 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from mininet.log import setLogLevel
+from mininet.link import Link, TCLink
 from mininet.net import Mininet
 
 from controller.client import P4RuntimeClient
 from controller.registers import open_registers
 from controller.switchml import SwitchMLController
 from topo.p4switch import P4Switch, log_tail
-from topo.star import StarTopo, job_config, prepare_hosts
+from topo.star import StarTopo, check_link_rates, job_config, prepare_hosts
 from topo.target import Target
+from worker.collective import COLLECTIVES
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,9 +52,13 @@ ROOT = Path(__file__).resolve().parents[1]
 class ExperimentConfig:
     """Knobs of one all-reduce experiment."""
 
+    algo: str = "switchml"
+    """The collective the workers run (a name in worker.collective.COLLECTIVES)."""
     workers: int = 4
     size: int = 65536
     loss: float = 0.0
+    bw: float | None = None
+    """Link rate in Mbit/s (htb on every link, both directions); None: unlimited veth links."""
     dtype: str = "float32"
     target: Target = Target.EMBEDDED
     program_json: Path = ROOT / "out" / "switchml.json"
@@ -108,10 +119,18 @@ class ExperimentResult:
     def retransmissions(self) -> int:
         return sum(int(w.report.get("retransmissions", 0)) for w in self.workers)
 
+    @property
+    def link_utilisation(self) -> float | None:
+        """Goodput in bits of tensor per second over the link rate (None without --bw)."""
+        if self.config.bw is None:
+            return None
+        return self.goodput * 32 / (self.config.bw * 1e6)
+
     def table(self) -> str:
         """The human-readable summary printed by `make run`."""
         c = self.config
-        lines = [f"all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}, "
+        rate = f", links {c.bw:g} Mbit/s" if c.bw is not None else ""
+        lines = [f"{c.algo} all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}{rate}, "
                  f"target {c.target.value}",
                  "",
                  f"{'rank':>4}  {'correct':^7}  {'elements':>9}  {'time s':>8}  {'goodput elem/s':>14}  "
@@ -127,14 +146,18 @@ class ExperimentResult:
                 lines.append(f"      exit {w.exit_code}: {(r.get('error') or w.stderr or 'no output').strip()}")
         lines += ["", f"{'all':>4}  {'✓' if self.correct else '✗':^7}  {c.size:>9}  {self.elapsed_s:>8.3f}  "
                       f"{self.goodput:>14.0f}  {'':>8}  {self.retransmissions:>6}"]
-        if self.counters:
+        if self.link_utilisation is not None:
+            lines.append(f"\ngoodput {self.goodput * 32 / 1e6:.1f} Mbit/s of tensor data = "
+                         f"{100 * self.link_utilisation:.1f} % of the {c.bw:g} Mbit/s link rate")
+        if any(p for p, _ in self.counters.values()):
             lines += ["", "switch counters (packets): " + ", ".join(
                 f"{name.removeprefix('ina_')}={p}" for name, (p, _) in self.counters.items() if p)]
         return "\n".join(lines)
 
 
 def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None) -> list[str]:
-    return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--size", str(cfg.size),
+    return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--algo", cfg.algo,
+            "--size", str(cfg.size),
             "--dtype", cfg.dtype, "--seed", str(cfg.seed), "--window", str(cfg.window), "--verify", "--json",
             "--program-json", str(cfg.program_json),
             *(["--barrier", str(barrier), "--barrier-timeout", str(min(cfg.timeout_s, 60.0))] if barrier else []),
@@ -198,11 +221,14 @@ def _run_locked(cfg: ExperimentConfig) -> ExperimentResult:
     cfg.run_dir.mkdir(parents=True, exist_ok=True)
     setLogLevel("warning")
     switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir))
-    net = Mininet(topo=StarTopo(cfg.workers), switch=switch_cls, controller=None, autoSetMacs=False)
+    net = Mininet(topo=StarTopo(cfg.workers, bw=cfg.bw), switch=switch_cls, controller=None, autoSetMacs=False,
+                  link=TCLink if cfg.bw is not None else Link)
     client: P4RuntimeClient | None = None
     try:
         net.start()
         prepare_hosts(net)
+        if cfg.bw is not None:
+            check_link_rates(net, cfg.bw)
         sw: P4Switch = net.switches[0]
         job = job_config(net, num_elems=_num_elems(cfg.program_json), pool_size=cfg.pool_size)
         job_path = cfg.run_dir / "job.json"
@@ -250,9 +276,13 @@ def _num_elems(program_json: Path) -> int:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m topo.experiment", description=__doc__.split("\n\n")[0])
     d = ExperimentConfig()
+    p.add_argument("--algo", choices=sorted(COLLECTIVES), default=d.algo,
+                   help="the all-reduce: in-network aggregation or a host-based baseline (default %(default)s)")
     p.add_argument("--workers", type=int, default=d.workers)
     p.add_argument("--size", type=int, default=d.size, help="tensor elements per worker")
     p.add_argument("--loss", type=float, default=d.loss, help="drop probability per port and direction")
+    p.add_argument("--bw", type=float, default=None, metavar="MBIT",
+                   help="limit every link to MBIT Mbit/s (htb; default: unlimited veth)")
     p.add_argument("--dtype", choices=["float32", "int32"], default=d.dtype)
     p.add_argument("--target", choices=[t.value for t in Target], default=None,
                    help="switch target (default: $TARGET, else bmv2 if installed, else embedded)")
@@ -270,7 +300,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("error: Mininet needs root: run `sudo make run`", file=sys.stderr)
         return 2
-    cfg = ExperimentConfig(workers=args.workers, size=args.size, loss=args.loss, dtype=args.dtype,
+    cfg = ExperimentConfig(algo=args.algo, bw=args.bw, workers=args.workers, size=args.size, loss=args.loss,
+                           dtype=args.dtype,
                            target=Target.choose(args.target), program_json=args.program_json, p4info=args.p4info,
                            pool_size=args.pool_size, window=args.window, timeout_s=args.timeout,
                            run_dir=args.run_dir)

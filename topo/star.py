@@ -29,18 +29,36 @@ def host_mac(i: int) -> str:
 
 
 class StarTopo(Topo):
-    """One switch s1 with hosts h1..hN, host hI on switch port I."""
+    """One switch s1 with hosts h1..hN, host hI on switch port I.
 
-    def build(self, n: int = 4, **switch_opts: Any) -> None:  # type: ignore[override]
+    `bw` (Mbit/s) limits every link in both directions with an htb qdisc (Mininet's TCLink; build the network with
+    `link=TCLink`). Only the rate: this kernel has no netem, so delay and loss come from the switch (the P4 drop
+    simulator), never from the links.
+    """
+
+    def build(self, n: int = 4, bw: float | None = None, **switch_opts: Any) -> None:  # type: ignore[override]
         if not 1 <= n <= 32:
             raise ValueError(f"StarTopo supports 1..32 hosts, got {n}")
+        if bw is not None and not bw > 0:
+            raise ValueError(f"link rate must be > 0 Mbit/s, got {bw}")
         s1 = self.addSwitch("s1", **switch_opts)
+        link_opts = {"bw": bw} if bw is not None else {}
         for i in range(1, n + 1):
             h = self.addHost(f"h{i}", ip=f"{host_ip(i)}/24", mac=host_mac(i))
-            self.addLink(h, s1, port2=i)
+            self.addLink(h, s1, port2=i, **link_opts)
 
 
 topos = {"star": StarTopo}
+
+
+def check_link_rates(net: Mininet, bw: float) -> None:
+    """Raise if a host link did not get its htb rate limit (Mininet only prints tc's errors)."""
+    for h in net.hosts:
+        intf = h.defaultIntf()
+        out = h.cmd(f"tc qdisc show dev {intf}")
+        if "htb" not in out:
+            raise RuntimeError(f"link {intf} has no {bw:g} Mbit/s rate limit (tc says: {out.strip() or 'nothing'}); "
+                               "is the sch_htb kernel module available?")
 
 
 def prepare_hosts(net: Mininet) -> None:
