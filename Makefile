@@ -7,7 +7,7 @@ VENV        ?= .venv
 BIN         := $(VENV)/bin
 PY          := $(BIN)/python
 OUT         ?= out
-APT_PKGS    := mininet iproute2 ethtool tcpdump iputils-ping
+APT_PKGS    := mininet iproute2 ethtool tcpdump iputils-ping iperf3
 SETUP_STAMP := $(VENV)/.setup-done
 DEB_MININET := /usr/lib/python3/dist-packages/mininet
 P4SRC       := $(wildcard p4src/*.p4)
@@ -15,6 +15,7 @@ P4SRC       := $(wildcard p4src/*.p4)
 P4C         ?= $(shell command -v p4c-bm2-ss >/dev/null 2>&1 && echo p4c-bm2-ss || echo "$(PY) -m compiler")
 PYTEST_ARGS ?=
 VENV_SHELL  ?= .venv-shell
+SCENARIO    ?= experiments/size-sweep.toml
 # `make run` knobs
 ALGO        ?= switchml
 BW          ?=
@@ -25,12 +26,13 @@ DTYPE       ?= float32
 TARGET      ?=
 GRPC_ADDR   ?= 127.0.0.1:9559
 
-.PHONY: all setup system-packages shell-venv run test build bench bench-switch p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run experiment test build bench bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
 help:
 	@echo "make run           all-reduce through the switch in Mininet (knobs ALGO WORKERS SIZE LOSS BW DTYPE TARGET)"
+	@echo "make experiment    run a scenario file (SCENARIO=experiments/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make test          set up and run the test suite"
 	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
@@ -76,6 +78,10 @@ $(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
 run: build
 	$(PY) -m topo.experiment --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+
+# a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
+experiment: build
+	$(PY) -m topo.sweep $(SCENARIO) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
 
 build: setup $(P4SRC:p4src/%.p4=$(OUT)/%.json)
 

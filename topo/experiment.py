@@ -68,6 +68,8 @@ class ExperimentConfig:
     seed: int = 1
     timeout_s: float = 300.0
     """Bound on the whole run of the workers; stragglers are killed and reported."""
+    straggler_ms: float = 0.0
+    """Extra compute time of the last rank before it joins the all-reduce (the others wait for it)."""
     kill_switch_after_s: float | None = None
     """Kill the switch process this long after the workers start (fault-injection test)."""
     run_dir: Path = Path("/tmp/ina-testbed")
@@ -156,8 +158,9 @@ class ExperimentResult:
 
 
 def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None) -> list[str]:
+    delay = cfg.straggler_ms if rank == cfg.workers - 1 and cfg.straggler_ms else 0.0
     return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--algo", cfg.algo,
-            "--size", str(cfg.size),
+            "--size", str(cfg.size), *(["--delay-ms", f"{delay:g}"] if delay else []),
             "--dtype", cfg.dtype, "--seed", str(cfg.seed), "--window", str(cfg.window), "--verify", "--json",
             "--program-json", str(cfg.program_json),
             *(["--barrier", str(barrier), "--barrier-timeout", str(min(cfg.timeout_s, 60.0))] if barrier else []),
@@ -210,61 +213,127 @@ def run_experiment(cfg: ExperimentConfig) -> ExperimentResult:
 
     Experiments in other processes of this machine wait for each other (MININET_LOCK).
     """
-    for path in (cfg.program_json, cfg.p4info):
-        if not path.exists():
-            raise FileNotFoundError(f"{path} not found: run `make build` first")
-    with mininet_lock():
-        return _run_locked(cfg)
+    with ExperimentNetwork(cfg) as net:
+        return net.run(cfg)
 
 
-def _run_locked(cfg: ExperimentConfig) -> ExperimentResult:
-    cfg.run_dir.mkdir(parents=True, exist_ok=True)
-    setLogLevel("warning")
-    switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir))
-    net = Mininet(topo=StarTopo(cfg.workers, bw=cfg.bw), switch=switch_cls, controller=None, autoSetMacs=False,
-                  link=TCLink if cfg.bw is not None else Link)
-    client: P4RuntimeClient | None = None
-    try:
+class ExperimentNetwork:
+    """A running star network with the switch programmed and the job installed, for any number of runs.
+
+    The network's shape comes from the config it is opened with (workers, link rate, target, program, pool);
+    each `run(cfg)` may change what a run is (algorithm, size, dtype, loss, seed, straggler, window) and resets the
+    job's switch state first. Holds MININET_LOCK while open.
+    """
+
+    def __init__(self, cfg: ExperimentConfig) -> None:
+        for path in (cfg.program_json, cfg.p4info):
+            if not path.exists():
+                raise FileNotFoundError(f"{path} not found: run `make build` first")
+        self.cfg = cfg
+        self._stack = contextlib.ExitStack()
+        self.net: Mininet | None = None
+        self.client: P4RuntimeClient | None = None
+
+    def __enter__(self) -> ExperimentNetwork:
+        try:
+            self._stack.enter_context(mininet_lock())
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        cfg = self.cfg
+        cfg.run_dir.mkdir(parents=True, exist_ok=True)
+        setLogLevel("warning")
+        switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir))
+        self.net = net = Mininet(topo=StarTopo(cfg.workers, bw=cfg.bw), switch=switch_cls, controller=None,
+                                 autoSetMacs=False, link=TCLink if cfg.bw is not None else Link)
         net.start()
         prepare_hosts(net)
         if cfg.bw is not None:
             check_link_rates(net, cfg.bw)
-        sw: P4Switch = net.switches[0]
-        job = job_config(net, num_elems=_num_elems(cfg.program_json), pool_size=cfg.pool_size)
-        job_path = cfg.run_dir / "job.json"
-        job.save(job_path)
-        client = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id).connect()
-        client.set_pipeline(cfg.p4info, cfg.program_json)
-        ctl = SwitchMLController(client, open_registers(client, bmv2=cfg.target is Target.BMV2,
-                                                        thrift_port=sw.thrift_port))
-        ctl.install_forwarding([(w.mac, w.switch_port) for w in job.workers], [w.switch_port for w in job.workers])
-        ctl.create_job(job)
-        if cfg.loss:
-            for w in job.workers:
-                ctl.set_drop_probability(w.switch_port, ingress=cfg.loss, egress=cfg.loss)
+        self.switch: P4Switch = net.switches[0]
+        self.hosts = sorted(net.hosts, key=lambda h: int(h.name[1:]))
+        self.job = job_config(net, num_elems=_num_elems(cfg.program_json), pool_size=cfg.pool_size)
+        self.job_path = cfg.run_dir / "job.json"
+        self.job.save(self.job_path)
+        self.client = P4RuntimeClient(self.switch.grpc_address, device_id=self.switch.device_id).connect()
+        self.client.set_pipeline(cfg.p4info, cfg.program_json)
+        self.ctl = SwitchMLController(self.client, open_registers(self.client, bmv2=cfg.target is Target.BMV2,
+                                                                  thrift_port=self.switch.thrift_port))
+        self.ctl.install_forwarding([(w.mac, w.switch_port) for w in self.job.workers],
+                                    [w.switch_port for w in self.job.workers])
+        self.ctl.create_job(self.job)
+        self._loss: float | None = None
+
+    def run(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> ExperimentResult:
+        """One all-reduce by every worker; cfg's network fields must match the network's.
+
+        `background`: items `"hI: command"`, each run on host hI for the duration of the run (e.g. a competing
+        iperf3 flow) and killed afterwards.
+        """
+        assert self.net is not None and self.client is not None
+        net_fields = ("workers", "bw", "target", "program_json", "p4info", "pool_size")
+        if any(getattr(cfg, f) != getattr(self.cfg, f) for f in net_fields):
+            raise ValueError("a run cannot change the network: " + ", ".join(
+                f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}" for f in net_fields
+                if getattr(cfg, f) != getattr(self.cfg, f)))
+        if self.switch.connected():
+            self.ctl.reset_job(self.job)
+            if cfg.loss != self._loss:
+                for w in self.job.workers:
+                    self.ctl.set_drop_probability(w.switch_port, ingress=cfg.loss, egress=cfg.loss)
+                self._loss = cfg.loss
+        before = self.ctl.counters(self.job.job_id) if self.switch.connected() else {}
         barrier = None
         if cfg.barrier:
             barrier = cfg.run_dir / "barrier"
             shutil.rmtree(barrier, ignore_errors=True)  # a fresh barrier per run
             barrier.mkdir()
-        started = time.monotonic()
-        procs = [h.popen(_worker_argv(cfg, job_path, rank, barrier), cwd=str(ROOT), text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                 for rank, h in enumerate(sorted(net.hosts, key=lambda h: int(h.name[1:])))]
-        if cfg.kill_switch_after_s is not None:
-            time.sleep(cfg.kill_switch_after_s)
-            assert sw.process is not None
-            os.kill(sw.process.pid, signal.SIGKILL)
-        deadline = started + cfg.timeout_s
-        outcomes = [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
+        bg = [self._host(spec.split(":", 1)[0]).popen(spec.split(":", 1)[1], shell=True,
+                                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+              for spec in background]
+        try:
+            started = time.monotonic()
+            procs = [h.popen(_worker_argv(cfg, self.job_path, rank, barrier), cwd=str(ROOT), text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                     for rank, h in enumerate(self.hosts)]
+            if cfg.kill_switch_after_s is not None:
+                time.sleep(cfg.kill_switch_after_s)
+                assert self.switch.process is not None
+                os.kill(self.switch.process.pid, signal.SIGKILL)
+            deadline = started + cfg.timeout_s
+            outcomes = [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
+        finally:
+            for p in bg:
+                p.kill()
+                p.wait()
         counters: dict[str, tuple[int, int]] = {}
-        if sw.connected():
-            counters = ctl.counters(job.job_id)
-        return ExperimentResult(cfg, outcomes, counters, sw.log_path)
-    finally:
-        if client is not None:
-            client.close()
-        net.stop()
+        if self.switch.connected():
+            after = self.ctl.counters(self.job.job_id)
+            counters = {k: (v[0] - before.get(k, (0, 0))[0], v[1] - before.get(k, (0, 0))[1])
+                        for k, v in after.items()}
+        return ExperimentResult(cfg, outcomes, counters, self.switch.log_path)
+
+    def _host(self, name: str) -> Any:
+        assert self.net is not None
+        return self.net.get(name.strip())
+
+    def close(self) -> None:
+        try:
+            if self.client is not None:
+                self.client.close()
+                self.client = None
+            if self.net is not None:
+                self.net.stop()
+                self.net = None
+        finally:
+            self._stack.close()
 
 
 def _num_elems(program_json: Path) -> int:

@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "by the workers; a fresh directory per run), so the timing excludes process start-up")
     p.add_argument("--barrier-timeout", type=float, default=60.0, metavar="S",
                    help="give up (exit 2) when the other workers are not ready after S seconds (default 60)")
+    p.add_argument("--delay-ms", type=float, default=0.0, metavar="MS",
+                   help="straggler: wait MS milliseconds after the start barrier before joining the all-reduce (the "
+                   "extra compute time of a slow worker; this rank's elapsed time excludes it, the others' include "
+                   "their wait for it)")
     p.add_argument("--connect-timeout", type=float, default=30.0, metavar="S",
                    help="host baselines: wait at most S seconds for the peers' TCP connections (default 30)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
@@ -122,6 +126,8 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         job.worker(args.rank)
         if args.size < 0:
             raise JobConfigError(f"--size must be >= 0, got {args.size}")
+        if args.delay_ms < 0:
+            raise JobConfigError(f"--delay-ms must be >= 0, got {args.delay_ms}")
         max_timeout = max(args.max_timeout_ms, args.timeout_ms) / 1000
         min_timeout = (min(WindowOptions().min_timeout, max_timeout) if args.min_timeout_ms is None
                        else args.min_timeout_ms / 1000)
@@ -139,6 +145,8 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
             if args.barrier:
                 barrier_wait = file_barrier(args.barrier, args.rank, job.num_workers, args.barrier_timeout)
             passed.append(True)
+            if args.delay_ms > 0:
+                time.sleep(args.delay_ms / 1000)
             cpu0 = time.process_time()
             run = coll.run(data, args.dtype)
             cpu_s = time.process_time() - cpu0

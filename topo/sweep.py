@@ -1,0 +1,233 @@
+"""Run a scenario file (`make experiment SCENARIO=experiments/<name>.toml`) and write its results.
+
+    python -m topo.sweep experiments/size-sweep.toml [--results results] [--list]
+
+The scenario's points (`topo.scenario`) are run in Mininet with a progress bar: one network per worker count (the
+network's shape), inside it every point and repetition, repetitions interleaved (rep 1 of every point, then rep 2 …)
+so that load changes on the shared machine spread over all algorithms. Each run is one all-reduce by every worker
+(`topo.experiment.ExperimentNetwork.run`), counted only if every worker verified its result. Writes
+`results/<name>-<UTC timestamp>/` (never an existing directory): `runs.csv` (a row per run, appended as the runs
+finish), `scenario.toml` (a copy of the input), `summary.md` and the plots (`topo.report`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+from tqdm import tqdm
+
+from topo.experiment import ROOT, ExperimentConfig, ExperimentNetwork, ExperimentResult
+from topo.scenario import RunPoint, Scenario, ScenarioError, load_scenario
+from topo.star import host_ip
+from topo.target import Target
+
+__all__ = ["Row", "run_scenario", "results_dir", "main"]
+
+SETUP_ATTEMPTS = 3
+"""Tries to bring a network up before its runs are recorded as failed."""
+
+
+@dataclass
+class Row:
+    """One run, as written to runs.csv."""
+
+    algo: str
+    workers: int
+    size: int
+    loss: float
+    straggler_ms: float
+    background_mbps: float
+    rep: int
+    dtype: str
+    bw_mbps: float | None
+    verified: bool
+    elapsed_s: float
+    goodput_elems_per_s: float
+    link_utilisation: float | None
+    retransmissions: int
+    packets_sent: int
+    bytes_sent: int
+    max_error_over_bound: float | None
+    worker_cpu_s: float
+    switch_aggregated: int
+    error: str = ""
+
+    @classmethod
+    def of(cls, point: RunPoint, rep: int, sc: Scenario, r: ExperimentResult) -> Row:
+        reports = [w.report for w in r.workers]
+        ratios = [float(x["max_error_over_bound"]) for x in reports if x.get("max_error_over_bound") is not None]
+        errors = [f"rank {w.rank}: exit {w.exit_code}: {(w.report.get('error') or w.stderr or 'no output').strip()}"
+                  for w in r.workers if not w.ok]
+        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, verified=r.correct,
+                   elapsed_s=r.elapsed_s, goodput_elems_per_s=r.goodput if r.correct else 0.0,
+                   link_utilisation=r.link_utilisation if r.correct else None,
+                   retransmissions=r.retransmissions,
+                   packets_sent=sum(int(x.get("packets_sent", 0)) for x in reports),
+                   bytes_sent=sum(int(x.get("bytes_sent", 0)) for x in reports),
+                   max_error_over_bound=max(ratios) if ratios else None,
+                   worker_cpu_s=sum(float(x.get("cpu_s", 0.0)) for x in reports),
+                   switch_aggregated=r.counters.get("ina_aggregated", (0, 0))[0],
+                   error="; ".join(errors)[:500])
+
+    @classmethod
+    def failed(cls, point: RunPoint, rep: int, sc: Scenario, error: str) -> Row:
+        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, verified=False, elapsed_s=0.0,
+                   goodput_elems_per_s=0.0, link_utilisation=None, retransmissions=0, packets_sent=0, bytes_sent=0,
+                   max_error_over_bound=None, worker_cpu_s=0.0, switch_aggregated=0, error=error[:500])
+
+    @classmethod
+    def from_csv(cls, d: dict[str, str]) -> Row:
+        def opt(v: str) -> float | None:
+            return None if v == "" else float(v)
+        return cls(algo=d["algo"], workers=int(d["workers"]), size=int(d["size"]), loss=float(d["loss"]),
+                   straggler_ms=float(d["straggler_ms"]), background_mbps=float(d["background_mbps"]),
+                   rep=int(d["rep"]), dtype=d["dtype"], bw_mbps=opt(d["bw_mbps"]), verified=d["verified"] == "1",
+                   elapsed_s=float(d["elapsed_s"]), goodput_elems_per_s=float(d["goodput_elems_per_s"]),
+                   link_utilisation=opt(d["link_utilisation"]), retransmissions=int(d["retransmissions"]),
+                   packets_sent=int(d["packets_sent"]), bytes_sent=int(d["bytes_sent"]),
+                   max_error_over_bound=opt(d["max_error_over_bound"]), worker_cpu_s=float(d["worker_cpu_s"]),
+                   switch_aggregated=int(d["switch_aggregated"]), error=d["error"])
+
+    def csv_row(self) -> dict[str, object]:
+        d = asdict(self)
+        d["verified"] = int(self.verified)
+        return {k: ("" if v is None else v) for k, v in d.items()}
+
+
+CSV_FIELDS = tuple(Row.__dataclass_fields__)
+
+
+def results_dir(root: Path, name: str, now: datetime.datetime | None = None) -> Path:
+    """A new directory root/<name>-<UTC timestamp>[-k] (never one that exists)."""
+    stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y%m%d-%H%M%S")
+    base = root / f"{name}-{stamp}"
+    path, k = base, 1
+    while True:
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            k += 1
+            path = base.with_name(f"{base.name}-{k}")
+
+
+def background_commands(mbps: float, timeout_s: float) -> list[str]:
+    """A UDP flow of mbps Mbit/s from h1 to h2 through the switch (iperf3), for at most timeout_s seconds."""
+    if not mbps:
+        return []
+    if shutil.which("iperf3") is None:
+        raise RuntimeError("background traffic needs iperf3 (apt-get install iperf3; `make setup` does it as root)")
+    t = max(1, int(timeout_s))
+    return [f"h2: iperf3 -s -1 -p 5201 >/dev/null 2>&1",
+            f"h1: sleep 0.3; iperf3 -c {host_ip(2)} -p 5201 -u -b {mbps:g}M -t {t} >/dev/null 2>&1"]
+
+
+def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, progress: bool = True,
+                 log: Callable[[str], None] = print) -> list[Row]:
+    """Run every point of sc `repetitions` times; rows are appended to out/runs.csv as they finish."""
+    rows: list[Row] = []
+    points = sc.runs()
+    csv_path = out / "runs.csv"
+    with open(csv_path, "w", newline="") as f:
+        csv.DictWriter(f, CSV_FIELDS).writeheader()
+    bar = tqdm(total=len(points) * sc.repetitions, desc=sc.name, unit="run", disable=not progress, file=sys.stderr)
+
+    def record(row: Row) -> None:
+        rows.append(row)
+        with open(csv_path, "a", newline="") as f:
+            csv.DictWriter(f, CSV_FIELDS).writerow(row.csv_row())
+        bar.set_postfix_str(f"{row.algo} n={row.workers} size={row.size} {'ok' if row.verified else 'FAILED'}")
+        bar.update()
+
+    base = ExperimentConfig(target=Target(sc.target), program_json=program_json, p4info=p4info,
+                            pool_size=sc.pool_size, window=sc.window, bw=sc.bw_mbps, timeout_s=sc.timeout_s,
+                            dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name)
+    try:
+        for n in sc.workers:
+            mine = [p for p in points if p.workers == n]
+            shape = replace(base, workers=n)
+            net = _open(shape, log)
+            if net is None:
+                for rep in range(1, sc.repetitions + 1):
+                    for p in mine:
+                        record(Row.failed(p, rep, sc, "network did not come up"))
+                continue
+            try:
+                for rep in range(1, sc.repetitions + 1):
+                    for p in mine:
+                        cfg = replace(shape, algo=p.algo, size=p.size, loss=p.loss, straggler_ms=p.straggler_ms,
+                                      seed=sc.seed + rep)
+                        try:
+                            result = net.run(cfg, background_commands(p.background_mbps, sc.timeout_s))
+                            record(Row.of(p, rep, sc, result))
+                        except Exception as exc:  # recorded, the sweep goes on
+                            record(Row.failed(p, rep, sc, f"{type(exc).__name__}: {exc}"))
+            finally:
+                net.close()
+    finally:
+        bar.close()
+    return rows
+
+
+def _open(cfg: ExperimentConfig, log: Callable[[str], None]) -> ExperimentNetwork | None:
+    """A started network (the caller closes it), or None after SETUP_ATTEMPTS failures."""
+    for attempt in range(1, SETUP_ATTEMPTS + 1):
+        net = ExperimentNetwork(cfg)
+        try:
+            return net.__enter__()
+        except Exception as exc:  # Mininet or the switch did not come up: retried, then the runs are failed
+            log(f"workers={cfg.workers}: network setup attempt {attempt} failed: {exc}")
+    return None
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m topo.sweep", description=__doc__.split("\n\n")[0])
+    p.add_argument("scenario", type=Path, help="scenario file (experiments/*.toml)")
+    p.add_argument("--results", type=Path, default=ROOT / "results", help="where result directories go")
+    p.add_argument("--json", dest="program_json", type=Path, default=ROOT / "out" / "switchml.json")
+    p.add_argument("--p4info", type=Path, default=ROOT / "out" / "switchml.p4info.txt")
+    p.add_argument("--list", action="store_true", help="print the runs the scenario would make and exit")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    from topo.report import write_report
+
+    args = _parser().parse_args(None if argv is None else list(argv))
+    try:
+        sc = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.list:
+        for p in sc.runs():
+            print(p)
+        print(f"{len(sc.runs())} points x {sc.repetitions} repetitions")
+        return 0
+    if os.geteuid() != 0:
+        print("error: Mininet needs root: run `sudo make experiment`", file=sys.stderr)
+        return 2
+    out = results_dir(args.results, sc.name)
+    shutil.copy(args.scenario, out / "scenario.toml")
+    print(f"{sc.name}: {len(sc.runs())} points x {sc.repetitions} repetitions -> {out}", file=sys.stderr)
+    rows = run_scenario(sc, out, program_json=args.program_json, p4info=args.p4info, progress=not args.no_progress)
+    summary = write_report(sc, rows, out)
+    print(summary)
+    bad = [r for r in rows if not r.verified]
+    if bad:
+        print(f"{len(bad)} of {len(rows)} runs failed verification or did not run; see {out / 'runs.csv'}",
+              file=sys.stderr)
+    return 0 if not bad else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
