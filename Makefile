@@ -26,13 +26,14 @@ DTYPE       ?= float32
 TARGET      ?=
 GRPC_ADDR   ?= 127.0.0.1:9559
 
-.PHONY: all setup system-packages shell-venv run experiment test build bench bench-switch p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run experiment train test build bench bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
 help:
 	@echo "make run           all-reduce through the switch in Mininet (knobs ALGO WORKERS SIZE LOSS BW DTYPE TARGET)"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/size-sweep.toml) -> results/<name>-<time>/"
+	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
 	@echo "make test          set up and run the test suite"
 	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
@@ -82,6 +83,10 @@ run: build
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
 experiment: build
 	$(PY) -m topo.sweep $(SCENARIO) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+
+# data-parallel training on the Mininet hosts, once per algorithm (root) -> results/train-<UTC time>/
+train: build
+	$(PY) -m topo.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
 
 build: setup $(P4SRC:p4src/%.p4=$(OUT)/%.json)
 

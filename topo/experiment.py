@@ -27,7 +27,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -88,6 +88,7 @@ class WorkerOutcome:
     report: dict[str, Any] = field(default_factory=dict)
     stderr: str = ""
     wall_s: float = 0.0
+    stdout: str = ""
 
     @property
     def ok(self) -> bool:
@@ -181,7 +182,7 @@ def _collect(rank: int, proc: subprocess.Popen[str], deadline: float, started: f
             break
         except json.JSONDecodeError:
             continue
-    return WorkerOutcome(rank, proc.returncode, report, err.strip()[-2000:], time.monotonic() - started)
+    return WorkerOutcome(rank, proc.returncode, report, err.strip()[-2000:], time.monotonic() - started, out)
 
 
 MININET_LOCK = Path("/tmp/ina-testbed-mininet.lock")
@@ -283,42 +284,57 @@ class ExperimentNetwork:
             raise ValueError("a run cannot change the network: " + ", ".join(
                 f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}" for f in net_fields
                 if getattr(cfg, f) != getattr(self.cfg, f)))
-        if self.switch.connected():
-            self.ctl.reset_job(self.job)
-            if cfg.loss != self._loss:
-                for w in self.job.workers:
-                    self.ctl.set_drop_probability(w.switch_port, ingress=cfg.loss, egress=cfg.loss)
-                self._loss = cfg.loss
+        self.reset(cfg.loss)
         before = self.ctl.counters(self.job.job_id) if self.switch.connected() else {}
-        barrier = None
-        if cfg.barrier:
-            barrier = cfg.run_dir / "barrier"
-            shutil.rmtree(barrier, ignore_errors=True)  # a fresh barrier per run
-            barrier.mkdir()
-        bg = [self._host(spec.split(":", 1)[0]).popen(spec.split(":", 1)[1], shell=True,
-                                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-              for spec in background]
-        try:
-            started = time.monotonic()
-            procs = [h.popen(_worker_argv(cfg, self.job_path, rank, barrier), cwd=str(ROOT), text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                     for rank, h in enumerate(self.hosts)]
-            if cfg.kill_switch_after_s is not None:
-                time.sleep(cfg.kill_switch_after_s)
-                assert self.switch.process is not None
-                os.kill(self.switch.process.pid, signal.SIGKILL)
-            deadline = started + cfg.timeout_s
-            outcomes = [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
-        finally:
-            for p in bg:
-                p.kill()
-                p.wait()
+        barrier = self.fresh_barrier() if cfg.barrier else None
+        outcomes = self.launch(lambda rank: _worker_argv(cfg, self.job_path, rank, barrier), cfg.timeout_s,
+                               background=background, kill_switch_after_s=cfg.kill_switch_after_s)
         counters: dict[str, tuple[int, int]] = {}
         if self.switch.connected():
             after = self.ctl.counters(self.job.job_id)
             counters = {k: (v[0] - before.get(k, (0, 0))[0], v[1] - before.get(k, (0, 0))[1])
                         for k, v in after.items()}
         return ExperimentResult(cfg, outcomes, counters, self.switch.log_path)
+
+    def reset(self, loss: float) -> None:
+        """Before a run: the job's switch state reset (fresh worker processes start at set 0 of every slot) and the
+        drop simulator's probability set on every worker port."""
+        if self.switch.connected():
+            self.ctl.reset_job(self.job)
+            if loss != self._loss:
+                for w in self.job.workers:
+                    self.ctl.set_drop_probability(w.switch_port, ingress=loss, egress=loss)
+                self._loss = loss
+
+    def fresh_barrier(self) -> Path:
+        """An empty start-barrier directory for the next run's processes."""
+        barrier = self.cfg.run_dir / "barrier"
+        shutil.rmtree(barrier, ignore_errors=True)
+        barrier.mkdir()
+        return barrier
+
+    def launch(self, argv_of_rank: Callable[[int], list[str]], timeout_s: float, *, background: Sequence[str] = (),
+               kill_switch_after_s: float | None = None) -> list[WorkerOutcome]:
+        """Run argv_of_rank(r) on host h(r+1) for every rank, bounded by timeout_s; their outcomes by rank (the last
+        stdout line that is JSON is a process's report). `background` as in run()."""
+        bg = [self._host(spec.split(":", 1)[0]).popen(spec.split(":", 1)[1], shell=True,
+                                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+              for spec in background]
+        try:
+            started = time.monotonic()
+            procs = [h.popen(argv_of_rank(rank), cwd=str(ROOT), text=True, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+                     for rank, h in enumerate(self.hosts)]
+            if kill_switch_after_s is not None:
+                time.sleep(kill_switch_after_s)
+                assert self.switch.process is not None
+                os.kill(self.switch.process.pid, signal.SIGKILL)
+            deadline = started + timeout_s
+            return [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
+        finally:
+            for p in bg:
+                p.kill()
+                p.wait()
 
     def _host(self, name: str) -> Any:
         assert self.net is not None

@@ -41,6 +41,9 @@ __all__ = ["Collective", "CollectiveOptions", "CollectiveSpec", "COLLECTIVES", "
 class Collective(Protocol):
     """One rank's end of an all-reduce algorithm."""
 
+    world_size: int
+    """Ranks taking part (the job's workers)."""
+
     def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
         """The element-wise sum of array over all ranks, with the run's statistics."""
         ...
@@ -103,6 +106,7 @@ class SwitchMLCollective:
     def __init__(self, job: JobConfig, rank: int, options: CollectiveOptions) -> None:
         codec = Codec.from_program_json(options.program_json or find_program_json())
         me = job.worker(rank)
+        self.world_size = job.num_workers
         self.transport = UdpTransport((options.bind_ip or me.ip, me.udp_port), (job.switch.ip, options.switch_port))
         try:
             self.worker = Worker(job, rank, self.transport, codec, options.window)

@@ -69,6 +69,10 @@ class HostCollective:
         self._runs += 1
         return RunResult(array=flat.reshape(arr.shape), stats=stats, exponents=None)  # type: ignore[arg-type]
 
+    @property
+    def world_size(self) -> int:
+        return self.n
+
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         return self.run(array).array
 
