@@ -57,7 +57,7 @@ def summary(histories: dict[str, list[dict]], workers: int, bw: float | None, ma
     lines += [f"- {k}: {v}" for k, v in machine.items()]
     lines += ["", "## Method", "",
               f"- {workers} Mininet hosts, one P4 switch (embedded), links "
-              + (f"{bw:g} Mbit/s" if bw else "unlimited") + "; scikit-learn's digits (1347 train / 450 test "
+              + (f"{bw:g} Mbit/s" if bw else "unlimited") + "; scikit-learn's digits (1348 train / 449 test "
               "images), an MLP 64-32-10, SGD, global batch 64 split over the hosts; each step's gradient (2,410 "
               "float32 and the loss) is all-reduced by the named collective.", "",
               "## Result", "", "| algorithm | epochs | final test accuracy | final test loss | time (s) | "
