@@ -332,8 +332,9 @@ class ExperimentNetwork:
             deadline = started + timeout_s
             return [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
         finally:
-            for p in bg:
-                p.kill()
+            for p in bg:  # mnexec -d makes each a session leader: kill its whole group (sh and what it started)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
 
     def _host(self, name: str) -> Any:

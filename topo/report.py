@@ -66,8 +66,22 @@ def _groups(rows: list[Row], sc: Scenario) -> dict[tuple[int, float, str], list[
     g: dict[tuple[int, float, str], list[Row]] = defaultdict(list)
     for r in rows:
         if r.verified:
-            g[(r.workers, float(getattr(r, sc.x)), _series(r, sc))].append(r)
+            g[(_panel(r, sc), float(getattr(r, sc.x)), _series(r, sc))].append(r)
     return g
+
+
+def _panel(r: Row, sc: Scenario) -> int:
+    """The worker count a row is shown with; 0 (one panel for all) when workers is the x axis."""
+    return 0 if sc.x == "workers" else r.workers
+
+
+def _panels(rows: list[Row], sc: Scenario) -> list[int]:
+    return sorted({_panel(r, sc) for r in rows})
+
+
+def _where(n: int, sc: Scenario, x: float) -> str:
+    """Where a ratio was measured: "8 workers, 64 MiB", or "8 workers" when workers is the x axis."""
+    return f"{int(x)} workers" if not n else f"{n} workers, {_fmt_x(sc.x, x)}"
 
 
 def _all_series(rows: list[Row], sc: Scenario) -> list[str]:
@@ -81,7 +95,7 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
     g = _groups(rows, sc)
     itemsize = 4
     xs = sorted({k[1] for k in g}) or sorted({float(getattr(r, sc.x)) for r in rows})
-    workers = sorted({r.workers for r in rows})
+    panels = _panels(rows, sc)
     lines = [f"# {sc.name}", ""]
     if sc.description:
         lines += [sc.description, ""]
@@ -101,31 +115,33 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
               "emulator's CPU, not the network. Ratios from one run of this scenario are the meaningful figures.", ""]
     lines += ["## Median time (s), min–max over repetitions", ""]
     series = _all_series(rows, sc)
-    head = f"| workers | {_LABELS[sc.x]} | " + " | ".join(series) + " |"
-    lines += [head, "|" + "---|" * (2 + len(series))]
-    for n in workers:
+    first = [] if sc.x == "workers" else ["workers"]
+    head = "| " + " | ".join(first + [_LABELS[sc.x]] + series) + " |"
+    lines += [head, "|" + "---|" * (len(first) + 1 + len(series))]
+    for n in panels:
         for x in xs:
             cells = []
             for a in series:
                 t = [r.elapsed_s for r in g.get((n, x, a), [])]
                 cells.append(f"{statistics.median(t):.4f} ({min(t):.4f}–{max(t):.4f})" if t else "—")
-            lines.append(f"| {n} | {_fmt_x(sc.x, x)} | " + " | ".join(cells) + " |")
+            if any(c != "—" for c in cells):
+                lines.append("| " + " | ".join(([str(n)] if n else []) + [_fmt_x(sc.x, x)] + cells) + " |")
     ina = [a for a in series if a.split()[0] in IN_NETWORK]
     host = [a for a in series if a.split()[0] not in IN_NETWORK]
     if ina and host:
         lines += ["", "## Ratios (median time, lower is faster for the first)", ""]
-        for n in workers:
+        for n in panels:
             for x in xs:
                 for a in ina:
                     ta = [r.elapsed_s for r in g.get((n, x, a), [])]
                     for b in (h for h in host if h.split()[1:] == a.split()[1:]):
                         tb = [r.elapsed_s for r in g.get((n, x, b), [])]
                         if ta and tb:
-                            lines.append(f"- {a} / {b} time at {n} workers, {_fmt_x(sc.x, x)}: "
+                            lines.append(f"- {a} / {b} time at {_where(n, sc, x)}: "
                                          f"{statistics.median(ta) / statistics.median(tb):.2f}×")
     if sc.bw_mbps and sc.x == "size":
         lines += ["", f"## Theory at {sc.bw_mbps:g} Mbit/s (data one worker sends, no headers)", ""]
-        for n in workers:
+        for n in panels:
             for a in series:
                 big = max(xs)
                 t = [r.elapsed_s for r in g.get((n, big, a), [])]
@@ -143,12 +159,12 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
 
 def plot(sc: Scenario, rows: list[Row], out: Path) -> list[Path]:
     g = _groups(rows, sc)
-    workers = sorted({r.workers for r in rows})
+    panels = _panels(rows, sc)
     paths = []
     for metric, ylabel, fname in (("elapsed_s", "all-reduce time (s)", "time.png"),
                                   ("goodput_elems_per_s", "goodput (elements/s per worker)", "goodput.png")):
-        fig, axes = plt.subplots(1, len(workers), figsize=(5.5 * len(workers), 4.2), squeeze=False)
-        for ax, n in zip(axes[0], workers):
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+        for ax, n in zip(axes[0], panels):
             for a in _all_series(rows, sc):
                 pts = sorted((x, [getattr(r, metric) for r in rs]) for (wn, x, al), rs in g.items()
                              if wn == n and al == a)
@@ -162,7 +178,8 @@ def plot(sc: Scenario, rows: list[Row], out: Path) -> list[Path]:
                 if metric == "elapsed_s" and sc.bw_mbps and sc.x == "size" and not _facets(sc):
                     ax.plot(xv, [theory_time_s(a, int(x), n, sc.bw_mbps) for x, _ in pts], linestyle="--",
                             color=line[0].get_color(), alpha=0.6, label=f"{a} at link rate")
-            ax.set_title(f"{n} workers" + (f", {sc.bw_mbps:g} Mbit/s links" if sc.bw_mbps else ""))
+            ax.set_title(", ".join(([f"{n} workers"] if n else [])
+                                   + ([f"{sc.bw_mbps:g} Mbit/s links"] if sc.bw_mbps else [])))
             ax.set_xlabel(_LABELS[sc.x] + (" (bytes)" if sc.x == "size" else ""))
             ax.set_ylabel(ylabel)
             if sc.x == "size":

@@ -126,8 +126,8 @@ def background_commands(mbps: float, timeout_s: float) -> list[str]:
     if shutil.which("iperf3") is None:
         raise RuntimeError("background traffic needs iperf3 (apt-get install iperf3; `make setup` does it as root)")
     t = max(1, int(timeout_s))
-    return [f"h2: iperf3 -s -1 -p 5201 >/dev/null 2>&1",
-            f"h1: sleep 0.3; iperf3 -c {host_ip(2)} -p 5201 -u -b {mbps:g}M -t {t} >/dev/null 2>&1"]
+    return ["h2: exec iperf3 -s -1 -p 5201 >/dev/null 2>&1",
+            f"h1: sleep 0.3; exec iperf3 -c {host_ip(2)} -p 5201 -u -b {mbps:g}M -t {t} >/dev/null 2>&1"]
 
 
 def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, progress: bool = True,
