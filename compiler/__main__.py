@@ -2,7 +2,7 @@
 
 Accepted for compatibility: `--std p4-16`, `--arch v1model`, `--target bmv2`, `--p4runtime-format text|json|binary`
 (p4c's deprecated pair `--p4runtime-file F --p4runtime-format FMT` too). `--p4runtime-files` takes a comma-separated
-list; each file's suffix chooses its format (.txt text, .json JSON, .bin binary), as in p4c. Errors go to stderr as
+list; each file's suffix chooses its format (.txtpb or .txt text, .json JSON, .bin binary), as in p4c. Errors go to stderr as
 `file:line:col: error: message`, the source line and a caret; the exit code is then 1.
 """
 
@@ -27,7 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
                    help="define a preprocessor macro")
     p.add_argument("--p4runtime-files", default="", metavar="FILES",
-                   help="comma-separated P4Info outputs; suffix .txt/.json/.bin picks the format")
+                   help="comma-separated P4Info outputs; suffix .txtpb/.txt/.json/.bin picks the format")
     p.add_argument("--p4runtime-file", default=None, help=argparse.SUPPRESS)
     p.add_argument("--p4runtime-format", default=None, choices=("text", "json", "binary"),
                    help="format for the deprecated --p4runtime-file")
@@ -48,7 +48,7 @@ def _p4info_outputs(args: argparse.Namespace) -> list[str]:
         fmt = fmt or ".bin"  # p4c's default --p4runtime-format is binary
     out = []
     for path in paths:
-        if path.endswith((".txt", ".json", ".bin")):
+        if path.endswith((".txtpb", ".txt", ".json", ".bin")):
             out.append(path)
         elif fmt:
             out.append(path + "\0" + fmt)

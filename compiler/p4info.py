@@ -398,8 +398,9 @@ def to_text(info: p4i.P4Info) -> str:
 
 
 def write(info: p4i.P4Info, path: str) -> None:
-    """Write `info` to `path` in the format its suffix asks for: .txt (text), .json, .bin (binary), like p4c."""
-    if path.endswith(".txt"):
+    """Write `info` to `path` in the format its suffix asks for: .txtpb or .txt (text), .json, .bin (binary), like
+    p4c (which recommends .txtpb and calls .txt deprecated)."""
+    if path.endswith((".txtpb", ".txt")):
         data: bytes = to_text(info).encode()
     elif path.endswith(".json"):
         from google.protobuf import json_format
@@ -409,7 +410,7 @@ def write(info: p4i.P4Info, path: str) -> None:
         data = info.SerializeToString()
     else:
         d = Diagnostics()
-        d.error(SourceLoc(path, 0, 0), f"{path}: unknown file kind; known suffixes are .bin, .txt, .json", "io")
+        d.error(SourceLoc(path, 0, 0), f"{path}: unknown file kind; known suffixes are .bin, .txt, .json, and .txtpb", "io")
         raise CompileError(d)
     with open(path, "wb") as f:
         f.write(data)

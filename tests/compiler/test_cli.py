@@ -61,6 +61,12 @@ def test_deprecated_p4runtime_file_and_format(tmp_path: Path) -> None:
     assert text_format.Parse(info.read_text(), p4i.P4Info()).tables[0].preamble.name == "MyIngress.ipv4_lpm"
 
 
+def test_txtpb_suffix_is_text_format(tmp_path: Path) -> None:  # p4c's recommended suffix
+    info = tmp_path / "b.p4info.txtpb"
+    assert main([str(BASIC), "-o", str(tmp_path / "b.json"), "--p4runtime-files", str(info)]) == 0
+    assert text_format.Parse(info.read_text(), p4i.P4Info()).tables[0].preamble.name == "MyIngress.ipv4_lpm"
+
+
 def test_unknown_p4info_suffix_is_an_error(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main([str(BASIC), "-o", str(tmp_path / "b.json"), "--p4runtime-files", str(tmp_path / "b.p4i")]) == 1
     assert "unknown file kind" in capsys.readouterr().err
