@@ -6,7 +6,8 @@
  * unchanged with either compiler.
  *
  * Versioning: programs may define V1MODEL_VERSION before including this file to
- * ask for an older interface; the default is the 2020-04-08 interface, and the
+ * ask for the newer interface (20200408: register<T, I>, counter<I> ... with typed indices); the default, as in
+ * p4c's own v1model.p4, is the 2018-01-01 interface (bit<32> indices), and the
  * value is visible to P4 code as the constant __v1model_version.
  */
 
@@ -16,7 +17,7 @@
 #include "core.p4"
 
 #ifndef V1MODEL_VERSION
-#define V1MODEL_VERSION 20200408
+#define V1MODEL_VERSION 20180101
 #endif
 
 /* Match kinds of v1model tables beyond the core ones. */
@@ -153,12 +154,9 @@ enum HashAlgorithm {
 }
 
 /* Drop the packet at the end of this pipeline: egress_spec := drop port, mcast_grp := 0. */
-#if V1MODEL_VERSION >= 20200408
-extern void mark_to_drop(inout standard_metadata_t standard_metadata);
-#else
 @deprecated("Please use mark_to_drop(standard_metadata) instead.")
 extern void mark_to_drop();
-#endif
+extern void mark_to_drop(inout standard_metadata_t standard_metadata);
 
 /* result := base + (H(data) % max) when max >= 1, else base. */
 @pure

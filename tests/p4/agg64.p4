@@ -111,7 +111,7 @@ header data_h {
 
 struct metadata {
     bit<32> v;
-    bit<8>  slot;
+    bit<32> slot;     /* a register index: bit<32> in v1model (p4c's default V1MODEL_VERSION) */
 }
 
 struct headers {
@@ -221,7 +221,7 @@ control MyIngress(inout headers hdr, inout metadata meta, inout standard_metadat
     register<bit<32>>(256) agg_63;
 
     action aggregate() {
-        meta.slot = (bit<8>) hdr.ina.pool_index;
+        meta.slot = (bit<32>) hdr.ina.pool_index[7:0];
         agg_00.read(meta.v, meta.slot);
         meta.v = meta.v + hdr.data.e00;
         agg_00.write(meta.slot, meta.v);
