@@ -58,7 +58,8 @@ from compiler.types import (
 BMV2_VERSION = [2, 23]
 COMPILER_URL = "https://github.com/p4lang/p4c"
 ROLES = ("parser", "verify_checksum", "ingress", "egress", "compute_checksum", "deparser")
-ERROR_BASE = 1
+ERROR_BASE = 0
+"""p4c numbers the error constants from 0 (NoError) in declaration order (DiscoverStructure)."""
 
 
 class ProgramLowering(LowerContext):
