@@ -106,7 +106,11 @@ class ProgramLowering(LowerContext):
         aref = {id(self.info.actions.get(r)): r for r in (t.actions.actions if t.actions else [])}
         for rec, scope in zip(recs, scopes):
             ref = aref.get(id(rec.decl))
-            refs.append(CPActionRef(rec.name, scope, list(ref.annotations) if ref is not None else []))
+            if ref is not None:
+                annos = list(ref.annotations)
+            else:  # the NoAction p4c's front end adds to a table without default_action, as `@defaultonly NoAction`
+                annos = [ast.Annotation(t.loc, "defaultonly")] if scope == "DEFAULT_ONLY" else []
+            refs.append(CPActionRef(rec.name, scope, annos))
         ents = t.entries
         timeout = t.get_property("support_timeout")
         order = cl.decl.locals.index(t) if t in cl.decl.locals else 0
@@ -390,6 +394,7 @@ class ProgramLowering(LowerContext):
 
         for call, name in self._calls_only(decl.body.stmts, lambda owner, name: owner is None and name in want,
                                            f"statement other than {want[0]}() in this checksum control"):
+            self.cp.calls_extern_functions = True
             try:
                 self.checksum(call, name, verify, xl)
             except LowerAbort:

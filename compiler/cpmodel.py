@@ -181,3 +181,5 @@ class CPModel:
     controller_headers: list[CPControllerHeader] = field(default_factory=list)
     digests: list[CPDigest] = field(default_factory=list)
     arch: str = "v1model"
+    calls_extern_functions: bool = False
+    """A control calls an extern function (mark_to_drop, hash, clone ...): p4c then writes an (empty) type_info."""

@@ -294,6 +294,8 @@ class PrimitiveLowerer:
 
     def extern_function(self, call: ast.MethodCall, name: str, si: Json | None) -> list[Json]:
         a = call.args
+        if self.gress != "parser":
+            self.lc.cp.calls_extern_functions = True
         if name == "mark_to_drop":
             if not a:
                 raise self.lc.unsupported(call, "mark_to_drop() without arguments (use mark_to_drop(standard_metadata))")

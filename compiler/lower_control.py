@@ -632,7 +632,9 @@ class ControlLowerer:
                 assert isinstance(base.callee, ast.Member)
                 h = self.xl.locate(base.callee.expr)
                 target = [getattr(h, "name", "?"), "$valid$"]
-                kname = ast.to_p4(e)
+                kname = ast.to_p4(base.callee.expr) + ".$valid$"  # p4c's name for an isValid() key
+                if base is not e:
+                    kname = ast.to_p4(e).replace(ast.to_p4(base), kname, 1)
             else:
                 s = None
                 if isinstance(base, (ast.Name, ast.Member, ast.Index)):

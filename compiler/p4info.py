@@ -382,10 +382,13 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
             member.name = fld.name
             member.type_spec.bitstring.bit.bitwidth = fld.bitwidth
 
-    # p4c creates `type_info` while converting the type of a match field, action parameter, controller-header
-    # field or digest; a program with none of them has no type_info at all.
-    if (any(t.match_fields for t in model.tables if not t.hidden)
+    # p4c's serializer creates `type_info` (empty unless a type needs describing) whenever it converts a table's
+    # match fields (every visible table, keyless too), an action parameter, an extern instance (counter, meter,
+    # register ...), an extern function called from a control, a controller-header field or a digest.
+    if (any(not t.hidden for t in model.tables)
             or any(a.params for a in model.actions if not a.hidden)
+            or model.counters or model.direct_counters or model.meters or model.direct_meters or model.registers
+            or model.calls_extern_functions
             or any(h.metadata for h in model.controller_headers) or model.digests):
         info.type_info.SetInParent()
     diags.check()

@@ -108,7 +108,7 @@ def test_control_plane_names(result) -> None:  # type: ignore[no-untyped-def]
     assert plain["max_size"] == 1024
     assert plain["key"] == [
         {"match_type": "exact", "name": "hdr.a.x", "target": ["a", "x"], "mask": None},
-        {"match_type": "exact", "name": "hdr.a.isValid()", "target": ["a", "$valid$"], "mask": None},
+        {"match_type": "exact", "name": "hdr.a.$valid$", "target": ["a", "$valid$"], "mask": None},
     ]
     actions = {a["id"]: a["name"] for a in result.json["actions"]}
     assert actions[plain["default_entry"]["action_id"]] == "NoAction"
