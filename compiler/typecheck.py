@@ -220,8 +220,19 @@ class Checker:
     def declare(self, scope: Scope, name: str, decl: ast.Node, owner: ast.Decl | None = None) -> None:
         prev = scope.names.get(name)
         if prev is not None and prev is not decl:
-            self.diags.error(decl.loc, f"redeclaration of '{name}'")
+            if isinstance(prev, ast.Param) and not isinstance(decl, ast.Param):
+                self.diags.error(decl.loc, f"declaration of '{name}' shadows a parameter '{name}'")
+            else:
+                self.diags.error(decl.loc, f"redeclaration of '{name}'")
             return
+        if not isinstance(decl, ast.Param):  # p4c (ResolveReferences): a local may not hide a parameter
+            outer = scope.parent
+            while outer is not None:
+                p = outer.names.get(name)
+                if isinstance(p, ast.Param):
+                    self.diags.error(decl.loc, f"declaration of '{name}' shadows a parameter '{name}'")
+                    return
+                outer = outer.parent
         scope.names[name] = decl
         self.info.owner[decl] = owner
 
@@ -702,6 +713,8 @@ class Checker:
             if p.name in names:
                 self.diags.error(p.loc, f"table '{d.name}': duplicate property '{p.name}'")
             names.add(p.name)
+            if isinstance(ctx.scope.lookup(p.name), ast.Param):  # p4c: a table property is a declaration too
+                self.diags.error(p.loc, f"declaration of '{p.name}' shadows a parameter '{p.name}'")
         key_types: list[P4Type] = []
         if d.key is not None:
             for ke in d.key.elements:
@@ -1000,6 +1013,13 @@ class Checker:
             return
         raise self.error(e, f"'{describe(e)}' cannot be assigned")
 
+    def is_compile_time_constant(self, a: ast.Expr) -> bool:
+        """A value known at compile time: a folded constant, a string literal, or a member of an enum, error or
+        match_kind named through its type (`CounterType.packets`)."""
+        if a in self.info.values or isinstance(a, ast.StringLit):
+            return True
+        return isinstance(a, ast.Member) and isinstance(self.info.types.get(a.expr), TypeT)
+
     def directional_arg(self, a: ast.Expr, p: ast.Param, pt: P4Type, ctx: _Ctx, callee: str) -> None:
         """p4c's rules for an argument of a directional parameter: `_` only for `out` (it stands for a fresh
         variable of the parameter's type), a left-value for `out`/`inout`."""
@@ -1010,6 +1030,9 @@ class Checker:
                 raise self.error(a, f"cannot infer the type of '_' for parameter '{p.name}'; give type arguments")
             self.info.types[a] = pt
             return
+        if p.direction is None and callee == "function" and not self.is_compile_time_constant(a):
+            raise self.error(start_of(a), f"argument used for directionless parameter '{p.name}' must be a "
+                                          "compile-time constant")
         if p.direction not in ("out", "inout"):
             return
         try:
@@ -1159,7 +1182,12 @@ class Checker:
             raise self.error(e, f"{bt.kind} '{bt.name}' has no field '{m}'")
         if isinstance(bt, StackT):
             if m in ("next", "last"):
+                if not ctx.in_parser:  # p4c's type checker: only a parser has a stack's next index
+                    raise self.error(start_of(e), f"{describe(e)}: 'last', and 'next' for stacks can only be used "
+                                                  "in a parser")
                 return bt.element
+            if m == "lastIndex" and not ctx.in_parser:
+                raise self.error(start_of(e), f"{describe(e)}: 'lastIndex' for stacks can only be used in a parser")
             if m in ("lastIndex", "size"):
                 self.info.values.pop(e, None)
                 if m == "size":

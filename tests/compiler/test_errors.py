@@ -148,3 +148,31 @@ def test_several_errors_are_all_reported() -> None:
         "undeclared name 'foo'",
         "type mismatch: cannot use a value of type bit<16> for 'meta.a' of type bit<8>",
     ]
+
+
+# what p4c refuses although one could give it a meaning
+@pytest.mark.parametrize("decls, locals_, body, where, col, message", [
+    ("", "", "meta.a = (bit<8>)hdr.s.last.type;", BODY_LINE, 26,
+     "hdr.s.last: 'last', and 'next' for stacks can only be used in a parser"),
+    ("", "", "meta.a = (bit<8>)hdr.s.lastIndex;", BODY_LINE, 26,
+     "hdr.s.lastIndex: 'lastIndex' for stacks can only be used in a parser"),
+    ("bit<8> twice(bit<8> x) { return x + x; }", "", "meta.a = twice(meta.a);", BODY_LINE, 24,
+     "argument used for directionless parameter 'x' must be a compile-time constant"),
+    ("", "bit<8> hdr = 1;", "", LOCALS_LINE, 5, "declaration of 'hdr' shadows a parameter 'hdr'"),
+    ("", "action a(inout bit<8> x) { bit<8> meta = x; x = meta; }", "", LOCALS_LINE, 32,
+     "declaration of 'meta' shadows a parameter 'meta'"),
+    ("", "table t { key = { meta.a: exact; } actions = { NoAction; } }", "t.apply();", LOCALS_LINE, 15, None),
+])
+def test_p4c_refusals(decls: str, locals_: str, body: str, where: int, col: int, message: str | None) -> None:
+    src = TEMPLATE.replace("struct headers { eth_t eth; }", "struct headers { eth_t eth; eth_t[2] s; }")
+    src = src.replace("@DECLS@", decls).replace("@LOCALS@", locals_).replace("@BODY@", body)
+    if message is None:  # the same table property is fine when no parameter is called `key`
+        compile_source(src, name="t.p4")
+        src = src.replace("inout metadata meta, inout standard_metadata_t sm) {\n    table",
+                          "inout metadata key, inout standard_metadata_t sm) {\n    table").replace("meta.a: exact",
+                                                                                                "key.a: exact")
+        message = "declaration of 'key' shadows a parameter 'key'"
+    with pytest.raises(CompileError) as info:
+        compile_source(src, name="t.p4")
+    d = info.value.diagnostics.errors[0]
+    assert (d.loc.line, d.loc.col, d.message) == (where, col, message)

@@ -1,7 +1,7 @@
 /* More control lowering: a top-level action used by a table, exit inside a table action, switch labels that share a
  * body, actions with directional parameters, a masked key (`f & 0xF1`), an isValid() key, const entries with @priority annotations (p4c's BMv2 back
- * end: the smaller value wins), header stack operations in a control (push_front, pop_front, .last,
- * .lastIndex), clone() without a field list and a switch on a value. Results in header `rep`. */
+ * end: the smaller value wins), header stack operations in a control (push_front, pop_front; .last and
+ * .lastIndex read in the parser), clone() without a field list and a switch on a value. Results in header `rep`. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -11,7 +11,7 @@ header lbl_t { bit<8> v; }
 header rep_t { bit<8> a; bit<8> b; bit<8> c; bit<8> d; }
 
 struct headers { ethernet_t eth; req_t req; lbl_t[3] lbl; rep_t rep; }
-struct metadata { bit<8> unused; }
+struct metadata { bit<8> last_v; bit<8> last_index; }
 
 action global_nop() { }
 // directional parameters are bound where the action is used (in an actions list or a direct call)
@@ -24,7 +24,13 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
         pkt.extract(hdr.rep);
         transition select(hdr.req.op) { 7: labels; default: accept; }
     }
-    state labels { pkt.extract(hdr.lbl.next); pkt.extract(hdr.lbl.next); transition accept; }
+    state labels {
+        pkt.extract(hdr.lbl.next);
+        pkt.extract(hdr.lbl.next);
+        meta.last_v = hdr.lbl.last.v;  // .last and .lastIndex exist only in parsers (p4c refuses them elsewhere)
+        meta.last_index = (bit<8>)hdr.lbl.lastIndex;
+        transition accept;
+    }
 }
 
 control VC(inout headers hdr, inout metadata meta) { apply { } }
@@ -84,8 +90,8 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
             default: { }
         }
         if (hdr.lbl[0].isValid()) {
-            hdr.rep.c = hdr.lbl.last.v;
-            hdr.rep.b = (bit<8>)hdr.lbl.lastIndex;
+            hdr.rep.c = meta.last_v;
+            hdr.rep.b = meta.last_index;
             hdr.lbl.pop_front(1);
             hdr.lbl.push_front(2);
             hdr.lbl[0].setValid();

@@ -6,7 +6,7 @@ header h_t { bit<8> a; bit<8> b; bit<8> c; }
 struct headers { h_t h; }
 struct metadata { }
 bit<8> max8(in bit<8> x, in bit<8> y) { return x > y ? x : y; }
-bit<8> twice_max(bit<8> x, bit<8> y) { return max8(x, y) << 1; }
+bit<8> twice_max(in bit<8> x, in bit<8> y) { return max8(x, y) << 1; }
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.h); transition accept; }
 }

@@ -14,13 +14,13 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
     state start { pkt.extract(hdr.eth); pkt.extract(hdr.req); pkt.extract(hdr.rep); transition accept; }
 }
 
-control Lookup(in bit<8> key, out bit<8> result, inout bit<8> hits) {
+control Lookup(in bit<8> k, out bit<8> result, inout bit<8> hits) {
     counter(4, CounterType.packets) seen;
     bit<8> tmp;
     action found(bit<8> v) { tmp = v; hits = hits + 1; }
     action miss() { tmp = 0xff; }
     table t {
-        key = { key: exact; }
+        key = { k: exact; }
         actions = { found; miss; }
         default_action = miss();
     }
