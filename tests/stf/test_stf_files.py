@@ -52,3 +52,16 @@ def test_wrong_expectation_fails_with_diff(stf: Path) -> None:
     report = result.report()
     assert f"DIFFERS (expect at <stf>:{lineno}" in report
     assert "^" in report
+
+
+def test_check_counter_names_parse_with_p4cs_stf_grammar() -> None:
+    """p4c's STF lexer (tools/stf/stf_lexer.py) takes `check_counter ID(...)` with ID an identifier without dots or a
+    quoted name: a dotted name like Ing.ctr must be written "Ing.ctr" for the STF to run under p4c's driver too."""
+    import re
+
+    root = Path(__file__).resolve().parents[2]
+    ident = re.compile(r'^check_counter\s+([a-z$A-Z_][a-z$A-Z_0-9]*|"[^"]+")\s*\(')
+    bad = [f"{p.relative_to(root)}:{i}" for p in root.glob("**/*.stf") if ".venv" not in p.parts
+           for i, line in enumerate(p.read_text().splitlines(), 1)
+           if line.strip().startswith("check_counter") and not ident.match(line.strip())]
+    assert bad == []

@@ -107,8 +107,9 @@ def stf_text() -> str:
     counts = {"ina_received": 7, "ina_aggregated": 3, "ina_multicast": 1, "ina_retx_answered": 1,
               "ina_drop_retx_incomplete": 1, "ina_drop_unknown": 1, "ina_drop_malformed": 1}
     out.append("# per-job counters (index = job id)")
-    out += [f"check_counter {ig}.{name}(1) packets == {value}" for name, value in counts.items()]
-    out.append(f"check_counter {eg}.ina_results_sent(1) packets == 3")
+    # quoted: p4c's STF grammar takes a dotted name only as a quoted identifier
+    out += [f'check_counter "{ig}.{name}"(1) packets == {value}' for name, value in counts.items()]
+    out.append(f'check_counter "{eg}.ina_results_sent"(1) packets == 3')
     return "\n".join(out) + "\n"
 
 
