@@ -7,6 +7,7 @@ for the embedded switch, behind one small interface.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Protocol
 
@@ -53,19 +54,34 @@ class P4RuntimeRegisters:
 class ThriftRegisters:
     """Registers through BMv2's Thrift runtime (service "standard"), as simple_switch_CLI reaches them."""
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 9090, timeout: float = 5.0) -> None:
+    CONNECT_WINDOW_S = 3.0
+    """How long to keep retrying the connection (the switch may still be opening its Thrift port)."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 9090, timeout: float = 5.0, *,
+                 connect_window_s: float | None = None) -> None:
         import thriftpy2
         from thriftpy2.protocol import TBinaryProtocolFactory, TMultiplexedProtocolFactory
         from thriftpy2.rpc import make_client
 
         idl = thriftpy2.load(str(_IDL), module_name="bmv2_registers_thrift")
         self._error = idl.InvalidRegisterOperation
-        try:
-            self._client = make_client(
-                idl.Standard, host, port, timeout=timeout * 1000,
-                proto_factory=TMultiplexedProtocolFactory(TBinaryProtocolFactory(), "standard"))
-        except Exception as err:  # thriftpy2 raises TTransportException subclasses of several kinds
-            raise ControllerError(f"cannot reach BMv2's Thrift runtime at {host}:{port}: {err}") from None
+        window = self.CONNECT_WINDOW_S if connect_window_s is None else connect_window_s
+        deadline = time.monotonic() + window
+        while True:
+            try:
+                self._client = make_client(
+                    idl.Standard, host, port, timeout=timeout * 1000,
+                    proto_factory=TMultiplexedProtocolFactory(TBinaryProtocolFactory(), "standard"))
+                return
+            except Exception as err:  # thriftpy2 raises TTransportException subclasses of several kinds
+                if time.monotonic() >= deadline:
+                    raise ControllerError(
+                        f"cannot reach BMv2's Thrift runtime at {host}:{port} (tried for {window:g} s: {err}). "
+                        "Registers of real BMv2 are only reachable over Thrift (PI answers UNIMPLEMENTED to P4Runtime "
+                        "register access); this simple_switch_grpc may have been built without Thrift support: "
+                        "`simple_switch_grpc --help` lists --thrift-port only when it has it (build BMv2 with "
+                        "--with-thrift), and the switch must be started with that port") from None
+                time.sleep(0.2)
 
     def _call(self, what: str, fn, *args):  # type: ignore[no-untyped-def]
         try:

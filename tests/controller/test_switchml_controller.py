@@ -141,3 +141,22 @@ def test_unreachable_switch_fails_fast() -> None:
     client = P4RuntimeClient("127.0.0.1:1", timeout=0.5)
     with pytest.raises(ControllerError, match="cannot reach"):
         client.connect()
+
+
+def test_thrift_registers_unreachable_says_why_in_bounded_time() -> None:
+    import socket
+    import time
+
+    from controller.client import ControllerError
+    from controller.registers import ThriftRegisters
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    with pytest.raises(ControllerError) as err:
+        ThriftRegisters("127.0.0.1", port, timeout=0.5, connect_window_s=0.6)
+    assert 0.5 <= time.monotonic() - t0 < 5
+    msg = str(err.value)
+    assert f"cannot reach BMv2's Thrift runtime at 127.0.0.1:{port} (tried for 0.6 s" in msg
+    assert "built without Thrift support" in msg and "simple_switch_grpc --help" in msg
