@@ -70,9 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compute every rank's input and check the result against the float64 reference and bound")
     p.add_argument("--window", type=int, default=d.window, help=f"packets in flight (default {d.window}; "
                    "all workers of a job must use the same)")
-    p.add_argument("--timeout-ms", type=float, default=d.timeout * 1000,
-                   help=f"per-packet timeout before the first RTT sample (default {d.timeout * 1000:g}; with "
-                   "--fixed-timeout: always)")
+    p.add_argument("--timeout-ms", type=float, default=None,
+                   help=f"per-packet timeout before the first RTT sample (default {d.timeout * 1000:g}, RFC 6298's "
+                   "initial RTO; the first measured RTT then re-arms the packets waiting on it; with --fixed-timeout: "
+                   "always)")
     p.add_argument("--min-timeout-ms", type=float, default=None,
                    help="floor of the adaptive timeout's variance term: RTO = SRTT + max(this, 4 RTTVAR) (default "
                    f"{d.min_timeout * 1000:g}, or --max-timeout-ms if that is lower)")
@@ -128,10 +129,15 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
             raise JobConfigError(f"--size must be >= 0, got {args.size}")
         if args.delay_ms < 0:
             raise JobConfigError(f"--delay-ms must be >= 0, got {args.delay_ms}")
-        max_timeout = max(args.max_timeout_ms, args.timeout_ms) / 1000
+        if args.timeout_ms is None:  # the default initial timeout, within a lower --max-timeout-ms
+            max_timeout = args.max_timeout_ms / 1000
+            timeout = min(WindowOptions().timeout, max_timeout)
+        else:
+            max_timeout = max(args.max_timeout_ms, args.timeout_ms) / 1000
+            timeout = args.timeout_ms / 1000
         min_timeout = (min(WindowOptions().min_timeout, max_timeout) if args.min_timeout_ms is None
                        else args.min_timeout_ms / 1000)
-        options = WindowOptions(window=args.window, timeout=args.timeout_ms / 1000, backoff=args.backoff,
+        options = WindowOptions(window=args.window, timeout=timeout, backoff=args.backoff,
                                 max_timeout=max_timeout, max_retries=args.max_retries, adaptive=not args.fixed_timeout,
                                 min_timeout=min_timeout, fast_retransmit=args.fast_retransmit)
         copts = CollectiveOptions(window=options, program_json=args.program_json, bind_ip=args.bind,

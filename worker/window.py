@@ -47,8 +47,12 @@ class WindowOptions:
 
     window: int = 32
     """W, packets in flight (capped by the job's pool size and by the number of blocks)."""
-    timeout: float = 0.1
-    """Per-packet timeout in seconds before the first RTT sample (adaptive), or always (adaptive=False)."""
+    timeout: float = 1.0
+    """Per-packet timeout in seconds before the first RTT sample (adaptive), or always (adaptive=False).
+
+    RFC 6298's initial RTO: no guess about the switch's speed (real BMv2 answers a window far slower than the embedded
+    switch). When the first RTT sample arrives, the packets still waiting on this initial timeout are re-armed from
+    the measured RTO, so a loss in the first window is not left waiting for it."""
     backoff: float = 2.0
     """Timeout multiplier after each retransmission of the same packet."""
     max_timeout: float = 1.0
@@ -314,6 +318,8 @@ class Window:
         self._last_result = now
         if p.retries == 0 and not p.fast:
             self.rto.sample(now - p.first_sent)  # Karn: only packets sent once give unambiguous RTTs
+            if self.rto.samples == 1 and self.options.adaptive:
+                self._rearm_from_first_sample()
         if self.done:
             self.stats.elapsed = now - self._start
             self.stats.srtt, self.stats.rto = self.rto.srtt, self.rto.rto
@@ -325,6 +331,16 @@ class Window:
         if nxt < self.plan.num_packets:
             out.append(self._build(nxt, now))
         return out
+
+    def _rearm_from_first_sample(self) -> None:
+        """Packets sent before any RTT sample (on the initial timeout) now time out after the measured RTO."""
+        rto = self.rto.rto
+        for p in self._pending.values():
+            if p.retries == 0 and not p.fast and p.first_sent + rto < p.deadline:
+                p.generation += 1
+                p.timeout = rto
+                p.deadline = p.first_sent + rto
+                heapq.heappush(self._heap, (p.deadline, p.packet_id, p.generation))
 
     def _fast_retransmits(self, now: float) -> list[Outgoing]:
         """Packets overtaken by fast_retransmit answered later packets: retransmit each once, restart its timer."""

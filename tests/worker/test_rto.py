@@ -62,12 +62,30 @@ def test_timeouts_follow_measured_rtt_and_karn() -> None:
     assert w.rto.srtt == 0.008
     assert nxt.header.packet_id == 4
     assert w._pending[0].deadline == pytest.approx(0.008 + 0.024)
-    # packet 1 times out (its 100 ms initial timeout) and is answered after its retransmission: no sample (Karn)
-    assert [o.header.packet_id for o in w.on_timer(0.1)] == [4, 1, 2, 3]  # by deadline: 32 ms, then 100 ms
-    assert w._pending[1].timeout == 0.2  # backoff of its own timeout, x2
+    # packets 1-3 were sent before any sample: the first sample re-arms them from the measured RTO (sent at 0,
+    # so due at 24 ms) instead of leaving them on the 100 ms initial timeout
+    assert w._pending[1].deadline == pytest.approx(0.024) and w.next_deadline() == pytest.approx(0.024)
+    # they time out and packet 1 is answered after its retransmission: no sample (Karn)
+    assert [o.header.packet_id for o in w.on_timer(0.1)] == [1, 2, 3, 4]  # by deadline: 24 ms, then 32 ms
+    assert w._pending[1].timeout == pytest.approx(0.048)  # backoff of its own timeout, x2
     answer(w, outs[1].header, 0.15)
     assert w.rto.samples == 1 and w.rto.srtt == 0.008
     assert w.stats.timeouts == 4 and w.stats.retransmissions == 4
+
+
+def test_initial_timeout_is_rfc6298s_one_second_and_a_slow_first_answer_is_no_timeout() -> None:
+    # a slow switch (real BMv2) answers the first window after 300 ms: nothing is retransmitted, and from then on the
+    # measured RTT sets the pace
+    w = make_window(12, WindowOptions(window=4, max_timeout=1.0, fast_retransmit=0))
+    assert WindowOptions().timeout == 1.0
+    outs = w.start(0.0)
+    assert w.next_deadline() == 1.0
+    for o in outs:
+        answer(w, o.header, 0.3)
+    assert w.stats.retransmissions == 0 and w.stats.timeouts == 0  # the old 100 ms guess fired here
+    assert w.rto.srtt == pytest.approx(0.3)
+    assert w.on_timer(0.8) == []  # the next window's timeouts come from the measured RTT (300 ms + variance)
+    assert 0.8 < w.next_deadline() < 1.3
 
 
 def test_fixed_timeout_ignores_samples() -> None:
@@ -90,7 +108,8 @@ def test_fast_retransmit_after_three_later_packets_answered() -> None:
     assert re.values.tolist() == outs[0].values.tolist()
     assert w.stats.fast_retransmissions == 1 and w.stats.retransmissions == 1 and w.stats.timeouts == 0
     p0 = w._pending[0]
-    assert p0.retries == 0 and p0.timeout == 0.1 and p0.deadline == pytest.approx(0.103)  # restarted, no backoff
+    # restarted, no backoff, with the RTO measured from packet 1 (1 ms RTT: 1 + max(5, 2) = 6 ms), not the initial 100
+    assert p0.retries == 0 and p0.timeout == pytest.approx(0.006) and p0.deadline == pytest.approx(0.009)
     # once only: more later results do not retransmit it again
     assert [o.header.packet_id for o in answer(w, got[1].header, 0.004)] == [11]
     assert w.stats.fast_retransmissions == 1
@@ -125,7 +144,7 @@ def test_give_up_is_bounded_with_fast_retransmit() -> None:
     assert err.waited == pytest.approx(0.01 + opts.worst_case_wait(0.05))
     assert err.waited <= opts.worst_case_wait(0.05) + 0.05 <= opts.give_up_bound()
     assert opts.give_up_bound() == pytest.approx(0.05 + 0.1 + 0.2 + 0.2 + 0.05)
-    assert WindowOptions(max_timeout=0.2, max_retries=3).give_up_bound() == pytest.approx(0.2 * 4 + 0.2)
+    assert WindowOptions(timeout=0.2, max_timeout=0.2, max_retries=3).give_up_bound() == pytest.approx(0.2 * 4 + 0.2)
 
 
 def test_float_plan_fast_path_is_bit_identical_to_quantize() -> None:
