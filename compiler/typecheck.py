@@ -1016,8 +1016,14 @@ class Checker:
     def is_compile_time_constant(self, a: ast.Expr) -> bool:
         """A value known at compile time: a folded constant, a string literal, or a member of an enum, error or
         match_kind named through its type (`CounterType.packets`)."""
-        if a in self.info.values or isinstance(a, ast.StringLit):
+        if a in self.info.values or isinstance(a, (ast.StringLit, ast.BoolLit)):
             return True
+        if isinstance(a, ast.ListExpr):
+            return all(self.is_compile_time_constant(x) for x in a.elements)
+        if isinstance(a, ast.StructExpr):
+            return all(self.is_compile_time_constant(f.value) for f in a.fields)
+        if isinstance(a, ast.Cast):
+            return self.is_compile_time_constant(a.expr)
         return isinstance(a, ast.Member) and isinstance(self.info.types.get(a.expr), TypeT)
 
     def directional_arg(self, a: ast.Expr, p: ast.Param, pt: P4Type, ctx: _Ctx, callee: str) -> None:
