@@ -1,4 +1,4 @@
-"""Workers of the SwitchML-style in-network all-reduce: library and CLI (`python -m worker`).
+"""Workers: the SwitchML-style in-network all-reduce and the host-based baselines; library and CLI (`python -m worker`).
 
 Modules, lowest first:
 
@@ -8,12 +8,16 @@ Modules, lowest first:
 - `quantize`: float32 -> int32 block floating point and its documented error bound.
 - `blocks`: packet plans: int32 pass-through and float32 with the exponent sent one window ahead.
 - `rto`: the adaptive retransmission timeout (RFC 6298 SRTT/RTTVAR estimator).
+- `stats`: `RunTiming`, what every collective's run statistics share (elements, elapsed, goodput).
 - `window`: the sans-IO protocol core: window over slots and sets, timeouts (adaptive, backoff), fast and timeout
   retransmission, statistics.
 - `transport`: UDP socket transport and an in-memory fake for tests.
 - `verify`: deterministic per-rank inputs and the check against the reference and the bound.
 - `barrier`: a start barrier of a job's worker processes through a shared directory (CLI `--barrier`).
 - `allreduce`: the driver (`Worker`) and the one-call `allreduce()`.
+- `peers`: TCP links between a job's workers (and in-memory ones for tests) for the host-based baselines.
+- `hostreduce`, `ring`, `ps`: the host-based baselines: ring all-reduce and a co-located sharded parameter server.
+- `collective`: one interface and registry over every algorithm (`open_collective("switchml" | "ring" | "ps", ...)`).
 - `__main__`: the command line (`python -m worker --job job.json --rank R ...`).
 
 The one-call form is `worker.allreduce.allreduce(array, job, rank, options)` (not re-exported here, so that

@@ -21,6 +21,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from worker.stats import RunTiming
+
 __all__ = ["HostStats", "PeerLinks", "PeerUnreachable", "PeerProtocolError", "connect_mesh", "socketpair_mesh"]
 
 _HELLO = struct.Struct("!4sHH")  # magic, job id, rank of the connecting side
@@ -41,7 +43,7 @@ class PeerProtocolError(RuntimeError):
 
 
 @dataclass(slots=True)
-class HostStats:
+class HostStats(RunTiming):
     """Counters of one host-based all-reduce run (names shared with the INA workers' `Stats` where they mean the
     same thing)."""
 
@@ -50,13 +52,6 @@ class HostStats:
     bytes_sent: int = 0
     retransmissions: int = 0
     """TCP segments the kernel retransmitted on this rank's links during the run (0 for in-memory links)."""
-    elements: int = 0
-    elapsed: float = 0.0
-
-    @property
-    def goodput(self) -> float:
-        """Input elements all-reduced per second."""
-        return self.elements / self.elapsed if self.elapsed > 0 else 0.0
 
     def as_dict(self) -> dict[str, float | int]:
         return {

@@ -37,6 +37,7 @@ import numpy as np
 from worker.blocks import PacketPlan
 from worker.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, SET_BIT, InaHeader
 from worker.rto import RtoEstimator
+from worker.stats import RunTiming
 
 __all__ = ["WindowOptions", "Outgoing", "Stats", "SwitchUnreachable", "Window", "slot_uses"]
 
@@ -110,7 +111,7 @@ class Outgoing:
 
 
 @dataclass(slots=True)
-class Stats:
+class Stats(RunTiming):
     """Counters of one all-reduce run."""
 
     packets_sent: int = 0
@@ -125,18 +126,10 @@ class Stats:
     """Packets of another job or not a RESULT."""
     malformed: int = 0
     """Datagrams the codec rejected (counted by the driver)."""
-    elements: int = 0
-    """Elements of the input array all-reduced."""
-    elapsed: float = 0.0
     srtt: float | None = None
     """Smoothed RTT at the end of the run (None: no sample)."""
     rto: float = 0.0
     """Adaptive timeout at the end of the run."""
-
-    @property
-    def goodput(self) -> float:
-        """Input elements all-reduced per second."""
-        return self.elements / self.elapsed if self.elapsed > 0 else 0.0
 
     def as_dict(self) -> dict[str, float | int]:
         return {
