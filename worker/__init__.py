@@ -1,4 +1,4 @@
-"""Workers: the SwitchML-style in-network all-reduce and the host-based baselines; library and CLI (`python -m worker`).
+"""Workers: in-network all-reduce (SwitchML) and host-based baselines; library and CLI (`python -m worker`).
 
 Modules, lowest first:
 
