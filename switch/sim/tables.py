@@ -124,6 +124,12 @@ class MatchTable:
         """All entries (const and runtime), in insertion order."""
         return list(self._by_id.values())
 
+    def action_info(self, action: str) -> ActionInfo | None:
+        """The action `action` as this table knows it (by the table's action ids: p4c's JSON may hold several
+        actions of one name, e.g. a table's `fwd(port)` and the copy a direct call `fwd(4)` specialises)."""
+        found = self._actions.get(action)
+        return found[0] if found is not None else None
+
     def _resolve_action(self, action: str, data: tuple | list) -> tuple[ActionInfo, ActionFn, tuple[int, ...]]:
         if action not in self._actions:
             raise MatchError(MatchErrorCode.ACTION_NOT_IN_TABLE, f"action {action!r} not in table {self.name!r}")

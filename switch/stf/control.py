@@ -125,8 +125,9 @@ class ControlPlane:
     def _action(self, table: Any, name: str) -> str:
         return resolve(name, list(table.action_names), f"action of table {table.name!r}")
 
-    def _action_data(self, action: str, args: tuple[tuple[str, str], ...]) -> list[int]:
-        params = list(self.sw.actions[action].params)
+    def _action_data(self, table: Any, action: str, args: tuple[tuple[str, str], ...]) -> list[int]:
+        info = table.action_info(action) or self.sw.actions[action]  # the table's own action of that name
+        params = list(info.params)
         names = [p[0] for p in params]
         given: dict[str, str] = {}
         for pname, text in args:
@@ -174,7 +175,7 @@ class ControlPlane:
         key = self._key(table, cmd.matches)
         prio = self._priority(table, cmd.priority)
         self._handles(table)  # number the entries that exist before this one first
-        table.insert(key, action, self._action_data(action, cmd.args), prio)
+        table.insert(key, action, self._action_data(table, action, cmd.args), prio)
         handle = self._new_handle(table, key, prio)
         if cmd.handle is not None:
             self.named[cmd.handle] = (table.name, handle)
@@ -183,7 +184,7 @@ class ControlPlane:
     def set_default(self, cmd: c.SetDefault) -> str:
         table = self.table(cmd.table)
         action = self._action(table, cmd.action)
-        table.set_default(action, self._action_data(action, cmd.args))
+        table.set_default(action, self._action_data(table, action, cmd.args))
         return f"{table.name}: default action {action}"
 
     def remove(self, cmd: c.Remove) -> str:
