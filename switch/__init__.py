@@ -35,6 +35,7 @@ Engine API (the contract every other layer codes against)
         .entries -> list[Entry]                             # Entry: key, priority, action, data, packets, bytes
         .set_default(action, data); .reset_default(); .default -> (action, data)
         .clear()                                            # removes non-const entries, resets default
+        .action_info(action) -> ActionInfo | None           # the table's action of that name (by its action ids)
         priority: P4Runtime convention, a higher number wins (JSON const entries are converted at load)
         values are masked to the field width as BMv2 does; the server validates PI-style before calling
     sw.actions[name] -> ActionInfo(name, id, params: list[(name, bitwidth)])

@@ -63,8 +63,13 @@ class MatchTable:
     is_const: bool = False
     entries: list[Entry] = field(default_factory=list)
 
+    infos: dict[str, ActionInfo] = field(default_factory=dict)
+
     def _find(self, key: tuple, priority: int) -> Entry | None:
         return next((e for e in self.entries if e.key == key and e.priority == priority), None)
+
+    def action_info(self, action: str) -> ActionInfo | None:
+        return self.infos.get(action) if action in self.action_names else None
 
     def insert(self, key: tuple, action: str, data: list[int], priority: int = 0) -> Entry:
         if action not in self.action_names:
@@ -197,6 +202,8 @@ class FakeSwitch:
                 ["MyIngress.forward", "NoAction"], ("NoAction", []),
             ),
         }
+        for t in self.tables.values():
+            t.infos = {a: self.actions[a] for a in t.action_names}
         self.registers = {"MyIngress.seen": RegisterArray(8, 32)}
         self.counters = {
             "MyIngress.rx": CounterArray(8),
