@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
+
+# helper modules beside the tests (repo_programs) import by name under --import-mode=importlib
+if str(Path(__file__).parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).parent))
 
 
 def _netns_missing() -> str | None:

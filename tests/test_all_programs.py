@@ -7,7 +7,6 @@ A program is a `.p4` file that instantiates the `V1Switch` package. Its STF test
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
@@ -16,31 +15,10 @@ from compiler import compile_file
 from switch.stf.testing import assert_stf
 from switch.v1model import V1Switch
 
-ROOT = Path(__file__).resolve().parents[1]
-SKIP_DIRS = {".venv", ".venv-shell", ".git", "include", "data"}
-PROGRAM_LINE = re.compile(r"#\s*program:\s*(\S+)")
+from repo_programs import ROOT as REPO_ROOT, programs, stf_files
 
-
-def _programs() -> list[Path]:
-    found = []
-    for path in sorted(ROOT.rglob("*.p4")):
-        if SKIP_DIRS.intersection(path.relative_to(ROOT).parts):
-            continue
-        if re.search(r"\bV1Switch\s*\(", path.read_text()):
-            found.append(path)
-    return found
-
-
-def _stf_files(program: Path) -> list[Path]:
-    files = [program.with_suffix(".stf")] if program.with_suffix(".stf").exists() else []
-    for stf in sorted((ROOT / "tests" / "stf").glob("*.stf")):
-        match = PROGRAM_LINE.match(stf.read_text().lstrip())
-        if match and match.group(1) == program.stem:
-            files.append(stf)
-    return files
-
-
-PROGRAMS = _programs()
+PROGRAMS = programs()
+ROOT = REPO_ROOT
 
 
 def test_the_repository_has_programs() -> None:
@@ -55,5 +33,5 @@ def test_program_compiles_loads_and_passes_its_stf(program: Path) -> None:
     sw.load(result.json)
     assert sw.loaded
     assert result.p4info_text.strip(), "empty P4Info"
-    for stf in _stf_files(program):
+    for stf in stf_files(program):
         assert_stf(result.json, stf)
