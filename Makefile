@@ -22,6 +22,7 @@ BW          ?=
 WORKERS     ?= 4
 SIZE        ?= 65536
 LOSS        ?= 0
+SEED        ?= 1
 DTYPE       ?= float32
 TARGET      ?=
 GRPC_ADDR   ?= 127.0.0.1:9559
@@ -77,7 +78,7 @@ $(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
 	@touch $@
 
 run: build
-	$(PY) -m topo.experiment --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) \
+	$(PY) -m topo.experiment --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
 
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}

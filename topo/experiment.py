@@ -134,7 +134,7 @@ class ExperimentResult:
         c = self.config
         rate = f", links {c.bw:g} Mbit/s" if c.bw is not None else ""
         lines = [f"{c.algo} all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}{rate}, "
-                 f"target {c.target.value}",
+                 f"target {c.target.value}, seed {c.seed}",
                  "",
                  f"{'rank':>4}  {'correct':^7}  {'elements':>9}  {'time s':>8}  {'goodput elem/s':>14}  "
                  f"{'packets':>8}  {'retx':>6}  {'max err/bound':>13}"]
@@ -251,7 +251,7 @@ class ExperimentNetwork:
         cfg = self.cfg
         cfg.run_dir.mkdir(parents=True, exist_ok=True)
         setLogLevel("warning")
-        switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir))
+        switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed)
         self.net = net = Mininet(topo=StarTopo(cfg.workers, bw=cfg.bw), switch=switch_cls, controller=None,
                                  autoSetMacs=False, link=TCLink if cfg.bw is not None else Link)
         net.start()
@@ -376,6 +376,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--p4info", type=Path, default=d.p4info)
     p.add_argument("--pool-size", type=int, default=d.pool_size, help="slots given to the job")
     p.add_argument("--window", type=int, default=d.window, help="packets in flight per worker")
+    p.add_argument("--seed", type=int, default=d.seed,
+                   help="seed of the workers' inputs and of the embedded switch's random() (its loss simulator)")
     p.add_argument("--timeout", type=float, default=d.timeout_s, help="bound on the workers' run, seconds")
     p.add_argument("--run-dir", type=Path, default=d.run_dir, help="job file and switch log go here")
     return p
@@ -389,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = ExperimentConfig(algo=args.algo, bw=args.bw, workers=args.workers, size=args.size, loss=args.loss,
                            dtype=args.dtype,
                            target=Target.choose(args.target), program_json=args.program_json, p4info=args.p4info,
-                           pool_size=args.pool_size, window=args.window, timeout_s=args.timeout,
+                           pool_size=args.pool_size, window=args.window, timeout_s=args.timeout, seed=args.seed,
                            run_dir=args.run_dir)
     try:
         result = run_experiment(cfg)

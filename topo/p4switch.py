@@ -54,6 +54,7 @@ class P4Switch(Switch):
         log_console: bool = False,
         pcap_dir: str | None = None,
         startup_timeout: float = 20.0,
+        seed: int | None = None,
         **params: Any,
     ) -> None:
         super().__init__(name, **params)
@@ -67,6 +68,8 @@ class P4Switch(Switch):
         self.log_console = log_console
         self.pcap_dir = pcap_dir
         self.startup_timeout = startup_timeout
+        self.seed = seed
+        """Seed of the program's random() (embedded switch only: simple_switch has no such flag)."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -88,6 +91,8 @@ class P4Switch(Switch):
             args.append("--log-console")
         if self.pcap_dir:
             args += ["--pcap", self.pcap_dir]
+        if self.seed is not None and self.target is Target.EMBEDDED:
+            args += ["--seed", str(self.seed)]
         args.append(self.json_path if self.json_path else "--no-p4")
         args += ["--", "--grpc-server-addr", self.grpc_address]
         if self.cpu_port is not None:

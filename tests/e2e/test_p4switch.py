@@ -39,13 +39,16 @@ def test_bad_program_fails_with_the_switch_log(tmp_path: Path) -> None:
 def test_switch_comes_up_and_reports_connected(tmp_path: Path) -> None:
     with mininet_lock():
         net = Mininet(topo=StarTopo(2), controller=None, autoSetMacs=False,
-                      switch=partial(P4Switch, target=Target.EMBEDDED, log_dir=str(tmp_path)))
+                      switch=partial(P4Switch, target=Target.EMBEDDED, log_dir=str(tmp_path), seed=42))
         try:
             net.start()
             sw = net.switches[0]
             assert sw.connected()
             assert sw.port_map() == {1: "s1-eth1", 2: "s1-eth2"}
             assert "-i 1@s1-eth1 -i 2@s1-eth2 --device-id 1" in " ".join(sw.argv())
+            assert "Random seed 42 (replay with --seed 42)" in sw.log_path.read_text()  # make run SEED=42
+            sw.target = Target.BMV2
+            assert "--seed" not in sw.argv()  # simple_switch has no such flag
         finally:
             net.stop()
     assert not sw.connected()
