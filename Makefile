@@ -32,7 +32,7 @@ GRPC_ADDR   ?= 127.0.0.1:9559
 all: help
 
 help:
-	@echo "make run           all-reduce through the switch in Mininet (knobs ALGO WORKERS SIZE LOSS BW DTYPE TARGET)"
+	@echo "make run           all-reduce through the switch in Mininet (knobs ALGO WORKERS SIZE LOSS BW DTYPE SEED TARGET)"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
 	@echo "make test          set up and run the test suite"

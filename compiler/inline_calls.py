@@ -391,13 +391,7 @@ class CallInliner:
             return self.order(e, pre, where)
         if fn is not None and isinstance(e, ast.MethodCall):
             self.args(e, pre, where)
-            if self.substitutable(e, fn):
-                return e
-            res = self.inline(e, fn, pre, where)
-            if res is None:
-                self.diags.error(e.loc, f"void function '{fn.name}' has no value")
-                raise InlineAbort()
-            return res
+            return self.call_value(e, fn, pre, where)
         for f in dataclasses.fields(e):
             v = getattr(e, f.name)
             if isinstance(v, ast.Expr):
@@ -406,6 +400,17 @@ class CallInliner:
                 setattr(e, f.name, [self.expr(x, pre, where, top=False) if isinstance(x, ast.Expr) else x
                                     for x in v])
         return e
+
+    def call_value(self, e: ast.MethodCall, fn: ast.FunctionDecl, pre: list[ast.Stmt], where: str) -> ast.Expr:
+        """The value of the function call `e` (its arguments already ordered): the call itself when the function is
+        substituted, else its inlined body goes to `pre` and its result variable is returned."""
+        if self.substitutable(e, fn):
+            return e
+        res = self.inline(e, fn, pre, where)
+        if res is None:
+            self.diags.error(e.loc, f"void function '{fn.name}' has no value")
+            raise InlineAbort()
+        return res
 
     # ------------------------------------------------------------------------------------------------ side effects
 
@@ -472,13 +477,7 @@ class CallInliner:
                 a = self.order(a, pre, where)
                 args[i] = self.snapshot(a, pre, e) if later else a
             e.args = args
-            if self.substitutable(e, fn):
-                return e
-            res = self.inline(e, fn, pre, where)
-            if res is None:
-                self.diags.error(e.loc, f"void function '{fn.name}' has no value")
-                raise InlineAbort()
-            return res
+            return self.call_value(e, fn, pre, where)
         if isinstance(e, ast.MethodCall):
             self.diags.unsupported(e.loc, "side effects inside the arguments of this call")
             raise InlineAbort()

@@ -279,11 +279,11 @@ class ExperimentNetwork:
         iperf3 flow) and killed afterwards.
         """
         assert self.net is not None and self.client is not None
-        net_fields = ("workers", "bw", "target", "program_json", "p4info", "pool_size")
-        if any(getattr(cfg, f) != getattr(self.cfg, f) for f in net_fields):
-            raise ValueError("a run cannot change the network: " + ", ".join(
-                f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}" for f in net_fields
-                if getattr(cfg, f) != getattr(self.cfg, f)))
+        changed = [f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}"
+                   for f in ("workers", "bw", "target", "program_json", "p4info", "pool_size")
+                   if getattr(cfg, f) != getattr(self.cfg, f)]
+        if changed:
+            raise ValueError("a run cannot change the network: " + ", ".join(changed))
         self.reset(cfg.loss)
         before = self.ctl.counters(self.job.job_id) if self.switch.connected() else {}
         barrier = self.fresh_barrier() if cfg.barrier else None
@@ -317,9 +317,11 @@ class ExperimentNetwork:
                kill_switch_after_s: float | None = None) -> list[WorkerOutcome]:
         """Run argv_of_rank(r) on host h(r+1) for every rank, bounded by timeout_s; their outcomes by rank (the last
         stdout line that is JSON is a process's report). `background` as in run()."""
-        bg = [self._host(spec.split(":", 1)[0]).popen(spec.split(":", 1)[1], shell=True,
-                                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-              for spec in background]
+        bg = []
+        for spec in background:
+            host, command = spec.split(":", 1)
+            bg.append(self._host(host).popen(command, shell=True, stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL))
         try:
             started = time.monotonic()
             procs = [h.popen(argv_of_rank(rank), cwd=str(ROOT), text=True, stdout=subprocess.PIPE,

@@ -58,7 +58,7 @@ def _facets(sc: Scenario) -> list[str]:
 
 def _series(r: Row, sc: Scenario) -> str:
     """The series a row belongs to: its algorithm, plus the values of the other swept axes."""
-    return " ".join([r.algo] + [f"{a}={_fmt_x(a, float(getattr(r, a)))}" for a in _facets(sc)])
+    return " ".join([r.algo] + [f"{a}={_fmt_x(a, r.value(a))}" for a in _facets(sc)])
 
 
 def _groups(rows: list[Row], sc: Scenario) -> dict[tuple[int, float, str], list[Row]]:
@@ -66,7 +66,7 @@ def _groups(rows: list[Row], sc: Scenario) -> dict[tuple[int, float, str], list[
     g: dict[tuple[int, float, str], list[Row]] = defaultdict(list)
     for r in rows:
         if r.verified:
-            g[(_panel(r, sc), float(getattr(r, sc.x)), _series(r, sc))].append(r)
+            g[(_panel(r, sc), r.value(sc.x), _series(r, sc))].append(r)
     return g
 
 
@@ -94,7 +94,7 @@ def _all_series(rows: list[Row], sc: Scenario) -> list[str]:
 def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> str:
     g = _groups(rows, sc)
     itemsize = 4
-    xs = sorted({k[1] for k in g}) or sorted({float(getattr(r, sc.x)) for r in rows})
+    xs = sorted({k[1] for k in g}) or sorted({r.value(sc.x) for r in rows})
     panels = _panels(rows, sc)
     lines = [f"# {sc.name}", ""]
     if sc.description:

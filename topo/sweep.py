@@ -19,7 +19,7 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -35,29 +35,24 @@ SETUP_ATTEMPTS = 3
 """Tries to bring a network up before its runs are recorded as failed."""
 
 
-@dataclass
-class Row:
-    """One run, as written to runs.csv."""
+@dataclass(frozen=True)
+class Row(RunPoint):
+    """One run: its point of the sweep and what it measured, as written to runs.csv (a run that did not happen keeps
+    the measurement defaults and says why in `error`)."""
 
-    algo: str
-    workers: int
-    size: int
-    loss: float
-    straggler_ms: float
-    background_mbps: float
-    rep: int
-    dtype: str
-    bw_mbps: float | None
-    verified: bool
-    elapsed_s: float
-    goodput_elems_per_s: float
-    link_utilisation: float | None
-    retransmissions: int
-    packets_sent: int
-    bytes_sent: int
-    max_error_over_bound: float | None
-    worker_cpu_s: float
-    switch_aggregated: int
+    rep: int = 0
+    dtype: str = "float32"
+    bw_mbps: float | None = None
+    verified: bool = False
+    elapsed_s: float = 0.0
+    goodput_elems_per_s: float = 0.0
+    link_utilisation: float | None = None
+    retransmissions: int = 0
+    packets_sent: int = 0
+    bytes_sent: int = 0
+    max_error_over_bound: float | None = None
+    worker_cpu_s: float = 0.0
+    switch_aggregated: int = 0
     error: str = ""
 
     @classmethod
@@ -79,22 +74,16 @@ class Row:
 
     @classmethod
     def failed(cls, point: RunPoint, rep: int, sc: Scenario, error: str) -> Row:
-        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, verified=False, elapsed_s=0.0,
-                   goodput_elems_per_s=0.0, link_utilisation=None, retransmissions=0, packets_sent=0, bytes_sent=0,
-                   max_error_over_bound=None, worker_cpu_s=0.0, switch_aggregated=0, error=error[:500])
+        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, error=error[:500])
 
     @classmethod
     def from_csv(cls, d: dict[str, str]) -> Row:
-        def opt(v: str) -> float | None:
-            return None if v == "" else float(v)
-        return cls(algo=d["algo"], workers=int(d["workers"]), size=int(d["size"]), loss=float(d["loss"]),
-                   straggler_ms=float(d["straggler_ms"]), background_mbps=float(d["background_mbps"]),
-                   rep=int(d["rep"]), dtype=d["dtype"], bw_mbps=opt(d["bw_mbps"]), verified=d["verified"] == "1",
-                   elapsed_s=float(d["elapsed_s"]), goodput_elems_per_s=float(d["goodput_elems_per_s"]),
-                   link_utilisation=opt(d["link_utilisation"]), retransmissions=int(d["retransmissions"]),
-                   packets_sent=int(d["packets_sent"]), bytes_sent=int(d["bytes_sent"]),
-                   max_error_over_bound=opt(d["max_error_over_bound"]), worker_cpu_s=float(d["worker_cpu_s"]),
-                   switch_aggregated=int(d["switch_aggregated"]), error=d["error"])
+        """The row csv_row() wrote (each field converted by its declared type)."""
+        def value(kind: str, text: str) -> object:
+            if kind.endswith("| None"):
+                return None if text == "" else value(kind.removesuffix("| None").strip(), text)
+            return {"int": int, "float": float, "bool": lambda t: t == "1", "str": str}[kind](text)
+        return cls(**{f.name: value(str(f.type), d[f.name]) for f in fields(cls)})
 
     def csv_row(self) -> dict[str, object]:
         d = asdict(self)

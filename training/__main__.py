@@ -10,7 +10,6 @@ final one with "done": true. Exit codes as `python -m worker` (2: switch or peer
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from collections.abc import Sequence
@@ -55,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps({"algo": args.algo, "rank": args.rank, **rec.as_dict()}), flush=True)
 
     try:
-        with contextlib.closing(open_collective(args.algo, job, args.rank, options)) as coll:
+        with open_collective(args.algo, job, args.rank, options) as coll:
             if args.barrier:
                 file_barrier(args.barrier, args.rank, job.num_workers, 60.0)
             hist = train(coll.allreduce, args.rank, job.num_workers, data, cfg, on_epoch=report)

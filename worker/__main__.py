@@ -19,7 +19,6 @@ a worker failing before the barrier tells the others so),
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import time
@@ -146,7 +145,7 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         return _fail(EXIT_CONFIG, str(exc), args.json)
     data = rank_input(args.size, args.seed, args.rank, args.dtype)
     try:
-        with contextlib.closing(open_collective(args.algo, job, args.rank, copts)) as coll:
+        with open_collective(args.algo, job, args.rank, copts) as coll:
             barrier_wait = None
             if args.barrier:
                 barrier_wait = file_barrier(args.barrier, args.rank, job.num_workers, args.barrier_timeout)

@@ -19,6 +19,7 @@ import numpy as np
 from worker.blocks import Float32Plan, Int32Plan
 from worker.header import INA_UDP_PORT, Codec, CodecError, MalformedPacket
 from worker.job import JobConfig
+from worker.peers import HostStats
 from worker.transport import Transport, UdpTransport
 from worker.window import Stats, Window, WindowOptions
 
@@ -52,7 +53,8 @@ class RunResult:
     """Output of one all-reduce: the array, the run's statistics and (float32) the agreed block exponents."""
 
     array: np.ndarray
-    stats: Stats
+    stats: Stats | HostStats
+    """The INA window's counters, or a host baseline's."""
     exponents: np.ndarray | None
 
 

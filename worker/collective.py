@@ -56,6 +56,10 @@ class Collective(Protocol):
 
     def close(self) -> None: ...
 
+    def __enter__(self) -> Collective: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
 
 @dataclass(frozen=True)
 class CollectiveOptions:
@@ -125,6 +129,12 @@ class SwitchMLCollective:
 
     def close(self) -> None:
         self.transport.close()
+
+    def __enter__(self) -> SwitchMLCollective:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _open_host(cls: type[HostCollective]) -> Callable[[JobConfig, int, CollectiveOptions], Collective]:

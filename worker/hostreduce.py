@@ -67,7 +67,7 @@ class HostCollective:
         stats.bytes_sent = self.links.stats.bytes_sent - bytes0
         stats.retransmissions = self.links.tcp_retransmissions() - retx0
         self._runs += 1
-        return RunResult(array=flat.reshape(arr.shape), stats=stats, exponents=None)  # type: ignore[arg-type]
+        return RunResult(array=flat.reshape(arr.shape), stats=stats, exponents=None)
 
     @property
     def world_size(self) -> int:

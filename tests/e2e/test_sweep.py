@@ -41,3 +41,24 @@ def test_small_scenario_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
         assert (out / name).is_file()
     assert "switchml / ring time at 3 workers, 20" in (out / "summary.md").read_text()
     assert load_scenario(out / "scenario.toml").x == "straggler_ms"
+
+
+def test_background_commands_run_during_a_run_and_are_gone_after(tmp_path: Path) -> None:
+    import subprocess
+    from dataclasses import replace
+
+    from topo.experiment import ExperimentConfig, ExperimentNetwork
+
+    result = compile_file(str(ROOT / "p4src" / "switchml.p4"))
+    (tmp_path / "p.json").write_text(json.dumps(result.json))
+    (tmp_path / "p.p4info.txt").write_text(result.p4info_text)
+    cfg = ExperimentConfig(workers=2, size=2048, program_json=tmp_path / "p.json", p4info=tmp_path / "p.p4info.txt",
+                           run_dir=tmp_path / "run", timeout_s=60)
+    marker = tmp_path / "bg-ran"
+    with ExperimentNetwork(cfg) as net:
+        # the command's shell starts a child (the sleep): killing only the shell would leave it loading later runs
+        r = net.run(replace(cfg, algo="ring"), [f"h1: touch {marker}; sleep 47.5; true"])
+        assert r.correct, r.table()
+        leftover = subprocess.run(["pgrep", "-f", "sleep 47.5"], capture_output=True, text=True)
+    assert marker.exists()
+    assert leftover.stdout.strip() == ""

@@ -165,7 +165,7 @@ def test_registry_opens_tcp_links_on_localhost(algo: str) -> None:
     out: list = [None] * n
 
     def go(r: int) -> None:
-        with open_collective(algo, job, r, CollectiveOptions(connect_timeout=10)) as c:  # type: ignore[attr-defined]
+        with open_collective(algo, job, r, CollectiveOptions(connect_timeout=10)) as c:
             run = c.run(inputs[r])
             out[r] = (run, c.verify(run, inputs, "float32"))
     threads = [threading.Thread(target=go, args=(r,)) for r in range(n)]
