@@ -6,42 +6,13 @@
 #define INA_HEADERS_P4
 
 #include "ina_config.p4"
+#include "net.p4"
 
-const bit<16> ETHERTYPE_IPV4 = 0x0800;
-const bit<8>  IPPROTO_UDP    = 17;
 const bit<16> INA_UDP_PORT   = 0xBEE0;    /* 48864: DATA goes to it, RESULT comes from it */
 const bit<8>  INA_MSG_DATA   = 1;
 const bit<8>  INA_MSG_RESULT = 2;
 /* UDP length of a well-formed INA packet: UDP header + INA header + N int32 elements. */
 const bit<16> INA_UDP_LEN    = 8 + 12 + 4 * INA_NUM_ELEMS;
-
-header ethernet_t {
-    bit<48> dstAddr;
-    bit<48> srcAddr;
-    bit<16> etherType;
-}
-
-header ipv4_t {
-    bit<4>  version;
-    bit<4>  ihl;
-    bit<8>  diffserv;
-    bit<16> totalLen;
-    bit<16> identification;
-    bit<3>  flags;
-    bit<13> fragOffset;
-    bit<8>  ttl;
-    bit<8>  protocol;
-    bit<16> hdrChecksum;
-    bit<32> srcAddr;
-    bit<32> dstAddr;
-}
-
-header udp_t {
-    bit<16> srcPort;
-    bit<16> dstPort;
-    bit<16> len;
-    bit<16> checksum;
-}
 
 header ina_h {
     bit<8>  msg_type;       /* 1 = DATA (worker -> switch), 2 = RESULT (switch -> worker) */
