@@ -39,6 +39,8 @@ __all__ = [
     "Codec",
     "pool_index",
     "split_pool_index",
+    "load_program",
+    "header_and_payload",
 ]
 
 INA_UDP_PORT = 48864
@@ -186,7 +188,7 @@ class InaHeader:
 _INA_FIELDS: tuple[str, ...] = tuple(f.name for f in dc_fields(InaHeader))
 
 
-def _load_program(src: str | Path | Mapping[str, Any]) -> Mapping[str, Any]:
+def load_program(src: str | Path | Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(src, Mapping):
         return src
     try:
@@ -198,6 +200,42 @@ def _load_program(src: str | Path | Mapping[str, Any]) -> Mapping[str, Any]:
     if not isinstance(data, dict):
         raise CodecError(f"{src}: top level is not a JSON object")
     return data
+
+
+def header_and_payload(prog: Mapping[str, Any], header_type: str) -> tuple[HeaderSpec, int]:
+    """The spec of header type `header_type` and N, the 32-bit elements of the payload that follows its instance.
+
+    The payload is every header instance after it in the deparser's emit order whose type consists only of 32-bit
+    fields (a header stack of one-field headers or one or more "data" headers alike)."""
+    types = {t.get("name"): t for t in prog.get("header_types", []) if isinstance(t, dict)}
+    if header_type not in types:
+        raise CodecError(f"program JSON has no header type {header_type!r} (header_types: {sorted(types)})")
+    spec = HeaderSpec.from_json(types[header_type])
+    headers = [h for h in prog.get("headers", []) if isinstance(h, dict) and not h.get("metadata", False)]
+    by_name = {h.get("name"): h for h in headers}
+    instances = [h["name"] for h in headers if h.get("header_type") == header_type]
+    if not instances:
+        raise CodecError(f"program JSON declares header type {header_type} but no header instance of it")
+    order: list[str] = []
+    for dep in prog.get("deparsers", []):
+        if isinstance(dep, dict) and instances[0] in dep.get("order", []):
+            order = list(dep["order"])
+            break
+    if not order:  # no deparser information: header instances in id order
+        order = [h["name"] for h in sorted(headers, key=lambda h: h.get("id", 0))]
+    num = 0
+    for name in order[order.index(instances[0]) + 1 :]:
+        inst = by_name.get(name)
+        if inst is None:
+            continue
+        ht = types.get(inst.get("header_type"))
+        if ht is None:
+            raise CodecError(f"header {name} has unknown type {inst.get('header_type')!r}")
+        payload = HeaderSpec.from_json(ht)
+        if not all(f.width == 32 for f in payload.fields):
+            break  # payload ends at the first header that is not made of 32-bit elements
+        num += len(payload.fields)
+    return spec, num
 
 
 class Codec:
@@ -226,36 +264,7 @@ class Codec:
     @classmethod
     def from_program_json(cls, src: str | Path | Mapping[str, Any]) -> Codec:
         """Derive the codec from a compiled BMv2 JSON program (a path or the parsed dict)."""
-        prog = _load_program(src)
-        types = {t.get("name"): t for t in prog.get("header_types", []) if isinstance(t, dict)}
-        if INA_HEADER_TYPE not in types:
-            raise CodecError(f"program JSON has no header type {INA_HEADER_TYPE!r} (header_types: {sorted(types)})")
-        ina = HeaderSpec.from_json(types[INA_HEADER_TYPE])
-        headers = [h for h in prog.get("headers", []) if isinstance(h, dict) and not h.get("metadata", False)]
-        by_name = {h.get("name"): h for h in headers}
-        ina_instances = [h["name"] for h in headers if h.get("header_type") == INA_HEADER_TYPE]
-        if not ina_instances:
-            raise CodecError(f"program JSON declares header type {INA_HEADER_TYPE} but no header instance of it")
-        order: list[str] = []
-        for dep in prog.get("deparsers", []):
-            if isinstance(dep, dict) and ina_instances[0] in dep.get("order", []):
-                order = list(dep["order"])
-                break
-        if not order:  # no deparser information: header instances in id order
-            order = [h["name"] for h in sorted(headers, key=lambda h: h.get("id", 0))]
-        num = 0
-        for name in order[order.index(ina_instances[0]) + 1 :]:
-            inst = by_name.get(name)
-            if inst is None:
-                continue
-            ht = types.get(inst.get("header_type"))
-            if ht is None:
-                raise CodecError(f"header {name} has unknown type {inst.get('header_type')!r}")
-            spec = HeaderSpec.from_json(ht)
-            if not all(f.width == 32 for f in spec.fields):
-                break  # payload ends at the first header that is not made of 32-bit elements
-            num += len(spec.fields)
-        return cls(ina, num)
+        return cls(*header_and_payload(load_program(src), INA_HEADER_TYPE))
 
     # --- encode / decode ------------------------------------------------------------------------------------
 

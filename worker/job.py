@@ -6,7 +6,11 @@ The on-disk form is JSON::
      "switch": {"ip": "10.0.0.254", "mac": "00:00:0a:00:00:fe"},
      "pool": {"base": 0, "size": 64},
      "workers": [{"rank": 0, "ip": "10.0.0.1", "mac": "00:00:0a:00:00:01",
-                  "udp_port": 50000, "switch_port": 1}, ...]}
+                  "udp_port": 50000, "switch_port": 1, "rack": 0}, ...],
+     "ps": {"ip": "10.0.0.100", "mac": "00:00:0a:00:00:64", "switch_port": 9}}
+
+`ps` (the job's parameter server) and a worker's `rack` (its first-level switch, default 0) are used by ATP only;
+for ATP `pool` is the job's range of the aggregator pool that every job shares (ranges may overlap).
 
 `JobConfig.load` / `JobConfig.from_dict` validate everything and raise `JobConfigError` naming the offending key.
 """
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JobConfigError", "SwitchAddress", "PoolRange", "WorkerSpec", "JobConfig", "MAX_WORKERS", "MAX_SLOTS"]
+__all__ = ["JobConfigError", "SwitchAddress", "PoolRange", "WorkerSpec", "PsSpec", "JobConfig", "MAX_WORKERS", "MAX_SLOTS"]
 
 MAX_WORKERS = 32
 """The switch keeps a 32-bit worker bitmap per slot and set."""
@@ -98,6 +102,8 @@ class WorkerSpec:
     mac: str
     udp_port: int
     switch_port: int
+    rack: int = 0
+    """ATP: index of the worker's first-level switch (two-level aggregation); 0 in a one-switch network."""
 
     def __post_init__(self) -> None:
         where = f"workers[rank={self.rank}]"
@@ -106,6 +112,21 @@ class WorkerSpec:
         _mac(self.mac, f"{where}.mac")
         _int(self.udp_port, f"{where}.udp_port", 1, 65535)
         _int(self.switch_port, f"{where}.switch_port", 0, 511)
+        _int(self.rack, f"{where}.rack", 0, 31)
+
+
+@dataclass(frozen=True, slots=True)
+class PsSpec:
+    """ATP: the job's parameter server (its host address and the port of the switch it is attached to)."""
+
+    ip: str
+    mac: str
+    switch_port: int
+
+    def __post_init__(self) -> None:
+        _ipv4(self.ip, "ps.ip")
+        _mac(self.mac, "ps.mac")
+        _int(self.switch_port, "ps.switch_port", 0, 511)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +138,8 @@ class JobConfig:
     switch: SwitchAddress
     pool: PoolRange
     workers: tuple[WorkerSpec, ...] = field(default_factory=tuple)
+    ps: PsSpec | None = None
+    """ATP only: where the job's parameter server runs."""
 
     def __post_init__(self) -> None:
         _int(self.job_id, "job_id", 0, 255)
@@ -132,6 +155,15 @@ class JobConfig:
         endpoints = [(w.ip, w.udp_port) for w in self.workers]
         if len(set(endpoints)) != len(endpoints):
             raise JobConfigError("workers: two workers share the same (ip, udp_port)")
+
+    @property
+    def racks(self) -> list[int]:
+        """ATP: the first-level switches (racks) the job's workers are in, sorted."""
+        return sorted({w.rack for w in self.workers})
+
+    def rack_size(self, rack: int) -> int:
+        """ATP: workers of the job in `rack` (the fan-in of that rack's first-level aggregate)."""
+        return sum(1 for w in self.workers if w.rack == rack)
 
     @property
     def num_workers(self) -> int:
@@ -164,28 +196,37 @@ class JobConfig:
                     mac=_require(w, "mac", where),
                     udp_port=_require(w, "udp_port", where),
                     switch_port=_require(w, "switch_port", where),
+                    rack=w.get("rack", 0),
                 )
             )
+        ps = data.get("ps")
+        ps_spec = None if ps is None else PsSpec(ip=_require(ps, "ip", "job.ps"), mac=_require(ps, "mac", "job.ps"),
+                                                 switch_port=_require(ps, "switch_port", "job.ps"))
         return cls(
             job_id=_require(data, "job_id", "job"),
             num_elems=_require(data, "num_elems", "job"),
             switch=SwitchAddress(ip=_require(sw, "ip", "job.switch"), mac=_require(sw, "mac", "job.switch")),
             pool=PoolRange(base=_require(pool, "base", "job.pool"), size=_require(pool, "size", "job.pool")),
             workers=tuple(specs),
+            ps=ps_spec,
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object form (inverse of from_dict)."""
-        return {
+        out: dict[str, Any] = {
             "job_id": self.job_id,
             "num_elems": self.num_elems,
             "switch": {"ip": self.switch.ip, "mac": self.switch.mac},
             "pool": {"base": self.pool.base, "size": self.pool.size},
             "workers": [
-                {"rank": w.rank, "ip": w.ip, "mac": w.mac, "udp_port": w.udp_port, "switch_port": w.switch_port}
+                {"rank": w.rank, "ip": w.ip, "mac": w.mac, "udp_port": w.udp_port, "switch_port": w.switch_port,
+                 **({"rack": w.rack} if w.rack else {})}
                 for w in self.workers
             ],
         }
+        if self.ps is not None:
+            out["ps"] = {"ip": self.ps.ip, "mac": self.ps.mac, "switch_port": self.ps.switch_port}
+        return out
 
     @classmethod
     def load(cls, path: str | Path) -> JobConfig:
