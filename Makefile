@@ -17,7 +17,8 @@ PYTEST_ARGS ?=
 VENV_SHELL  ?= .venv-shell
 SCENARIO    ?= experiments/size-sweep.toml
 # `make run` knobs
-ALGO        ?= switchml
+PROTO       ?= switchml
+ALGO        ?= $(PROTO)
 BW          ?=
 WORKERS     ?= 4
 SIZE        ?= 65536
@@ -32,7 +33,7 @@ GRPC_ADDR   ?= 127.0.0.1:9559
 all: help
 
 help:
-	@echo "make run           all-reduce through the switch in Mininet (knobs ALGO WORKERS SIZE LOSS BW DTYPE SEED TARGET)"
+	@echo "make run           all-reduce through the switch in Mininet (knobs PROTO/ALGO WORKERS SIZE LOSS BW DTYPE SEED TARGET)"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
 	@echo "make test          set up and run the test suite"
@@ -79,7 +80,7 @@ $(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
 
 run: build
 	$(PY) -m topo.experiment --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
-	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
 
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
 experiment: build

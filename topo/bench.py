@@ -279,8 +279,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"float32 elements per worker (default {BENCH_SIZE}: long enough runs to time steadily)")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "allreduce",
                    help="output path without suffix: .csv, .png, .md are written")
-    p.add_argument("--json", dest="program_json", type=Path, default=d.program_json)
-    p.add_argument("--p4info", type=Path, default=d.p4info)
+    p.add_argument("--json", dest="program_json", type=Path, default=d.program_dir / "switchml.json")
+    p.add_argument("--p4info", type=Path, default=d.program_dir / "switchml.p4info.txt")
     p.add_argument("--timeout", type=float, default=60.0, help="bound on one run's workers, seconds")
     return p
 

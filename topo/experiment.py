@@ -1,11 +1,14 @@
 """The default experiment: N workers all-reduce a tensor through one P4 switch in Mininet (`make run`).
 
-    python -m topo.experiment [--algo switchml|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
-                              [--dtype float32|int32] [--target embedded|bmv2]
+    python -m topo.experiment [--algo switchml|atp|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
+                              [--dtype float32|int32] [--target embedded|bmv2] [--program-dir out]
                               [--json out/switchml.json --p4info out/switchml.p4info.txt]
 
-`--algo` picks the collective (`worker.collective.COLLECTIVES`): in-network aggregation (`switchml`) or a host-based
-baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same LOSS).
+`--algo` picks the collective (`worker.collective.COLLECTIVES`): in-network aggregation (`switchml`, `atp`) or a
+host-based baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same
+LOSS). The switch runs the program the collective names (`out/<program>.json` unless --json is given); `atp` adds a
+parameter server host (`python -m worker.atp_ps`, the last host) and reports where each contribution was
+aggregated: in the switch or at the PS.
 `--bw` limits every link to that many Mbit/s (htb; the table then reports goodput as a fraction of the link rate).
 
 Starts a StarTopo with a P4Switch (embedded or BMv2), pushes the program and the job with the controller, sets the
@@ -28,7 +31,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,8 @@ from mininet.log import setLogLevel
 from mininet.link import Link, TCLink
 from mininet.net import Mininet
 
+from controller.atp import AtpController
+from controller.base import ProgramController
 from controller.client import P4RuntimeClient
 from controller.registers import open_registers
 from controller.switchml import SwitchMLController
@@ -44,6 +49,10 @@ from topo.p4switch import P4Switch, log_tail
 from topo.star import StarTopo, check_link_rates, job_config, prepare_hosts
 from topo.target import Target
 from worker.collective import COLLECTIVES
+from worker.job import PsSpec
+
+CONTROLLERS: dict[str, type[ProgramController]] = {"switchml": SwitchMLController, "atp": AtpController}
+"""The controller of each P4 program a collective can name."""
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,8 +70,10 @@ class ExperimentConfig:
     """Link rate in Mbit/s (htb on every link, both directions); None: unlimited veth links."""
     dtype: str = "float32"
     target: Target = Target.EMBEDDED
-    program_json: Path = ROOT / "out" / "switchml.json"
-    p4info: Path = ROOT / "out" / "switchml.p4info.txt"
+    program_json: Path | None = None
+    """The compiled program (default: program_dir/<the collective's program>.json)."""
+    p4info: Path | None = None
+    program_dir: Path = ROOT / "out"
     pool_size: int = 64
     window: int = 32
     seed: int = 1
@@ -77,6 +88,17 @@ class ExperimentConfig:
     barrier: bool = True
     """Workers start the all-reduce together once all are set up (`--barrier`), so their timing excludes the other
     processes' start-up."""
+
+    @property
+    def program(self) -> str:
+        """The P4 program the collective needs (p4src/<program>.p4)."""
+        return COLLECTIVES[self.algo].program
+
+    @property
+    def program_files(self) -> tuple[Path, Path]:
+        """(BMv2 JSON, P4Info) of the switch's program."""
+        return (self.program_json or self.program_dir / f"{self.program}.json",
+                self.p4info or self.program_dir / f"{self.program}.p4info.txt")
 
 
 @dataclass
@@ -103,6 +125,8 @@ class ExperimentResult:
     workers: list[WorkerOutcome]
     counters: dict[str, tuple[int, int]]
     switch_log: Path
+    ps: dict[str, Any] | None = None
+    """ATP: the parameter server's statistics for the job (worker.atp_ps.PsStats fields)."""
 
     @property
     def correct(self) -> bool:
@@ -152,9 +176,17 @@ class ExperimentResult:
         if self.link_utilisation is not None:
             lines.append(f"\ngoodput {self.goodput * 32 / 1e6:.1f} Mbit/s of tensor data = "
                          f"{100 * self.link_utilisation:.1f} % of the {c.bw:g} Mbit/s link rate")
+        if self.ps is not None:
+            p = self.ps
+            lines += ["", f"where contributions were aggregated: {100 * float(p.get('switch_fraction', 0)):.1f} % in "
+                          f"the switch, {100 - 100 * float(p.get('switch_fraction', 0)):.1f} % at the PS "
+                          f"({p.get('contributions_in_switch', 0)} / {p.get('contributions_at_ps', 0)}); PS: "
+                          f"{p.get('completed', 0)} sequences, {p.get('collisions', 0)} collisions, "
+                          f"{p.get('raw_sequences', 0)} raw resends, {p.get('duplicates', 0)} duplicates"]
         if any(p for p, _ in self.counters.values()):
+            prefix = CONTROLLERS[c.program].COUNTER_PREFIX
             lines += ["", "switch counters (packets): " + ", ".join(
-                f"{name.removeprefix('ina_')}={p}" for name, (p, _) in self.counters.items() if p)]
+                f"{name.removeprefix(prefix)}={p}" for name, (p, _) in self.counters.items() if p)]
         return "\n".join(lines)
 
 
@@ -163,7 +195,7 @@ def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path
     return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--algo", cfg.algo,
             "--size", str(cfg.size), *(["--delay-ms", f"{delay:g}"] if delay else []),
             "--dtype", cfg.dtype, "--seed", str(cfg.seed), "--window", str(cfg.window), "--verify", "--json",
-            "--program-json", str(cfg.program_json),
+            "--program-json", str(cfg.program_files[0]),
             *(["--barrier", str(barrier), "--barrier-timeout", str(min(cfg.timeout_s, 60.0))] if barrier else []),
             *cfg.worker_args]
 
@@ -227,7 +259,7 @@ class ExperimentNetwork:
     """
 
     def __init__(self, cfg: ExperimentConfig) -> None:
-        for path in (cfg.program_json, cfg.p4info):
+        for path in cfg.program_files:
             if not path.exists():
                 raise FileNotFoundError(f"{path} not found: run `make build` first")
         self.cfg = cfg
@@ -252,24 +284,31 @@ class ExperimentNetwork:
         cfg.run_dir.mkdir(parents=True, exist_ok=True)
         setLogLevel("warning")
         switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed)
-        self.net = net = Mininet(topo=StarTopo(cfg.workers, bw=cfg.bw), switch=switch_cls, controller=None,
+        has_ps = cfg.program == "atp"
+        self.net = net = Mininet(topo=StarTopo(cfg.workers + has_ps, bw=cfg.bw), switch=switch_cls, controller=None,
                                  autoSetMacs=False, link=TCLink if cfg.bw is not None else Link)
         net.start()
         prepare_hosts(net)
         if cfg.bw is not None:
             check_link_rates(net, cfg.bw)
         self.switch: P4Switch = net.switches[0]
-        self.hosts = sorted(net.hosts, key=lambda h: int(h.name[1:]))
-        self.job = job_config(net, num_elems=_num_elems(cfg.program_json), pool_size=cfg.pool_size)
+        all_hosts = sorted(net.hosts, key=lambda h: int(h.name[1:]))
+        self.hosts = all_hosts[: cfg.workers]
+        self.ps_host = all_hosts[cfg.workers] if has_ps else None
+        json_path, p4info = cfg.program_files
+        self.job = job_config(net, num_elems=_num_elems(json_path), pool_size=cfg.pool_size, hosts=self.hosts)
+        if self.ps_host is not None:
+            self.job = replace(self.job, ps=PsSpec(ip=self.ps_host.IP(), mac=self.ps_host.MAC(),
+                                                   switch_port=cfg.workers + 1))
         self.job_path = cfg.run_dir / "job.json"
         self.job.save(self.job_path)
         self.client = P4RuntimeClient(self.switch.grpc_address, device_id=self.switch.device_id).connect()
-        self.client.set_pipeline(cfg.p4info, cfg.program_json)
-        self.ctl = SwitchMLController(self.client, open_registers(self.client, bmv2=cfg.target is Target.BMV2,
-                                                                  thrift_port=self.switch.thrift_port))
-        self.ctl.install_forwarding([(w.mac, w.switch_port) for w in self.job.workers],
-                                    [w.switch_port for w in self.job.workers])
-        self.ctl.create_job(self.job)
+        self.client.set_pipeline(p4info, json_path)
+        self.ctl = CONTROLLERS[cfg.program](self.client, open_registers(self.client, bmv2=cfg.target is Target.BMV2,
+                                                                         thrift_port=self.switch.thrift_port))
+        ports = [(h.MAC(), i + 1) for i, h in enumerate(all_hosts)]
+        self.ctl.install_forwarding(ports, [p for _, p in ports])
+        self.ctl.create_job(self.job)  # type: ignore[attr-defined]
         self._loss: float | None = None
 
     def run(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> ExperimentResult:
@@ -280,30 +319,66 @@ class ExperimentNetwork:
         """
         assert self.net is not None and self.client is not None
         changed = [f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}"
-                   for f in ("workers", "bw", "target", "program_json", "p4info", "pool_size")
+                   for f in ("workers", "bw", "target", "program_files", "pool_size")
                    if getattr(cfg, f) != getattr(self.cfg, f)]
         if changed:
             raise ValueError("a run cannot change the network: " + ", ".join(changed))
         self.reset(cfg.loss)
         before = self.ctl.counters(self.job.job_id) if self.switch.connected() else {}
         barrier = self.fresh_barrier() if cfg.barrier else None
-        outcomes = self.launch(lambda rank: _worker_argv(cfg, self.job_path, rank, barrier), cfg.timeout_s,
-                               background=background, kill_switch_after_s=cfg.kill_switch_after_s)
+        with self.parameter_server() as ps_stats:
+            outcomes = self.launch(lambda rank: _worker_argv(cfg, self.job_path, rank, barrier), cfg.timeout_s,
+                                   background=background, kill_switch_after_s=cfg.kill_switch_after_s)
         counters: dict[str, tuple[int, int]] = {}
         if self.switch.connected():
             after = self.ctl.counters(self.job.job_id)
             counters = {k: (v[0] - before.get(k, (0, 0))[0], v[1] - before.get(k, (0, 0))[1])
                         for k, v in after.items()}
-        return ExperimentResult(cfg, outcomes, counters, self.switch.log_path)
+        ps = ps_stats.get("jobs", {}).get(str(self.job.job_id)) if self.ps_host is not None else None
+        return ExperimentResult(cfg, outcomes, counters, self.switch.log_path, ps)
+
+    @contextlib.contextmanager
+    def parameter_server(self, job_files: Sequence[Path] = ()) -> Iterator[dict[str, Any]]:
+        """ATP: the PS process on the PS host while the block runs; the dict yielded is filled with its statistics
+        when it stops (empty without a PS host)."""
+        stats: dict[str, Any] = {}
+        if self.ps_host is None:
+            yield stats
+            return
+        out = self.cfg.run_dir / "ps-stats.json"
+        out.unlink(missing_ok=True)
+        jobs = [a for f in (job_files or [self.job_path]) for a in ("--job", str(f))]
+        proc = self.ps_host.popen([sys.executable, "-m", "worker.atp_ps", *jobs, "--program-json",
+                                   str(self.cfg.program_files[0]), "--stats", str(out)], cwd=str(ROOT), text=True,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None
+        ready = proc.stdout.readline()  # "atp_ps: serving ..." once bound (or nothing if it failed)
+        if "serving" not in ready:
+            proc.wait(10)
+            raise RuntimeError(f"the parameter server did not start: {ready.strip()} {proc.stderr.read().strip()}"
+                               if proc.stderr else ready)
+        try:
+            yield stats
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+            if out.exists():
+                stats.update(json.loads(out.read_text()))
 
     def reset(self, loss: float) -> None:
-        """Before a run: the job's switch state reset (fresh worker processes start at set 0 of every slot) and the
-        drop simulator's probability set on every worker port."""
+        """Before a run: the job's switch state reset (fresh worker processes start at set 0 of every slot, or at
+        sequence 1 with free aggregators) and the drop simulator's probability set on every worker port (and the
+        PS's)."""
         if self.switch.connected():
-            self.ctl.reset_job(self.job)
+            self.ctl.reset_job(self.job)  # type: ignore[attr-defined]
             if loss != self._loss:
-                for w in self.job.workers:
-                    self.ctl.set_drop_probability(w.switch_port, ingress=loss, egress=loss)
+                ports = [w.switch_port for w in self.job.workers] + ([self.job.ps.switch_port] if self.job.ps else [])
+                for port in ports:
+                    self.ctl.set_drop_probability(port, ingress=loss, egress=loss)
                 self._loss = loss
 
     def fresh_barrier(self) -> Path:
@@ -356,9 +431,16 @@ class ExperimentNetwork:
 
 
 def _num_elems(program_json: Path) -> int:
-    from worker.header import Codec
+    """Elements per packet of the program's INA header (SwitchML's ina_h or ATP's atp_h)."""
+    from worker.header import CodecError, header_and_payload, load_program
 
-    return Codec.from_program_json(program_json).num_elems
+    prog = load_program(program_json)
+    for header in ("ina_h", "atp_h"):
+        try:
+            return header_and_payload(prog, header)[1]
+        except CodecError:
+            continue
+    raise CodecError(f"{program_json}: neither an ina_h nor an atp_h header type")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -374,8 +456,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", choices=["float32", "int32"], default=d.dtype)
     p.add_argument("--target", choices=[t.value for t in Target], default=None,
                    help="switch target (default: $TARGET, else bmv2 if installed, else embedded)")
-    p.add_argument("--json", dest="program_json", type=Path, default=d.program_json)
-    p.add_argument("--p4info", type=Path, default=d.p4info)
+    p.add_argument("--program-dir", type=Path, default=d.program_dir,
+                   help="where the compiled programs are (<program>.json, <program>.p4info.txt; default %(default)s)")
+    p.add_argument("--json", dest="program_json", type=Path, default=None,
+                   help="the compiled program (default: PROGRAM_DIR/<the collective's program>.json)")
+    p.add_argument("--p4info", type=Path, default=None)
     p.add_argument("--pool-size", type=int, default=d.pool_size, help="slots given to the job")
     p.add_argument("--window", type=int, default=d.window, help="packets in flight per worker")
     p.add_argument("--seed", type=int, default=d.seed,
@@ -393,6 +478,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cfg = ExperimentConfig(algo=args.algo, bw=args.bw, workers=args.workers, size=args.size, loss=args.loss,
                            dtype=args.dtype,
                            target=Target.choose(args.target), program_json=args.program_json, p4info=args.p4info,
+                           program_dir=args.program_dir,
                            pool_size=args.pool_size, window=args.window, timeout_s=args.timeout, seed=args.seed,
                            run_dir=args.run_dir)
     try:

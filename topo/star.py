@@ -72,11 +72,11 @@ def prepare_hosts(net: Mininet) -> None:
 
 
 def job_config(net: Mininet, *, job_id: int = 1, num_elems: int = 64, pool_base: int = 0,
-               pool_size: int = 64) -> JobConfig:
-    """The job of all hosts of a StarTopo network: rank r on host h(r+1), attached to switch port r+1."""
+               pool_size: int = 64, hosts: list[Any] | None = None) -> JobConfig:
+    """The job of `hosts` (default: all hosts) of a StarTopo network: rank r on the r-th host (h(r+1) by default)."""
     switch = net.switches[0]
     workers = []
-    for rank, h in enumerate(sorted(net.hosts, key=lambda h: int(h.name[1:]))):
+    for rank, h in enumerate(hosts if hosts is not None else sorted(net.hosts, key=lambda h: int(h.name[1:]))):
         link = h.defaultIntf().link
         sw_intf = link.intf2 if link.intf1.node is h else link.intf1
         workers.append(WorkerSpec(rank=rank, ip=h.IP(), mac=h.MAC(), udp_port=WORKER_UDP_PORT,

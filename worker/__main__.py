@@ -1,6 +1,6 @@
 """Command line of one worker: all-reduce a generated tensor through the switch (or a host baseline) and report.
 
-    python -m worker --job job.json --rank R [--algo switchml|ring|ps] [--size N] [--seed S]
+    python -m worker --job job.json --rank R [--algo switchml|atp|ring|ps] [--size N] [--seed S]
                      [--dtype float32|int32] [--verify]
                      [--window W] [--timeout-ms T] [--min-timeout-ms T] [--max-timeout-ms T] [--backoff F]
                      [--max-retries K] [--fixed-timeout] [--fast-retransmit K] [--program-json out/switchml.json]
@@ -24,6 +24,7 @@ import sys
 import time
 from typing import NoReturn, Sequence
 
+from worker.atp import AtpOptions, AtpUnreachable
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.blocks import ProtocolError
 from worker.collective import COLLECTIVES, CollectiveOptions, open_collective
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--job", required=True, help="job file (JSON, see worker/job.py)")
     p.add_argument("--rank", required=True, type=int, help="this worker's rank in the job")
-    p.add_argument("--algo", choices=sorted(COLLECTIVES), default="switchml",
+    p.add_argument("--algo", "--protocol", dest="algo", choices=sorted(COLLECTIVES), default="switchml",
                    help="the all-reduce: " + "; ".join(f"{c.name}: {c.description}" for c in COLLECTIVES.values()))
     p.add_argument("--size", type=int, default=65536, help="elements to all-reduce (default 65536)")
     p.add_argument("--seed", type=int, default=0, help="input seed; rank r's input is seeded by (seed, r)")
@@ -86,7 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backoff", type=float, default=d.backoff, help="timeout multiplier per retransmission")
     p.add_argument("--max-retries", type=int, default=d.max_retries,
                    help="retransmissions of one packet before giving up (exit 2)")
-    p.add_argument("--program-json", help="compiled switch program (default: $INA_PROGRAM_JSON, out/switchml.json)")
+    p.add_argument("--program-json", help="compiled switch program (default: $INA_PROGRAM_JSON, out/switchml.json; "
+                   "atp: $INA_ATP_JSON, out/atp.json)")
+    p.add_argument("--scale-bits", type=int, default=AtpOptions().scale_bits,
+                   help="atp: float32 values are sent as rint(x * 2^BITS) (default %(default)s)")
     p.add_argument("--bind", metavar="IP", help="local IP to bind instead of the job's worker IP")
     p.add_argument("--switch-port", type=int, default=INA_UDP_PORT, help=argparse.SUPPRESS)
     p.add_argument("--barrier", metavar="DIR",
@@ -140,7 +144,8 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
                                 max_timeout=max_timeout, max_retries=args.max_retries, adaptive=not args.fixed_timeout,
                                 min_timeout=min_timeout, fast_retransmit=args.fast_retransmit)
         copts = CollectiveOptions(window=options, program_json=args.program_json, bind_ip=args.bind,
-                                  switch_port=args.switch_port, connect_timeout=args.connect_timeout)
+                                  switch_port=args.switch_port, connect_timeout=args.connect_timeout,
+                                  atp=AtpOptions(scale_bits=args.scale_bits))
     except (JobConfigError, ValueError) as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
     data = rank_input(args.size, args.seed, args.rank, args.dtype)
@@ -165,6 +170,8 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         return _fail(EXIT_CONFIG, str(exc), args.json)
     except SwitchUnreachable as exc:
         return _fail(EXIT_UNREACHABLE, str(exc), args.json, slot=exc.slot, set=exc.set, packet_id=exc.packet_id)
+    except AtpUnreachable as exc:
+        return _fail(EXIT_UNREACHABLE, str(exc), args.json, seq=exc.seq, agtr=exc.agtr)
     except PeerUnreachable as exc:
         return _fail(EXIT_UNREACHABLE, str(exc), args.json, peer=exc.rank)
     except (ProtocolError, PeerProtocolError) as exc:

@@ -10,7 +10,12 @@ collective by name and nothing else branches on it. Registered here:
 
 - `switchml`: in-network aggregation through the P4 switch (`worker.allreduce.Worker`, UDP, block floating point);
 - `ring`: host-based ring all-reduce over TCP (`worker.ring.Ring`);
-- `ps`: host-based sharded parameter server over TCP, co-located with the workers (`worker.ps.ShardedPS`).
+- `ps`: host-based sharded parameter server over TCP, co-located with the workers (`worker.ps.ShardedPS`);
+- `atp`: ATP-style best-effort in-network aggregation with a parameter server host (`worker.atp.AtpWorker`, UDP,
+  fixed point, shared aggregator pool; the PS is `python -m worker.atp_ps`).
+
+Each spec names the P4 program (`p4src/<program>.p4`) the switch must run for it: the host baselines only need L2
+forwarding and run over switchml.p4.
 
 A new protocol registers itself with `register(CollectiveSpec(...))`.
 """
@@ -25,9 +30,11 @@ from typing import Protocol
 import numpy as np
 
 from worker.allreduce import RunResult, Worker, find_program_json
+from worker.atp import AtpOptions, AtpWorker, find_atp_json, verify_fixed_point
+from worker.atp_header import ATP_UDP_PORT, AtpCodec
 from worker.header import INA_UDP_PORT, Codec
 from worker.hostreduce import HostCollective
-from worker.job import JobConfig
+from worker.job import JobConfig, JobConfigError
 from worker.peers import connect_mesh
 from worker.ps import ShardedPS
 from worker.ring import Ring
@@ -76,6 +83,8 @@ class CollectiveOptions:
     """Host baselines: how long to wait for the peers' TCP connections."""
     io_timeout: float = 30.0
     """Host baselines: how long a send or receive may stall before the peer is declared gone."""
+    atp: AtpOptions = field(default_factory=AtpOptions)
+    """ATP: fixed-point scaling and initial congestion window."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +94,8 @@ class CollectiveSpec:
     name: str
     description: str
     open: Callable[[JobConfig, int, CollectiveOptions], Collective]
+    program: str = "switchml"
+    """The P4 program (p4src/<program>.p4) the switch runs for this collective."""
 
 
 COLLECTIVES: dict[str, CollectiveSpec] = {}
@@ -137,6 +148,43 @@ class SwitchMLCollective:
         self.close()
 
 
+class AtpCollective:
+    """`worker.atp.AtpWorker` over its own UDP socket (to the job's PS; ACKs come from the switch), as a Collective."""
+
+    def __init__(self, job: JobConfig, rank: int, options: CollectiveOptions) -> None:
+        if job.ps is None:
+            raise JobConfigError(f"job {job.job_id}: ATP needs a parameter server (\"ps\" in the job file)")
+        codec = AtpCodec.from_program_json(options.program_json or find_atp_json())
+        me = job.worker(rank)
+        self.world_size = job.num_workers
+        self.scale_bits = options.atp.scale_bits
+        self.transport = UdpTransport((options.bind_ip or me.ip, me.udp_port), (job.ps.ip, ATP_UDP_PORT),
+                                      accept_any_source=True)
+        try:
+            self.worker = AtpWorker(job, rank, self.transport, codec, options.window, options.atp)
+        except BaseException:
+            self.transport.close()
+            raise
+
+    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
+        return self.worker.run(array, dtype)
+
+    def allreduce(self, array: np.ndarray) -> np.ndarray:
+        return self.worker.run(array).array
+
+    def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
+        return verify_fixed_point(run.array, inputs, dtype, self.scale_bits)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> AtpCollective:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def _open_host(cls: type[HostCollective]) -> Callable[[JobConfig, int, CollectiveOptions], Collective]:
     def open_(job: JobConfig, rank: int, options: CollectiveOptions) -> Collective:
         n = job.num_workers
@@ -152,3 +200,6 @@ register(CollectiveSpec("switchml", "in-network aggregation through the P4 switc
                                     "point, shadow-copy slots)", SwitchMLCollective))
 register(CollectiveSpec(Ring.name, Ring.description, _open_host(Ring)))
 register(CollectiveSpec(ShardedPS.name, ShardedPS.description, _open_host(ShardedPS)))
+register(CollectiveSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by "
+                               "jobs, collisions and loss completed by a parameter server host)", AtpCollective,
+                        program="atp"))

@@ -1,0 +1,135 @@
+"""AtpController: the control plane of p4src/atp.p4 — job roles, the PS, ECN threshold, aggregator inspection.
+
+Names are those of `p4src/README.md`. A job is installed per switch with its level there: 0 on the workers' switch
+(first level; it knows the workers and its rack), 1 on the PS's switch in a two-level network (merges racks). ACKs are
+accepted only from the port towards the PS. Register access goes through `controller.registers` as for SwitchML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import finsy
+from finsy import P4TableAction, P4TableEntry, P4TableMatch
+
+from controller.base import ProgramController, _ip, _mac
+from worker.job import JobConfig, JobConfigError
+
+__all__ = ["AggregatorState", "AtpController", "COUNTERS", "ECN_OFF", "RACK_RID_BASE"]
+
+INGRESS = "AtpIngress"
+EGRESS = "AtpEgress"
+ECN_OFF = 0x7FFFF
+"""ECN threshold that never marks (deq_qdepth has 19 bits)."""
+RACK_RID_BASE = 256
+"""Replica ids of a second-level switch's copies towards first-level switches (ranks are < 32)."""
+
+COUNTERS = tuple(f"{INGRESS}.atp_{n}" for n in (
+    "received", "aggregated", "duplicates", "collisions", "resend_to_ps", "raw_to_ps", "completed", "flushed", "acks",
+    "freed", "transit", "drop_unknown", "drop_malformed", "drop_sim_ingress")) + tuple(
+    f"{EGRESS}.atp_{n}" for n in ("acks_sent", "ecn_marked", "drop_sim_egress"))
+
+
+@dataclass(frozen=True)
+class AggregatorState:
+    """One aggregator of the shared pool as the switch holds it."""
+
+    index: int
+    job_id: int
+    seq: int
+    bitmap: int
+    racks: int
+    count: int
+    flags: int
+
+    @property
+    def free(self) -> bool:
+        return self.job_id == 0 and self.seq == 0
+
+    def contributors(self) -> list[int]:
+        return [r for r in range(32) if self.bitmap >> r & 1]
+
+
+class AtpController(ProgramController):
+    """Programs one switch running atp.p4 for one or more jobs."""
+
+    INGRESS = INGRESS
+    EGRESS = EGRESS
+    COUNTERS = COUNTERS
+    COUNTER_PREFIX = "atp_"
+
+    def create_job(self, job: JobConfig, *, level: int = 0, rack: int = 0, ack_port: int | None = None,
+                   mgid: int | None = None, rack_ports: dict[int, int] | None = None) -> int:
+        """Install the job's role on this switch and return its multicast group id.
+
+        level 0 (workers' switch): the job entry with this switch's rack, one atp_workers and atp_destinations entry
+        and one replica per worker of `rack`; ACKs accepted from `ack_port` (default: the PS's port). level 1 (PS's
+        switch of a two-level network): the job entry and one replica per rack towards `rack_ports[rack]`."""
+        if job.ps is None:
+            raise JobConfigError(f"job {job.job_id}: ATP needs a parameter server (\"ps\" in the job file)")
+        if level not in (0, 1):
+            raise ValueError(f"level must be 0 or 1, got {level}")
+        mgid = mgid if mgid is not None else job.job_id + 1
+        ack_port = job.ps.switch_port if ack_port is None else ack_port
+        if level == 0:
+            members = [w for w in job.workers if w.rack == rack]
+            replicas = [(w.switch_port, w.rank) for w in members]
+        else:
+            if not rack_ports:
+                raise ValueError("a second-level switch needs rack_ports (rack -> port towards its switch)")
+            members = []
+            replicas = [(port, RACK_RID_BASE + r) for r, port in sorted(rack_ports.items())]
+        updates: list[object] = [
+            finsy.P4MulticastGroupEntry(mgid, replicas=replicas),
+            P4TableEntry(f"{INGRESS}.atp_jobs", match=P4TableMatch({"hdr.atp.job_id": job.job_id}),
+                         action=P4TableAction(f"{INGRESS}.atp_set_job", level=level, mgid=mgid, rack=rack)),
+            P4TableEntry(f"{INGRESS}.atp_ack_ports",
+                         match=P4TableMatch({"hdr.atp.job_id": job.job_id, "standard_metadata.ingress_port": ack_port}),
+                         action=P4TableAction(f"{INGRESS}.atp_allow_ack")),
+        ]
+        for w in members:
+            updates.append(P4TableEntry(
+                f"{INGRESS}.atp_workers",
+                match=P4TableMatch({"standard_metadata.ingress_port": w.switch_port, "hdr.ipv4.srcAddr": _ip(w.ip),
+                                    "hdr.udp.srcPort": w.udp_port, "hdr.atp.job_id": job.job_id}),
+                action=P4TableAction(f"{INGRESS}.atp_set_worker", rank=w.rank)))
+            updates.append(P4TableEntry(
+                f"{EGRESS}.atp_destinations",
+                match=P4TableMatch({"hdr.atp.job_id": job.job_id, "standard_metadata.egress_rid": w.rank}),
+                action=P4TableAction(f"{EGRESS}.atp_set_destination", switch_mac=_mac(job.switch.mac),
+                                     switch_ip=_ip(job.switch.ip), worker_mac=_mac(w.mac), worker_ip=_ip(w.ip),
+                                     worker_port=w.udp_port)))
+        self.client.insert(*updates)
+        return mgid
+
+    def reset_pool(self, first: int, count: int) -> None:
+        """Free aggregators [first, first+count) (every job's: the pool is shared; values need no reset)."""
+        for name in ("owner", "bitmap", "racks", "count", "flags"):
+            self.registers.fill(f"{INGRESS}.atp_{name}", first, count, 0)
+
+    def reset_job(self, job: JobConfig) -> None:
+        """Free the aggregators of the job's range (shared: do it while no job uses them)."""
+        self.reset_pool(job.pool.base, job.pool.size)
+
+    def set_ecn_threshold(self, threshold: int | None) -> None:
+        """Mark ECN on ATP packets leaving while the egress queue holds >= threshold packets (None: never)."""
+        value = ECN_OFF if threshold is None else threshold
+        if not 0 <= value <= ECN_OFF:
+            raise ValueError(f"ECN threshold must be in [0, {ECN_OFF}], got {value}")
+        self.client.modify(P4TableEntry(f"{EGRESS}.atp_ecn", is_default_action=True,
+                                        action=P4TableAction(f"{EGRESS}.atp_set_ecn_threshold", threshold=value)))
+
+    def aggregators(self, first: int, count: int) -> list[AggregatorState]:
+        """State of aggregators [first, first+count)."""
+        regs = {n: self.registers.read_range(f"{INGRESS}.atp_{n}", first, count)
+                for n in ("owner", "bitmap", "racks", "count", "flags")}
+        return [AggregatorState(first + i, regs["owner"][i] >> 32, regs["owner"][i] & 0xFFFFFFFF, regs["bitmap"][i],
+                                regs["racks"][i], regs["count"][i], regs["flags"][i]) for i in range(count)]
+
+    def occupancy(self, first: int, count: int) -> dict[int, int]:
+        """Aggregators of [first, first+count) in use, per owning job id."""
+        out: dict[int, int] = {}
+        for a in self.aggregators(first, count):
+            if not a.free:
+                out[a.job_id] = out.get(a.job_id, 0) + 1
+        return out
