@@ -28,11 +28,12 @@ DTYPE       ?= float32
 TARGET      ?=
 GRPC_ADDR   ?= 127.0.0.1:9559
 
-.PHONY: all setup system-packages shell-venv run experiment train test build bench bench-switch p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run experiment multitenant train test build bench bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
 help:
+	@echo "make multitenant   JOBS jobs share one switch: SwitchML (static partition) vs ATP (shared pool + PS)"
 	@echo "make run           all-reduce through the switch in Mininet (knobs PROTO/ALGO WORKERS SIZE LOSS BW DTYPE SEED TARGET)"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
@@ -85,6 +86,12 @@ run: build
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
 experiment: build
 	$(PY) -m topo.sweep $(SCENARIO) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+
+# J jobs sharing one switch, SwitchML (static partition) vs ATP (shared pool + PS) at equal memory (root)
+# -> results/multitenant-<UTC time>/{runs.csv,summary.md,multitenant.png}
+JOBS        ?= 3
+multitenant: build
+	$(PY) -m topo.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
 
 # data-parallel training on the Mininet hosts, once per algorithm (root) -> results/train-<UTC time>/
 train: build

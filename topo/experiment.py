@@ -64,6 +64,10 @@ class ExperimentConfig:
     algo: str = "switchml"
     """The collective the workers run (a name in worker.collective.COLLECTIVES)."""
     workers: int = 4
+    """Workers per job."""
+    jobs: int = 1
+    """Concurrent jobs (job ids 1..jobs), each with its own `workers` hosts; SwitchML gives each job its own
+    `pool_size` slots (a static partition), ATP jobs all hash into one shared pool of `pool_size` aggregators."""
     size: int = 65536
     loss: float = 0.0
     bw: float | None = None
@@ -285,7 +289,8 @@ class ExperimentNetwork:
         setLogLevel("warning")
         switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed)
         has_ps = cfg.program == "atp"
-        self.net = net = Mininet(topo=StarTopo(cfg.workers + has_ps, bw=cfg.bw), switch=switch_cls, controller=None,
+        n = cfg.workers * cfg.jobs
+        self.net = net = Mininet(topo=StarTopo(n + has_ps, bw=cfg.bw), switch=switch_cls, controller=None,
                                  autoSetMacs=False, link=TCLink if cfg.bw is not None else Link)
         net.start()
         prepare_hosts(net)
@@ -293,22 +298,31 @@ class ExperimentNetwork:
             check_link_rates(net, cfg.bw)
         self.switch: P4Switch = net.switches[0]
         all_hosts = sorted(net.hosts, key=lambda h: int(h.name[1:]))
-        self.hosts = all_hosts[: cfg.workers]
-        self.ps_host = all_hosts[cfg.workers] if has_ps else None
+        self.hosts = all_hosts[:n]
+        """Every job's worker hosts, job by job (job j's rank r on hosts[(j-1) * workers + r])."""
+        self.ps_host = all_hosts[n] if has_ps else None
         json_path, p4info = cfg.program_files
-        self.job = job_config(net, num_elems=_num_elems(json_path), pool_size=cfg.pool_size, hosts=self.hosts)
-        if self.ps_host is not None:
-            self.job = replace(self.job, ps=PsSpec(ip=self.ps_host.IP(), mac=self.ps_host.MAC(),
-                                                   switch_port=cfg.workers + 1))
-        self.job_path = cfg.run_dir / "job.json"
-        self.job.save(self.job_path)
+        self.jobs = []
+        self.job_paths = []
+        for j in range(cfg.jobs):
+            job = job_config(net, job_id=j + 1, num_elems=_num_elems(json_path),
+                             pool_base=0 if has_ps else j * cfg.pool_size, pool_size=cfg.pool_size,
+                             hosts=self.hosts[j * cfg.workers:(j + 1) * cfg.workers])
+            if self.ps_host is not None:
+                job = replace(job, ps=PsSpec(ip=self.ps_host.IP(), mac=self.ps_host.MAC(), switch_port=n + 1))
+            path = cfg.run_dir / ("job.json" if cfg.jobs == 1 else f"job{j + 1}.json")
+            job.save(path)
+            self.jobs.append(job)
+            self.job_paths.append(path)
+        self.job, self.job_path = self.jobs[0], self.job_paths[0]
         self.client = P4RuntimeClient(self.switch.grpc_address, device_id=self.switch.device_id).connect()
         self.client.set_pipeline(p4info, json_path)
         self.ctl = CONTROLLERS[cfg.program](self.client, open_registers(self.client, bmv2=cfg.target is Target.BMV2,
                                                                          thrift_port=self.switch.thrift_port))
         ports = [(h.MAC(), i + 1) for i, h in enumerate(all_hosts)]
         self.ctl.install_forwarding(ports, [p for _, p in ports])
-        self.ctl.create_job(self.job)  # type: ignore[attr-defined]
+        for job in self.jobs:
+            self.ctl.create_job(job)  # type: ignore[attr-defined]
         self._loss: float | None = None
 
     def run(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> ExperimentResult:
@@ -323,19 +337,36 @@ class ExperimentNetwork:
                    if getattr(cfg, f) != getattr(self.cfg, f)]
         if changed:
             raise ValueError("a run cannot change the network: " + ", ".join(changed))
+        return self.run_jobs(cfg, background)[0]
+
+    def run_jobs(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> list[ExperimentResult]:
+        """One all-reduce by every worker of every job, all jobs at once; one result per job."""
+        if cfg.jobs != self.cfg.jobs:
+            raise ValueError(f"a run cannot change the network: jobs {self.cfg.jobs} -> {cfg.jobs}")
         self.reset(cfg.loss)
-        before = self.ctl.counters(self.job.job_id) if self.switch.connected() else {}
-        barrier = self.fresh_barrier() if cfg.barrier else None
-        with self.parameter_server() as ps_stats:
-            outcomes = self.launch(lambda rank: _worker_argv(cfg, self.job_path, rank, barrier), cfg.timeout_s,
-                                   background=background, kill_switch_after_s=cfg.kill_switch_after_s)
-        counters: dict[str, tuple[int, int]] = {}
-        if self.switch.connected():
-            after = self.ctl.counters(self.job.job_id)
-            counters = {k: (v[0] - before.get(k, (0, 0))[0], v[1] - before.get(k, (0, 0))[1])
-                        for k, v in after.items()}
-        ps = ps_stats.get("jobs", {}).get(str(self.job.job_id)) if self.ps_host is not None else None
-        return ExperimentResult(cfg, outcomes, counters, self.switch.log_path, ps)
+        before = [self.ctl.counters(j.job_id) if self.switch.connected() else {} for j in self.jobs]
+        barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
+        w = cfg.workers
+
+        def argv(i: int) -> list[str]:
+            return _worker_argv(cfg, self.job_paths[i // w], i % w, barriers[i // w])
+
+        with self.parameter_server(self.job_paths) as ps_stats:
+            outcomes = self.launch(argv, cfg.timeout_s, background=background,
+                                   kill_switch_after_s=cfg.kill_switch_after_s)
+        results = []
+        for k, job in enumerate(self.jobs):
+            counters: dict[str, tuple[int, int]] = {}
+            if self.switch.connected():
+                after = self.ctl.counters(job.job_id)
+                counters = {n: (v[0] - before[k].get(n, (0, 0))[0], v[1] - before[k].get(n, (0, 0))[1])
+                            for n, v in after.items()}
+            mine = outcomes[k * w:(k + 1) * w]
+            for o in mine:
+                o.rank %= w
+            ps = ps_stats.get("jobs", {}).get(str(job.job_id)) if self.ps_host is not None else None
+            results.append(ExperimentResult(cfg, mine, counters, self.switch.log_path, ps))
+        return results
 
     @contextlib.contextmanager
     def parameter_server(self, job_files: Sequence[Path] = ()) -> Iterator[dict[str, Any]]:
@@ -347,7 +378,7 @@ class ExperimentNetwork:
             return
         out = self.cfg.run_dir / "ps-stats.json"
         out.unlink(missing_ok=True)
-        jobs = [a for f in (job_files or [self.job_path]) for a in ("--job", str(f))]
+        jobs = [a for f in (job_files or self.job_paths) for a in ("--job", str(f))]
         proc = self.ps_host.popen([sys.executable, "-m", "worker.atp_ps", *jobs, "--program-json",
                                    str(self.cfg.program_files[0]), "--stats", str(out)], cwd=str(ROOT), text=True,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -374,16 +405,18 @@ class ExperimentNetwork:
         sequence 1 with free aggregators) and the drop simulator's probability set on every worker port (and the
         PS's)."""
         if self.switch.connected():
-            self.ctl.reset_job(self.job)  # type: ignore[attr-defined]
+            for job in self.jobs:
+                self.ctl.reset_job(job)  # type: ignore[attr-defined]
             if loss != self._loss:
-                ports = [w.switch_port for w in self.job.workers] + ([self.job.ps.switch_port] if self.job.ps else [])
+                ports = [w.switch_port for j in self.jobs for w in j.workers]
+                ports += [self.job.ps.switch_port] if self.job.ps else []
                 for port in ports:
                     self.ctl.set_drop_probability(port, ingress=loss, egress=loss)
                 self._loss = loss
 
-    def fresh_barrier(self) -> Path:
+    def fresh_barrier(self, name: str = "barrier") -> Path:
         """An empty start-barrier directory for the next run's processes."""
-        barrier = self.cfg.run_dir / "barrier"
+        barrier = self.cfg.run_dir / name
         shutil.rmtree(barrier, ignore_errors=True)
         barrier.mkdir()
         return barrier
