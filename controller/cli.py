@@ -1,9 +1,11 @@
 """The controller CLI: one-shot commands and an interactive shell over SwitchMLController.
 
-    python -m controller [--grpc-addr A] [--device-id N] [--target embedded|bmv2] [--thrift-port P] COMMAND ...
+    python -m controller [--protocol switchml|atp] [--grpc-addr A] [--device-id N] [--target embedded|bmv2]
+                         [--thrift-port P] COMMAND ...
 
-Commands: push, setup, job-create, job-reset, loss, counters, slots, watch, shell. Commands that only read
-(counters, slots, watch) attach without arbitration, so they never take over from the controller that set the job
+Commands: push, setup, job-create, job-reset, loss, counters, slots (SwitchML), aggregators and ecn (ATP), watch,
+shell; one vocabulary for both programs (`--protocol` names the program the switch runs). Commands that only read
+(counters, slots, aggregators, watch) attach without arbitration, so they never take over from the controller that set the job
 up. The shell offers the same commands (`help` lists them); p4runtime-shell remains available beside it
 (`make p4runtime-shell`) for generic table work.
 """
@@ -16,7 +18,10 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
+from controller.atp import AtpController
+from controller.base import ProgramController
 from controller.client import ControllerError, P4RuntimeClient
 from controller.registers import open_registers
 from controller.switchml import SwitchMLController
@@ -26,6 +31,8 @@ from worker.job import JobConfig, JobConfigError
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m controller", description=__doc__.split("\n\n")[0])
+    p.add_argument("--protocol", choices=sorted(CONTROLLERS), default="switchml",
+                   help="the INA program the switch runs (default %(default)s)")
     p.add_argument("--grpc-addr", default="127.0.0.1:9559", help="switch P4Runtime address (default %(default)s)")
     p.add_argument("--device-id", type=int, default=1, help="P4Runtime device id (default %(default)s)")
     p.add_argument("--election-id", type=int, default=10, help="election id when writing (default %(default)s)")
@@ -42,9 +49,16 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("job")
     c.add_argument("--p4info", required=True)
     c.add_argument("--json", required=True)
-    for name, text in (("job-create", "install a job (tables, multicast group) and reset its slots"),
-                       ("job-reset", "clear a job's slot bitmaps and countdowns")):
-        sub.add_parser(name, help=text).add_argument("job")
+    c = sub.add_parser("job-create", help="install a job (tables, multicast group); SwitchML also resets its slots")
+    c.add_argument("job")
+    c.add_argument("--level", type=int, choices=(0, 1), default=0,
+                   help="atp: 0 = this switch aggregates the job's workers (first level), 1 = it merges racks")
+    c.add_argument("--rack", type=int, default=0, help="atp, level 0: this switch's rack (whose workers it serves)")
+    c.add_argument("--ack-port", type=int, default=None, help="atp: port the PS's ACKs arrive on (default: the PS's)")
+    c.add_argument("--rack-port", action="append", default=[], metavar="RACK:PORT",
+                   help="atp, level 1: the port towards rack RACK's switch (repeat)")
+    sub.add_parser("job-reset", help="clear a job's slot bitmaps and countdowns / free its aggregators").add_argument(
+        "job")
     c = sub.add_parser("loss", help="set the simulated drop probability of a switch port")
     c.add_argument("port", type=int)
     c.add_argument("--ingress", type=float)
@@ -54,6 +68,11 @@ def _parser() -> argparse.ArgumentParser:
     c = sub.add_parser("slots", help="show slot state (bitmap, countdown, exponent) of both sets")
     c.add_argument("first", type=int)
     c.add_argument("count", type=int, nargs="?", default=8)
+    c = sub.add_parser("aggregators", help="atp: show aggregator state (owner job/seq, bitmap, count, flags)")
+    c.add_argument("first", type=int)
+    c.add_argument("count", type=int, nargs="?", default=8)
+    c = sub.add_parser("ecn", help="atp: mark ECN when the egress queue holds >= THRESHOLD packets ('off': never)")
+    c.add_argument("threshold")
     c = sub.add_parser("watch", help="refresh a job's counters and slot bitmaps until interrupted")
     c.add_argument("job")
     c.add_argument("--interval", type=float, default=1.0)
@@ -63,8 +82,11 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+CONTROLLERS: dict[str, type[ProgramController]] = {"switchml": SwitchMLController, "atp": AtpController}
+
+
 class Session:
-    """A connection to one switch and the SwitchML controller over it."""
+    """A connection to one switch and the controller of its program over it."""
 
     def __init__(self, args: argparse.Namespace, *, write: bool) -> None:
         self.client = P4RuntimeClient(args.grpc_addr, device_id=args.device_id, election_id=args.election_id,
@@ -72,8 +94,8 @@ class Session:
         target = Target.choose(args.target) if args.target else Target.choose()
         if args.command not in ("push", "setup"):
             self.client.fetch_pipeline()
-        self.ctl = SwitchMLController(self.client, open_registers(self.client, bmv2=target is Target.BMV2,
-                                                                  thrift_port=args.thrift_port))
+        self.ctl: Any = CONTROLLERS[args.protocol](self.client, open_registers(
+            self.client, bmv2=target is Target.BMV2, thrift_port=args.thrift_port))
 
     def close(self) -> None:
         self.client.close()
@@ -83,6 +105,24 @@ def format_counters(counters: dict[str, tuple[int, int]]) -> str:
     """A two-column table of counter packets/bytes."""
     width = max(len(n) for n in counters)
     return "\n".join(f"{name:<{width}}  {p:>10} pkts  {b:>12} B" for name, (p, b) in counters.items())
+
+
+def format_aggregators(ctl: AtpController, first: int, count: int) -> str:
+    """One line per aggregator: owner (job, seq) or free, bitmap, contributors, count, flags."""
+    from worker.atp_header import flag_names
+
+    lines = ["agtr  job        seq  bitmap                            count flags     contributors"]
+    for a in ctl.aggregators(first, count):
+        owner = f"{a.job_id:>3} {a.seq:>10}" if not a.free else f"{'free':>14}"
+        lines.append(f"{a.index:>4}  {owner}  {a.bitmap:032b}  {a.count:>5} {flag_names(a.flags):<9} "
+                     f"{','.join(map(str, a.contributors())) or '-'}")
+    return "\n".join(lines)
+
+
+def _need(ctl: ProgramController, cls: type[ProgramController], command: str) -> None:
+    if not isinstance(ctl, cls):
+        other = next(k for k, v in CONTROLLERS.items() if v is cls)
+        raise ValueError(f"{command} is a command of the {other} program: pass --protocol {other}")
 
 
 def format_slots(ctl: SwitchMLController, first: int, count: int) -> str:
@@ -96,7 +136,7 @@ def format_slots(ctl: SwitchMLController, first: int, count: int) -> str:
 
 def run_command(args: argparse.Namespace) -> int:
     """Execute one parsed command; returns the exit code."""
-    write = args.command in ("push", "setup", "job-create", "job-reset", "loss")
+    write = args.command in ("push", "setup", "job-create", "job-reset", "loss", "ecn")
     session = Session(args, write=write)
     try:
         ctl = session.ctl
@@ -105,13 +145,20 @@ def run_command(args: argparse.Namespace) -> int:
             print(f"pipeline pushed to {args.grpc_addr}")
         if args.command == "setup":
             job = JobConfig.load(args.job)
-            ctl.install_forwarding([(w.mac, w.switch_port) for w in job.workers], [w.switch_port for w in job.workers])
+            hosts = [(w.mac, w.switch_port) for w in job.workers] + ([(job.ps.mac, job.ps.switch_port)] if job.ps else [])
+            ctl.install_forwarding(hosts, [p for _, p in hosts])
             mgid = ctl.create_job(job)
-            print(f"job {job.job_id}: {job.num_workers} workers, slots [{job.pool.base}, "
-                  f"{job.pool.base + job.pool.size}), multicast group {mgid}")
+            print(f"job {job.job_id}: {job.num_workers} workers, {'aggregators' if job.ps else 'slots'} "
+                  f"[{job.pool.base}, {job.pool.base + job.pool.size}), multicast group {mgid}")
         elif args.command == "job-create":
             job = JobConfig.load(args.job)
-            print(f"job {job.job_id} installed, multicast group {ctl.create_job(job)}")
+            if isinstance(ctl, AtpController):
+                rack_ports = dict(tuple(map(int, rp.split(":", 1))) for rp in args.rack_port)
+                mgid = ctl.create_job(job, level=args.level, rack=args.rack, ack_port=args.ack_port,
+                                      rack_ports=rack_ports or None)
+            else:
+                mgid = ctl.create_job(job)
+            print(f"job {job.job_id} installed, multicast group {mgid}")
         elif args.command == "job-reset":
             job = JobConfig.load(args.job)
             ctl.reset_job(job)
@@ -122,7 +169,16 @@ def run_command(args: argparse.Namespace) -> int:
         elif args.command == "counters":
             print(format_counters(ctl.counters(args.job_id)))
         elif args.command == "slots":
+            _need(ctl, SwitchMLController, "slots")
             print(format_slots(ctl, args.first, args.count))
+        elif args.command == "aggregators":
+            _need(ctl, AtpController, "aggregators")
+            print(format_aggregators(ctl, args.first, args.count))
+        elif args.command == "ecn":
+            _need(ctl, AtpController, "ecn")
+            threshold = None if args.threshold == "off" else int(args.threshold)
+            ctl.set_ecn_threshold(threshold)
+            print(f"ECN threshold {args.threshold}")
         elif args.command == "watch":
             job = JobConfig.load(args.job)
             n = 0
@@ -130,7 +186,8 @@ def run_command(args: argparse.Namespace) -> int:
                 print(f"\x1b[2J\x1b[H{time.strftime('%H:%M:%S')}  job {job.job_id} on {args.grpc_addr}\n")
                 print(format_counters(ctl.counters(job.job_id)))
                 print()
-                print(format_slots(ctl, job.pool.base, min(args.slots, job.pool.size)), flush=True)
+                show = format_aggregators if isinstance(ctl, AtpController) else format_slots
+                print(show(ctl, job.pool.base, min(args.slots, job.pool.size)), flush=True)
                 n += 1
                 if args.iterations and n >= args.iterations:
                     break

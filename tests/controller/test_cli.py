@@ -96,3 +96,42 @@ def test_unreachable_switch_is_one_clear_line(files: dict[str, Path]) -> None:
     assert result.returncode == 1
     assert result.stderr.strip().splitlines() == [
         "error: cannot reach the switch's P4Runtime server at 127.0.0.1:1 within 0.5s"]
+
+
+def test_atp_setup_aggregators_ecn_and_counters(tmp_path: Path, switch: tuple[V1Switch, str]) -> None:
+    from topo.inprocess import frame
+    from worker.atp_header import ATP_UDP_PORT, AtpCodec, AtpHeader
+
+    sw, addr = switch
+    result = compile_file(str(ROOT / "p4src" / "atp.p4"), defines={"ATP_NUM_ELEMS": "16", "ATP_NUM_AGTR": "32"})
+    (tmp_path / "atp.json").write_text(json.dumps(result.json))
+    (tmp_path / "atp.p4info.txt").write_text(result.p4info_text)
+    job = JobConfig.from_dict({
+        "job_id": 5, "num_elems": 16, "switch": {"ip": "10.0.0.254", "mac": "00:00:0a:00:00:fe"},
+        "pool": {"base": 0, "size": 32},
+        "workers": [{"rank": r, "ip": f"10.0.0.{r + 1}", "mac": f"00:00:0a:00:00:{r + 1:02x}", "udp_port": 50000,
+                     "switch_port": r + 1} for r in range(2)],
+        "ps": {"ip": "10.0.0.9", "mac": "00:00:0a:00:00:09", "switch_port": 9}})
+    job.save(tmp_path / "job.json")
+    setup = cli(addr, "--protocol", "atp", "setup", str(tmp_path / "job.json"), "--p4info",
+                str(tmp_path / "atp.p4info.txt"), "--json", str(tmp_path / "atp.json"))
+    assert setup.returncode == 0, setup.stderr
+    assert "job 5: 2 workers, aggregators [0, 32), multicast group 6" in setup.stdout
+    codec = AtpCodec.from_program_json(tmp_path / "atp.json")
+    w, ps = job.workers[1], job.ps
+    assert ps is not None
+    h = AtpHeader(bitmap0=2, fan_in0=2, fan_in1=1, job_id=5, seq=9, agtr=3, rank=1)
+    assert sw.process(w.switch_port, frame(w.mac, ps.mac, w.ip, ps.ip, w.udp_port, ATP_UDP_PORT,
+                                           codec.encode(h, np.zeros(16, dtype=np.int32)))) == []
+    aggs = cli(addr, "--protocol", "atp", "aggregators", "2", "3")
+    assert aggs.returncode == 0, aggs.stderr
+    row = next(x for x in aggs.stdout.splitlines() if x.split()[:1] == ["3"])
+    assert row.split()[1:] == ["5", "9", f"{0b10:032b}", "1", "-", "1"]
+    assert next(x for x in aggs.stdout.splitlines() if x.split()[:1] == ["2"]).split()[1] == "free"
+    assert cli(addr, "--protocol", "atp", "ecn", "0").returncode == 0
+    counters = cli(addr, "--protocol", "atp", "counters", "5")
+    assert next(x for x in counters.stdout.splitlines() if x.startswith("atp_aggregated")).split()[1] == "1"
+    wrong = cli(addr, "slots", "0", "1")  # SwitchML's controller on the ATP program: one clear line
+    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1 and "AtpIngress" in wrong.stderr
+    wrong = cli(addr, "--protocol", "atp", "slots", "0", "1")
+    assert wrong.returncode == 1 and "--protocol switchml" in wrong.stderr
