@@ -28,6 +28,7 @@ from topo.experiment import ROOT, ExperimentConfig, ExperimentNetwork, Experimen
 from topo.scenario import RunPoint, Scenario, ScenarioError, load_scenario
 from topo.star import host_ip
 from topo.target import Target
+from worker.collective import COLLECTIVES
 
 __all__ = ["Row", "run_scenario", "results_dir", "main"]
 
@@ -69,7 +70,7 @@ class Row(RunPoint):
                    bytes_sent=sum(int(x.get("bytes_sent", 0)) for x in reports),
                    max_error_over_bound=max(ratios) if ratios else None,
                    worker_cpu_s=sum(float(x.get("cpu_s", 0.0)) for x in reports),
-                   switch_aggregated=r.counters.get("ina_aggregated", (0, 0))[0],
+                   switch_aggregated=r.counters.get("ina_aggregated", r.counters.get("atp_aggregated", (0, 0)))[0],
                    error="; ".join(errors)[:500])
 
     @classmethod
@@ -139,10 +140,18 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
     base = ExperimentConfig(target=Target(sc.target), program_json=program_json, p4info=p4info,
                             pool_size=sc.pool_size, window=sc.window, bw=sc.bw_mbps, timeout_s=sc.timeout_s,
                             dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name)
+    groups = []  # one network per (workers, P4 program): a collective's program cannot change under a running network
+    for n in sc.workers:
+        for program in dict.fromkeys(COLLECTIVES[a].program for a in sc.algos):
+            mine = [p for p in points if p.workers == n and COLLECTIVES[p.algo].program == program]
+            if not mine:
+                continue
+            own = program == base.program  # the given program; the others are found beside it
+            groups.append((replace(base, workers=n, algo=mine[0].algo, program_dir=program_json.parent,
+                                   program_json=program_json if own else None, p4info=p4info if own else None),
+                           mine))
     try:
-        for n in sc.workers:
-            mine = [p for p in points if p.workers == n]
-            shape = replace(base, workers=n)
+        for shape, mine in groups:
             net = _open(shape, log)
             if net is None:
                 for rep in range(1, sc.repetitions + 1):
