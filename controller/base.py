@@ -15,6 +15,7 @@ from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
 from controller.client import P4RuntimeClient
 from controller.registers import Registers
+from worker.job import JobConfig
 
 __all__ = ["ProgramController", "NO_JOB_INDEX", "FLOOD_MGID", "PROB_SCALE"]
 
@@ -47,6 +48,14 @@ class ProgramController:
     def __init__(self, client: P4RuntimeClient, registers: Registers) -> None:
         self.client = client
         self.registers = registers
+
+    def create_job(self, job: JobConfig) -> int:
+        """Install a job on this switch; returns its multicast group id."""
+        raise NotImplementedError
+
+    def reset_job(self, job: JobConfig) -> None:
+        """Clear the job's aggregation state on this switch."""
+        raise NotImplementedError
 
     def install_forwarding(self, hosts: list[tuple[str, int]], ports: list[int]) -> None:
         """L2 entries for (host MAC, switch port) pairs, and broadcast flooding to `ports`."""

@@ -322,7 +322,7 @@ class ExperimentNetwork:
         ports = [(h.MAC(), i + 1) for i, h in enumerate(all_hosts)]
         self.ctl.install_forwarding(ports, [p for _, p in ports])
         for job in self.jobs:
-            self.ctl.create_job(job)  # type: ignore[attr-defined]
+            self.ctl.create_job(job)
         self._loss: float | None = None
 
     def run(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> ExperimentResult:
@@ -406,7 +406,7 @@ class ExperimentNetwork:
         PS's)."""
         if self.switch.connected():
             for job in self.jobs:
-                self.ctl.reset_job(job)  # type: ignore[attr-defined]
+                self.ctl.reset_job(job)
             if loss != self._loss:
                 ports = [w.switch_port for j in self.jobs for w in j.workers]
                 ports += [self.job.ps.switch_port] if self.job.ps else []

@@ -88,7 +88,8 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                         collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0))))
                     if progress:
                         r = rows[-1]
-                        print(f"{proto:>8} rep {rep} job {r.job}: {'✓' if r.correct else '✗'} {r.completion_s:.3f} s, "
+                        ok = "✓" if r.correct else "✗"
+                        print(f"{proto:>8} rep {rep} job {r.job}: {ok} {r.completion_s:.3f} s, "
                               f"{100 * r.in_switch:.1f} % in switch, {r.collisions} collisions", file=sys.stderr)
     return rows
 
@@ -110,7 +111,8 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
     lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}, switch memory "
               f"{cells} int32 cells: SwitchML {pools['switchml']} slots per job (static partition), ATP "
               f"{pools['atp']} aggregators shared", ""]
-    lines += ["| protocol | job | correct | completion s (median, min-max) | in switch | collisions | raw resends | retx |",
+    lines += ["| protocol | job | correct | completion s (median, min-max) | in switch | collisions | raw resends "
+              "| retx |",
               "|---|---|---|---|---|---|---|---|"]
     means: dict[str, list[float]] = {}
     for proto in PROTOCOLS:
@@ -164,7 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2, help="workers per job")
     p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
     p.add_argument("--cells", type=int, default=6144, help="switch memory for aggregation, in int32 cells")
-    p.add_argument("--window", type=int, default=32, help="packets in flight per worker (SwitchML: capped by its slots)")
+    p.add_argument("--window", type=int, default=32,
+                   help="packets in flight per worker (SwitchML: capped by its slots)")
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from topo.experiment import ROOT, ExperimentConfig, ExperimentNetwork, ExperimentResult
+from topo.experiment import CONTROLLERS, ROOT, ExperimentConfig, ExperimentNetwork, ExperimentResult
 from topo.scenario import RunPoint, Scenario, ScenarioError, load_scenario
 from topo.star import host_ip
 from topo.target import Target
@@ -70,7 +70,8 @@ class Row(RunPoint):
                    bytes_sent=sum(int(x.get("bytes_sent", 0)) for x in reports),
                    max_error_over_bound=max(ratios) if ratios else None,
                    worker_cpu_s=sum(float(x.get("cpu_s", 0.0)) for x in reports),
-                   switch_aggregated=r.counters.get("ina_aggregated", r.counters.get("atp_aggregated", (0, 0)))[0],
+                   switch_aggregated=r.counters.get(f"{CONTROLLERS[r.config.program].COUNTER_PREFIX}aggregated",
+                                                    (0, 0))[0],
                    error="; ".join(errors)[:500])
 
     @classmethod

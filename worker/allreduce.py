@@ -17,7 +17,8 @@ from typing import Callable
 import numpy as np
 
 from worker.blocks import Float32Plan, Int32Plan
-from worker.header import INA_UDP_PORT, Codec, CodecError, MalformedPacket
+from worker.driver import drive
+from worker.header import INA_UDP_PORT, Codec, CodecError
 from worker.job import JobConfig
 from worker.peers import HostStats
 from worker.transport import Transport, UdpTransport
@@ -29,22 +30,23 @@ PROGRAM_JSON_CANDIDATES = ("out/switchml.json", "build/switchml.json")
 """Where the compiled program is looked for (relative to the working directory and the repository root)."""
 
 
-def find_program_json() -> Path:
-    """The compiled switchml.json: $INA_PROGRAM_JSON, else the first of PROGRAM_JSON_CANDIDATES that exists."""
-    env = os.environ.get("INA_PROGRAM_JSON")
+def find_program_json(program: str = "switchml", env_var: str = "INA_PROGRAM_JSON") -> Path:
+    """The compiled <program>.json: $env_var, else the first of out/<program>.json, build/<program>.json (relative to
+    the working directory, then the repository root) that exists."""
+    env = os.environ.get(env_var)
     if env:
         return Path(env)
     roots = [Path.cwd(), Path(__file__).resolve().parent.parent]
     tried = []
     for root in roots:
-        for rel in PROGRAM_JSON_CANDIDATES:
+        for rel in (c.replace("switchml", program) for c in PROGRAM_JSON_CANDIDATES):
             p = root / rel
             tried.append(str(p))
             if p.is_file():
                 return p
     raise CodecError(
         "no compiled switch program found (tried " + ", ".join(tried) + "): run `make build` or pass the "
-        "compiled JSON (--program-json / INA_PROGRAM_JSON); the worker derives the packet layout from it"
+        f"compiled JSON (--program-json / {env_var}); the worker derives the packet layout from it"
     )
 
 
@@ -126,27 +128,8 @@ class Worker:
         return self.run(array).array
 
     def _drive(self, win: Window) -> None:
-        encode, decode, send = self.codec.encode, self.codec.decode, self.transport.send
-        start = self.clock()
-        for out in win.start(start):
-            send(encode(out.header, out.values))
-        while not win.done:
-            deadline = win.next_deadline()
-            wait = 0.0 if deadline is None else max(0.0, deadline - self.clock())
-            for data in self.transport.recv(wait):
-                try:
-                    hdr, values = decode(data)
-                except MalformedPacket:
-                    win.stats.malformed += 1
-                    continue
-                for out in win.on_result(hdr, values, self.clock()):
-                    send(encode(out.header, out.values))
-            if win.done:
-                break
-            for out in win.on_timer(self.clock()):
-                send(encode(out.header, out.values))
-        if win.stats.elapsed == 0.0:
-            win.stats.elapsed = self.clock() - start
+        codec = self.codec
+        drive(win, self.transport, lambda out: codec.encode(out.header, out.values), codec.decode, self.clock)
 
 
 def allreduce(

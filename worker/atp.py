@@ -29,46 +29,32 @@ import heapq
 import math
 import time
 import zlib
+from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from worker.allreduce import RunResult
+from worker.allreduce import RunResult, find_program_json
 from worker.atp_header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.blocks import to_blocks
-from worker.header import CodecError, MalformedPacket
+from worker.driver import drive
+from worker.header import CodecError
 from worker.job import JobConfig, JobConfigError
 from worker.rto import RtoEstimator
 from worker.transport import Transport
-from worker.verify import Verdict, _against_bound, float_sum_bound, verify
 from worker.window import Stats, WindowOptions
 
 __all__ = ["AtpOptions", "AtpStats", "AtpUnreachable", "FixedPointPlan", "AtpWindow", "AtpWorker", "aggregator_map",
-           "verify_fixed_point", "find_atp_json", "ATP_JSON_CANDIDATES"]
+           "find_atp_json"]
 
 Q_MAX = 2**31 - 2
 """Largest |q| a worker sends as fixed point: INT32_MAX and INT32_MIN are the switch's saturation sentinels."""
-ATP_JSON_CANDIDATES = ("out/atp.json", "build/atp.json")
 
 
-def find_atp_json() -> str:
-    """The compiled atp.json: $INA_ATP_JSON, else the first of ATP_JSON_CANDIDATES (cwd, then the repository)."""
-    import os
-    from pathlib import Path
-
-    env = os.environ.get("INA_ATP_JSON")
-    if env:
-        return env
-    tried = []
-    for root in (Path.cwd(), Path(__file__).resolve().parent.parent):
-        for rel in ATP_JSON_CANDIDATES:
-            p = root / rel
-            tried.append(str(p))
-            if p.is_file():
-                return str(p)
-    raise CodecError("no compiled atp.p4 found (tried " + ", ".join(tried) + "): run `make build` or pass "
-                     "--program-json / INA_ATP_JSON")
+def find_atp_json() -> Path:
+    """The compiled atp.json: $INA_ATP_JSON, else out/atp.json or build/atp.json."""
+    return find_program_json("atp", "INA_ATP_JSON")
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,6 +322,8 @@ class AtpWindow:
             self.stats.srtt, self.stats.rto, self.stats.cwnd_final = self.rto.srtt, self.rto.rto, self.cwnd
         return out
 
+    on_packet = on_ack  # the name worker.driver.drive calls
+
     def _rearm(self, p: _Pending, now: float, timeout: float, count_retx: bool = True) -> tuple[AtpHeader, np.ndarray]:
         """Send p again (flagged RESEND when it is a retransmission) with a new timer."""
         p.generation += 1
@@ -405,36 +393,4 @@ class AtpWorker:
         return RunResult(array=plan.output(), stats=win.stats, exponents=None)
 
     def _drive(self, win: AtpWindow) -> None:
-        encode, decode, send = self.codec.encode, self.codec.decode, self.transport.send
-        start = self.clock()
-        for h, v in win.start(start):
-            send(encode(h, v))
-        while not win.done:
-            deadline = win.next_deadline()
-            wait = 0.0 if deadline is None else max(0.0, deadline - self.clock())
-            for data in self.transport.recv(wait):
-                try:
-                    hdr, values = decode(data)
-                except MalformedPacket:
-                    win.stats.malformed += 1
-                    continue
-                for h, v in win.on_ack(hdr, values, self.clock()):
-                    send(encode(h, v))
-            if win.done:
-                break
-            for h, v in win.on_timer(self.clock()):
-                send(encode(h, v))
-
-
-def verify_fixed_point(result: np.ndarray, inputs: list[np.ndarray], dtype: str, scale_bits: int) -> Verdict:
-    """Check an ATP result: int32 exact (wrapping); float32 within n * 2^-(scale_bits+1) + 2^-24 |sum| (fixed point)
-    plus the float32 summation bound (blocks resent raw)."""
-    if dtype == "int32":
-        return verify(result, inputs, 1, dtype)
-    if result.size != inputs[0].size:
-        return Verdict(False, float("inf"), float("inf"), f"result has {result.size} elements, expected "
-                                                          f"{inputs[0].size}")
-    ref64 = np.sum(np.stack([x.astype(np.float64) for x in inputs]), axis=0)
-    n = len(inputs)
-    bound = n * math.ldexp(0.5, -scale_bits) * (1 + 2.0**-20) + 2.0**-24 * np.abs(ref64) + float_sum_bound(inputs)
-    return _against_bound(result, ref64, bound, f"fixed-point (2^{scale_bits})")
+        drive(win, self.transport, lambda out: self.codec.encode(*out), self.codec.decode, self.clock)

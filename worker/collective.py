@@ -30,7 +30,7 @@ from typing import Protocol
 import numpy as np
 
 from worker.allreduce import RunResult, Worker, find_program_json
-from worker.atp import AtpOptions, AtpWorker, find_atp_json, verify_fixed_point
+from worker.atp import AtpOptions, AtpWorker, find_atp_json
 from worker.atp_header import ATP_UDP_PORT, AtpCodec
 from worker.header import INA_UDP_PORT, Codec
 from worker.hostreduce import HostCollective
@@ -39,7 +39,7 @@ from worker.peers import connect_mesh
 from worker.ps import ShardedPS
 from worker.ring import Ring
 from worker.transport import UdpTransport
-from worker.verify import Verdict, verify
+from worker.verify import Verdict, verify, verify_fixed_point
 from worker.window import WindowOptions
 
 __all__ = ["Collective", "CollectiveOptions", "CollectiveSpec", "COLLECTIVES", "open_collective", "register"]

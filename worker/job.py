@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JobConfigError", "SwitchAddress", "PoolRange", "WorkerSpec", "PsSpec", "JobConfig", "MAX_WORKERS", "MAX_SLOTS"]
+__all__ = ["JobConfigError", "SwitchAddress", "PoolRange", "WorkerSpec", "PsSpec", "JobConfig", "MAX_WORKERS",
+           "MAX_SLOTS"]
 
 MAX_WORKERS = 32
 """The switch keeps a 32-bit worker bitmap per slot and set."""

@@ -7,6 +7,7 @@ Every worker can generate every rank's input (seeded by (seed, rank)), so each o
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from worker.blocks import to_blocks
 from worker.quantize import block_exponents, error_bound
 
-__all__ = ["rank_input", "Verdict", "verify", "verify_float_sum", "float_sum_bound"]
+__all__ = ["rank_input", "Verdict", "verify", "verify_float_sum", "verify_fixed_point", "float_sum_bound"]
 
 
 def rank_input(size: int, seed: int, rank: int, dtype: str) -> np.ndarray:
@@ -103,3 +104,17 @@ def verify(result: np.ndarray, inputs: list[np.ndarray], num_elems: int, dtype: 
                        f"{int(exps[k])}")
     bound = error_bound(to_blocks(ref64, num_elems, np.float64), exps, n).ravel()[:size]
     return _against_bound(result, ref64, bound, "documented")
+
+
+def verify_fixed_point(result: np.ndarray, inputs: list[np.ndarray], dtype: str, scale_bits: int) -> Verdict:
+    """Check an ATP result (worker.atp): int32 exact (wrapping); float32 within n * 2^-(scale_bits+1) + 2^-24 |sum|
+    (fixed point), plus the float32 summation bound (blocks resent raw)."""
+    if dtype == "int32":
+        return verify(result, inputs, 1, dtype)
+    if result.size != inputs[0].size:
+        return Verdict(False, float("inf"), float("inf"), f"result has {result.size} elements, expected "
+                                                          f"{inputs[0].size}")
+    ref64 = np.sum(np.stack([x.astype(np.float64) for x in inputs]), axis=0)
+    n = len(inputs)
+    bound = n * math.ldexp(0.5, -scale_bits) * (1 + 2.0**-20) + 2.0**-24 * np.abs(ref64) + float_sum_bound(inputs)
+    return _against_bound(result, ref64, bound, f"fixed-point (2^{scale_bits})")

@@ -325,6 +325,8 @@ class Window:
             out.append(self._build(nxt, now))
         return out
 
+    on_packet = on_result  # the name worker.driver.drive calls
+
     def _rearm_from_first_sample(self) -> None:
         """Packets sent before any RTT sample (on the initial timeout) now time out after the measured RTO."""
         rto = self.rto.rto

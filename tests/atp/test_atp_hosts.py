@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from topo.inprocess import AtpNetwork, atp_jobs
-from worker.atp import AtpOptions, AtpWindow, FixedPointPlan, aggregator_map, verify_fixed_point
+from worker.atp import AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
 from worker.atp_header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.atp_ps import PsCore
 from worker.job import PoolRange
+from worker.verify import verify_fixed_point
 from worker.window import WindowOptions
 
 N = 16
