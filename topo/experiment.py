@@ -428,7 +428,8 @@ class ExperimentNetwork:
         bg = []
         for spec in background:
             host, command = spec.split(":", 1)
-            bg.append(self._host(host).popen(command, shell=True, stdout=subprocess.DEVNULL,
+            # sh -c ourselves: Mininet's shell=True reads $SHELL, which CI's environment does not set
+            bg.append(self._host(host).popen(["sh", "-c", command], stdout=subprocess.DEVNULL,
                                              stderr=subprocess.DEVNULL))
         try:
             started = time.monotonic()
