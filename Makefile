@@ -26,15 +26,20 @@ LOSS        ?= 0
 SEED        ?= 1
 DTYPE       ?= float32
 TARGET      ?=
+TOPO        ?= star
+RACKS       ?= 2
+LEVELS      ?= 2
 GRPC_ADDR   ?= 127.0.0.1:9559
 
-.PHONY: all setup system-packages shell-venv run experiment multitenant train test build bench bench-switch p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run experiment multitenant twolevel train test build bench bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
 help:
 	@echo "make multitenant   JOBS jobs share one switch: SwitchML (static partition) vs ATP (shared pool + PS)"
-	@echo "make run           all-reduce through the switch in Mininet (knobs PROTO/ALGO WORKERS SIZE LOSS BW DTYPE SEED TARGET)"
+	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation"
+	@echo "make run           all-reduce through the switch in Mininet (knobs PROTO/ALGO WORKERS SIZE LOSS BW DTYPE SEED TARGET"
+	@echo "                   TOPO=star|twotier RACKS LEVELS)"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
 	@echo "make test          set up and run the test suite"
@@ -81,7 +86,8 @@ $(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
 
 run: build
 	$(PY) -m topo.experiment --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
-	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
+	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
+	  --program-dir $(OUT)
 
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
 experiment: build
@@ -92,6 +98,12 @@ experiment: build
 JOBS        ?= 3
 multitenant: build
 	$(PY) -m topo.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
+
+# ATP on RACKS rack switches under a PS rack switch: two-level vs one-level aggregation (root)
+# -> results/twolevel-<UTC time>/{runs.csv,summary.md,twolevel.png}
+twolevel: build
+	$(PY) -m topo.twolevel --racks $(RACKS) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --seed $(SEED) \
+	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
 
 # data-parallel training on the Mininet hosts, once per algorithm (root) -> results/train-<UTC time>/
 train: build

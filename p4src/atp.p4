@@ -304,6 +304,11 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
                         /* raw values (overflow resend): only the PS adds them */
                         atp_raw_to_ps.count(meta.job_index);
                         meta.l2 = 1;
+                    } else if (meta.level == 1 && (hdr.atp.flags & ATP_COLLISION) != 0) {
+                        /* one worker's packet that collided in its rack: unaggregated to the PS (merged here it
+                           would take its rack's place in the second-level fan-in) */
+                        atp_collisions.count(meta.job_index);
+                        meta.l2 = 1;
                     } else {
                         atp_read_state();
                         if ((hdr.atp.flags & ATP_RESEND) != 0) {

@@ -1,6 +1,9 @@
-"""topo: Mininet topologies and the P4 switch node.
+"""topo: Mininet topologies, the P4 switch node and the experiments run on them.
 
-    topo.target    Target: embedded (`python -m switch`) or bmv2 (`simple_switch_grpc`), chosen by TARGET
-    topo.p4switch  P4Switch: Mininet switch node running the switch process; SwitchStartError quotes its log
-    topo.star      StarTopo (h1..hN around s1), host preparation (offloads off, static ARP), job config
+    topo.target      Target: embedded (`python -m switch`) or bmv2 (`simple_switch_grpc`), chosen by TARGET
+    topo.p4switch    P4Switch: Mininet switch node running the switch process; SwitchStartError quotes its log
+    topo.fabric      Fabric: a network's shape (where hosts plug in, L2 entries, job roles per switch), host naming
+    topo.star        StarTopo / StarFabric (h1..hN around s1), host preparation (offloads off, static ARP)
+    topo.twotier     TwoTierTopo / TwoTierFabric: rack switches under a PS rack switch, ATP on one or two levels
+    topo.experiment  ExperimentNetwork and `make run`; topo.sweep, topo.multitenant, topo.twolevel, topo.train
 """

@@ -3,6 +3,7 @@
     python -m topo.experiment [--algo switchml|atp|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
                               [--dtype float32|int32] [--target embedded|bmv2] [--program-dir out]
                               [--json out/switchml.json --p4info out/switchml.p4info.txt]
+                              [--topo star|twotier] [--racks 2] [--levels 1|2] [--ecn-threshold PACKETS]
 
 `--algo` picks the collective (`worker.collective.COLLECTIVES`): in-network aggregation (`switchml`, `atp`) or a
 host-based baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same
@@ -10,11 +11,14 @@ LOSS). The switch runs the program the collective names (`out/<program>.json` un
 parameter server host (`python -m worker.atp_ps`, the last host) and reports where each contribution was
 aggregated: in the switch or at the PS.
 `--bw` limits every link to that many Mbit/s (htb; the table then reports goodput as a fraction of the link rate).
+`--topo twotier --racks K` spreads the workers over K rack switches under a PS rack switch (topo.twotier), one
+switch process per switch; ATP then aggregates on two levels (or one, `--levels 1`), and the table adds the traffic
+on the racks' uplinks and on the PS's link and each switch's counters.
 
-Starts a StarTopo with a P4Switch (embedded or BMv2), pushes the program and the job with the controller, sets the
-simulated loss, runs one `python -m worker --verify` per host (they start the all-reduce together through a start
-barrier, so its timing excludes process start-up), waits (bounded) and prints a table: correct ✓/✗,
-elements, time, goodput, retransmissions, and the switch's counters. Exit status 0 only if every worker verified.
+Starts the network (topo.fabric) with P4Switch nodes (embedded or BMv2), pushes the program and the job with the
+controller to every switch, sets the simulated loss, runs one `python -m worker --verify` per host (they start the
+all-reduce together through a start barrier, so its timing excludes process start-up), waits (bounded) and prints a
+table: correct ✓/✗, elements, time, goodput, retransmissions, and the switches' counters. Exit status 0 only if every worker verified.
 LOSS is the probability that the switch drops a packet on each worker port, in each direction.
 """
 
@@ -45,14 +49,18 @@ from controller.base import ProgramController
 from controller.client import P4RuntimeClient
 from controller.registers import open_registers
 from controller.switchml import SwitchMLController
+from topo.fabric import Fabric
 from topo.p4switch import P4Switch, log_tail
-from topo.star import StarTopo, check_link_rates, job_config, prepare_hosts
+from topo.star import StarFabric, check_link_rates, prepare_hosts
 from topo.target import Target
+from topo.twotier import TwoTierFabric
 from worker.collective import COLLECTIVES
-from worker.job import PsSpec
+from worker.job import PoolRange
 
 CONTROLLERS: dict[str, type[ProgramController]] = {"switchml": SwitchMLController, "atp": AtpController}
 """The controller of each P4 program a collective can name."""
+
+TOPOLOGIES = ("star", "twotier")
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -92,6 +100,23 @@ class ExperimentConfig:
     barrier: bool = True
     """Workers start the all-reduce together once all are set up (`--barrier`), so their timing excludes the other
     processes' start-up."""
+    topo: str = "star"
+    """The network: `star` (one switch) or `twotier` (`racks` rack switches under a PS rack switch)."""
+    racks: int = 2
+    """Two-tier only: rack switches (the workers fill them in order, as evenly as possible)."""
+    levels: int = 2
+    """Two-tier ATP only: aggregation levels (2: rack switches, then the PS rack switch; 1: the PS rack switch)."""
+    ecn_threshold: int | None = None
+    """ATP: mark ECN on packets that leave a queue at least this deep (None: marking off)."""
+
+    def fabric(self) -> Fabric:
+        """The network this config describes."""
+        workers, ps = self.workers * self.jobs, self.program == "atp"
+        if self.topo == "star":
+            return StarFabric(workers, ps=ps, bw=self.bw)
+        if self.topo == "twotier":
+            return TwoTierFabric(workers, racks=self.racks, levels=self.levels, ps=ps, bw=self.bw)
+        raise ValueError(f"unknown topology {self.topo!r}; choose one of {', '.join(TOPOLOGIES)}")
 
     @property
     def program(self) -> str:
@@ -131,6 +156,11 @@ class ExperimentResult:
     switch_log: Path
     ps: dict[str, Any] | None = None
     """ATP: the parameter server's statistics for the job (worker.atp_ps.PsStats fields)."""
+    links: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """(packets, bytes) that crossed each metered group of links during the run, both directions (the PS's link;
+    two-tier: the racks' uplinks); every job of a run shares the same figures."""
+    switch_counters: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    """The job's counters per switch (a network of several switches; `counters` is their sum)."""
 
     @property
     def correct(self) -> bool:
@@ -161,8 +191,9 @@ class ExperimentResult:
         """The human-readable summary printed by `make run`."""
         c = self.config
         rate = f", links {c.bw:g} Mbit/s" if c.bw is not None else ""
+        shape = "" if c.topo == "star" else f", {c.fabric().describe()}"
         lines = [f"{c.algo} all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}{rate}, "
-                 f"target {c.target.value}, seed {c.seed}",
+                 f"target {c.target.value}, seed {c.seed}{shape}",
                  "",
                  f"{'rank':>4}  {'correct':^7}  {'elements':>9}  {'time s':>8}  {'goodput elem/s':>14}  "
                  f"{'packets':>8}  {'retx':>6}  {'max err/bound':>13}"]
@@ -187,11 +218,22 @@ class ExperimentResult:
                           f"({p.get('contributions_in_switch', 0)} / {p.get('contributions_at_ps', 0)}); PS: "
                           f"{p.get('completed', 0)} sequences, {p.get('collisions', 0)} collisions, "
                           f"{p.get('raw_sequences', 0)} raw resends, {p.get('duplicates', 0)} duplicates"]
-        if any(p for p, _ in self.counters.values()):
-            prefix = CONTROLLERS[c.program].COUNTER_PREFIX
-            lines += ["", "switch counters (packets): " + ", ".join(
-                f"{name.removeprefix(prefix)}={p}" for name, (p, _) in self.counters.items() if p)]
+        if self.links:
+            lines += ["", "link traffic (both directions): " + ", ".join(
+                f"{name} {p} packets / {b / 1e6:.2f} MB" for name, (p, b) in self.links.items())]
+        prefix = CONTROLLERS[c.program].COUNTER_PREFIX
+        blocks = self.switch_counters if len(self.switch_counters) > 1 else {"": self.counters}
+        shown = [(sw, cs) for sw, cs in blocks.items() if any(p for p, _ in cs.values())]
+        lines += [""] if shown else []
+        for sw, cs in shown:
+            lines.append(f"switch {sw + ' ' if sw else ''}counters (packets): " + ", ".join(
+                f"{name.removeprefix(prefix)}={p}" for name, (p, _) in cs.items() if p))
         return "\n".join(lines)
+
+
+def _check_algo(fabric: Fabric, algo: str) -> None:
+    spec = COLLECTIVES[algo]
+    fabric.check(algo, spec.program, spec.in_network)
 
 
 def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None) -> list[str]:
@@ -287,42 +329,50 @@ class ExperimentNetwork:
         cfg = self.cfg
         cfg.run_dir.mkdir(parents=True, exist_ok=True)
         setLogLevel("warning")
+        self.fabric = fabric = cfg.fabric()
+        _check_algo(fabric, cfg.algo)
         switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed)
-        has_ps = cfg.program == "atp"
-        n = cfg.workers * cfg.jobs
-        self.net = net = Mininet(topo=StarTopo(n + has_ps, bw=cfg.bw), switch=switch_cls, controller=None,
-                                 autoSetMacs=False, link=TCLink if cfg.bw is not None else Link)
+        self.net = net = Mininet(topo=fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
+                                 link=TCLink if cfg.bw is not None else Link)
         net.start()
         prepare_hosts(net)
         if cfg.bw is not None:
             check_link_rates(net, cfg.bw)
-        self.switch: P4Switch = net.switches[0]
-        all_hosts = sorted(net.hosts, key=lambda h: int(h.name[1:]))
-        self.hosts = all_hosts[:n]
+        self.switches: dict[str, P4Switch] = {name: net.get(name) for name in fabric.switches}
+        self.switch = self.switches[fabric.switches[-1]]
+        """The primary switch: the star's, or the PS's in a two-tier network."""
+        n = fabric.workers
+        self.hosts = [net.get(f"h{i}") for i in range(1, n + 1)]
         """Every job's worker hosts, job by job (job j's rank r on hosts[(j-1) * workers + r])."""
-        self.ps_host = all_hosts[n] if has_ps else None
+        self.ps_host = net.get(f"h{fabric.ps_host}") if fabric.ps_host is not None else None
         json_path, p4info = cfg.program_files
+        num_elems = _num_elems(json_path)
         self.jobs = []
         self.job_paths = []
         for j in range(cfg.jobs):
-            job = job_config(net, job_id=j + 1, num_elems=_num_elems(json_path),
-                             pool_base=0 if has_ps else j * cfg.pool_size, pool_size=cfg.pool_size,
-                             hosts=self.hosts[j * cfg.workers:(j + 1) * cfg.workers])
-            if self.ps_host is not None:
-                job = replace(job, ps=PsSpec(ip=self.ps_host.IP(), mac=self.ps_host.MAC(), switch_port=n + 1))
+            pool = PoolRange(base=0 if fabric.ps else j * cfg.pool_size, size=cfg.pool_size)
+            job = fabric.job_config(j + 1, list(range(j * cfg.workers + 1, (j + 1) * cfg.workers + 1)),
+                                    num_elems=num_elems, pool=pool)
             path = cfg.run_dir / ("job.json" if cfg.jobs == 1 else f"job{j + 1}.json")
             job.save(path)
             self.jobs.append(job)
             self.job_paths.append(path)
         self.job, self.job_path = self.jobs[0], self.job_paths[0]
-        self.client = P4RuntimeClient(self.switch.grpc_address, device_id=self.switch.device_id).connect()
-        self.client.set_pipeline(p4info, json_path)
-        self.ctl = CONTROLLERS[cfg.program](self.client, open_registers(self.client, bmv2=cfg.target is Target.BMV2,
-                                                                         thrift_port=self.switch.thrift_port))
-        ports = [(h.MAC(), i + 1) for i, h in enumerate(all_hosts)]
-        self.ctl.install_forwarding(ports, [p for _, p in ports])
+        self.clients: dict[str, P4RuntimeClient] = {}
+        self.ctls: dict[str, ProgramController] = {}
+        for name, sw in self.switches.items():
+            client = self.clients[name] = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id).connect()
+            client.set_pipeline(p4info, json_path)
+            ctl = self.ctls[name] = CONTROLLERS[cfg.program](
+                client, open_registers(client, bmv2=cfg.target is Target.BMV2, thrift_port=sw.thrift_port))
+            ctl.install_forwarding(*fabric.forwarding(name))
+            if cfg.ecn_threshold is not None:
+                if not isinstance(ctl, AtpController):
+                    raise ValueError(f"ECN marking is ATP's; {cfg.program}.p4 has none")
+                ctl.set_ecn_threshold(cfg.ecn_threshold)
+        self.client, self.ctl = self.clients[fabric.switches[-1]], self.ctls[fabric.switches[-1]]
         for job in self.jobs:
-            self.ctl.create_job(job)
+            fabric.install_job(self.ctls, job)
         self._loss: float | None = None
 
     def run(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> ExperimentResult:
@@ -333,7 +383,8 @@ class ExperimentNetwork:
         """
         assert self.net is not None and self.client is not None
         changed = [f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}"
-                   for f in ("workers", "bw", "target", "program_files", "pool_size")
+                   for f in ("workers", "bw", "target", "program_files", "pool_size", "topo", "racks", "levels",
+                             "ecn_threshold")
                    if getattr(cfg, f) != getattr(self.cfg, f)]
         if changed:
             raise ValueError("a run cannot change the network: " + ", ".join(changed))
@@ -343,8 +394,10 @@ class ExperimentNetwork:
         """One all-reduce by every worker of every job, all jobs at once; one result per job."""
         if cfg.jobs != self.cfg.jobs:
             raise ValueError(f"a run cannot change the network: jobs {self.cfg.jobs} -> {cfg.jobs}")
+        _check_algo(self.fabric, cfg.algo)
         self.reset(cfg.loss)
-        before = [self.ctl.counters(j.job_id) if self.switch.connected() else {} for j in self.jobs]
+        before = [self._counters(j.job_id) for j in self.jobs]
+        links_before = self._link_stats()
         barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
         w = cfg.workers
 
@@ -354,19 +407,40 @@ class ExperimentNetwork:
         with self.parameter_server(self.job_paths) as ps_stats:
             outcomes = self.launch(argv, cfg.timeout_s, background=background,
                                    kill_switch_after_s=cfg.kill_switch_after_s)
+        links = {name: (p - links_before[name][0], b - links_before[name][1])
+                 for name, (p, b) in self._link_stats().items()}
         results = []
         for k, job in enumerate(self.jobs):
-            counters: dict[str, tuple[int, int]] = {}
-            if self.switch.connected():
-                after = self.ctl.counters(job.job_id)
-                counters = {n: (v[0] - before[k].get(n, (0, 0))[0], v[1] - before[k].get(n, (0, 0))[1])
-                            for n, v in after.items()}
+            per_switch = {sw: {n: (v[0] - before[k][sw].get(n, (0, 0))[0], v[1] - before[k][sw].get(n, (0, 0))[1])
+                               for n, v in after.items()}
+                          for sw, after in self._counters(job.job_id).items()}
+            total: dict[str, tuple[int, int]] = {}
+            for counters in per_switch.values():
+                for n, (p, b) in counters.items():
+                    tp, tb = total.get(n, (0, 0))
+                    total[n] = (tp + p, tb + b)
             mine = outcomes[k * w:(k + 1) * w]
             for o in mine:
                 o.rank %= w
             ps = ps_stats.get("jobs", {}).get(str(job.job_id)) if self.ps_host is not None else None
-            results.append(ExperimentResult(cfg, mine, counters, self.switch.log_path, ps))
+            results.append(ExperimentResult(cfg, mine, total, self.switch.log_path, ps, links, per_switch))
         return results
+
+    def _counters(self, job_id: int) -> dict[str, dict[str, tuple[int, int]]]:
+        """The job's counters on every switch that still runs."""
+        return {name: self.ctls[name].counters(job_id) for name, sw in self.switches.items() if sw.connected()}
+
+    def _link_stats(self) -> dict[str, tuple[int, int]]:
+        """(packets, bytes) so far on each metered group of switch interfaces, both directions."""
+        out = {}
+        for name, intfs in self.fabric.metered_links().items():
+            p = b = 0
+            for intf in intfs:
+                stats = Path("/sys/class/net") / intf / "statistics"
+                p += sum(int((stats / f).read_text()) for f in ("rx_packets", "tx_packets"))
+                b += sum(int((stats / f).read_text()) for f in ("rx_bytes", "tx_bytes"))
+            out[name] = (p, b)
+        return out
 
     @contextlib.contextmanager
     def parameter_server(self, job_files: Sequence[Path] = ()) -> Iterator[dict[str, Any]]:
@@ -404,15 +478,15 @@ class ExperimentNetwork:
         """Before a run: the job's switch state reset (fresh worker processes start at set 0 of every slot, or at
         sequence 1 with free aggregators) and the drop simulator's probability set on every worker port (and the
         PS's)."""
-        if self.switch.connected():
+        live = [name for name, sw in self.switches.items() if sw.connected()]
+        for name in live:
             for job in self.jobs:
-                self.ctl.reset_job(job)
-            if loss != self._loss:
-                ports = [w.switch_port for j in self.jobs for w in j.workers]
-                ports += [self.job.ps.switch_port] if self.job.ps else []
+                self.ctls[name].reset_job(job)
+        if live and loss != self._loss:
+            for name, ports in self.fabric.host_ports().items():
                 for port in ports:
-                    self.ctl.set_drop_probability(port, ingress=loss, egress=loss)
-                self._loss = loss
+                    self.ctls[name].set_drop_probability(port, ingress=loss, egress=loss)
+            self._loss = loss
 
     def fresh_barrier(self, name: str = "barrier") -> Path:
         """An empty start-barrier directory for the next run's processes."""
@@ -454,9 +528,10 @@ class ExperimentNetwork:
 
     def close(self) -> None:
         try:
-            if self.client is not None:
-                self.client.close()
-                self.client = None
+            for client in getattr(self, "clients", {}).values():
+                client.close()
+            self.clients = {}
+            self.client = None
             if self.net is not None:
                 self.net.stop()
                 self.net = None
@@ -501,6 +576,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="seed of the workers' inputs and of the embedded switch's random() (its loss simulator)")
     p.add_argument("--timeout", type=float, default=d.timeout_s, help="bound on the workers' run, seconds")
     p.add_argument("--run-dir", type=Path, default=d.run_dir, help="job file and switch log go here")
+    p.add_argument("--topo", choices=TOPOLOGIES, default=d.topo,
+                   help="star: one switch; twotier: rack switches under a PS rack switch (default %(default)s)")
+    p.add_argument("--racks", type=int, default=d.racks, help="twotier: rack switches (default %(default)s)")
+    p.add_argument("--levels", type=int, choices=(1, 2), default=d.levels,
+                   help="twotier atp: aggregate in the rack switches and the PS rack switch (2), or only in the PS "
+                        "rack switch (1) (default %(default)s)")
+    p.add_argument("--ecn-threshold", type=int, default=None, metavar="PACKETS",
+                   help="atp: mark ECN on packets that leave an egress queue at least this deep (default: off)")
     return p
 
 
@@ -514,7 +597,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                            target=Target.choose(args.target), program_json=args.program_json, p4info=args.p4info,
                            program_dir=args.program_dir,
                            pool_size=args.pool_size, window=args.window, timeout_s=args.timeout, seed=args.seed,
-                           run_dir=args.run_dir)
+                           run_dir=args.run_dir, topo=args.topo, racks=args.racks, levels=args.levels,
+                           ecn_threshold=args.ecn_threshold)
     try:
         result = run_experiment(cfg)
     except Exception as err:  # one clear line (plus the switch log if it is a startup failure)

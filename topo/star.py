@@ -6,26 +6,17 @@ The switch's INA service address is 10.0.0.254 / 00:00:0a:00:00:fe; worker rank 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mininet.net import Mininet
 from mininet.topo import Topo
 
-from worker.job import JobConfig, PoolRange, SwitchAddress, WorkerSpec
+from topo.fabric import SWITCH_IP, SWITCH_MAC, WORKER_UDP_PORT, Attachment, Fabric, host_ip, host_mac
+from worker.job import JobConfig
 
-SWITCH_IP = "10.0.0.254"
-SWITCH_MAC = "00:00:0a:00:00:fe"
-WORKER_UDP_PORT = 50000
-
-
-def host_ip(i: int) -> str:
-    """IPv4 address of host h<i>."""
-    return f"10.0.0.{i}"
-
-
-def host_mac(i: int) -> str:
-    """MAC address of host h<i>."""
-    return f"00:00:0a:00:00:{i:02x}"
+__all__ = ["StarTopo", "StarFabric", "SWITCH_IP", "SWITCH_MAC", "WORKER_UDP_PORT", "host_ip", "host_mac",
+           "check_link_rates", "prepare_hosts"]
 
 
 class StarTopo(Topo):
@@ -51,6 +42,29 @@ class StarTopo(Topo):
 topos = {"star": StarTopo}
 
 
+class StarFabric(Fabric):
+    """One switch s1; host hI on its port I. The switch aggregates every job."""
+
+    name = "star"
+
+    def topo(self) -> Topo:
+        return StarTopo(self.hosts, bw=self.bw)
+
+    @property
+    def switches(self) -> list[str]:
+        return ["s1"]
+
+    def attachment(self, host: int) -> Attachment:
+        return Attachment("s1", host)
+
+    def forwarding(self, switch: str) -> tuple[list[tuple[str, int]], list[int]]:
+        ports = list(range(1, self.hosts + 1))
+        return [(host_mac(p), p) for p in ports], ports
+
+    def install_job(self, controllers: Mapping[str, Any], job: JobConfig) -> None:
+        controllers["s1"].create_job(job)
+
+
 def check_link_rates(net: Mininet, bw: float) -> None:
     """Raise if a host link did not get its htb rate limit (Mininet only prints tc's errors)."""
     for h in net.hosts:
@@ -69,17 +83,3 @@ def prepare_hosts(net: Mininet) -> None:
         h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
         h.setARP(SWITCH_IP, SWITCH_MAC)
     net.staticArp()
-
-
-def job_config(net: Mininet, *, job_id: int = 1, num_elems: int = 64, pool_base: int = 0,
-               pool_size: int = 64, hosts: list[Any] | None = None) -> JobConfig:
-    """The job of `hosts` (default: all hosts) of a StarTopo network: rank r on the r-th host (h(r+1) by default)."""
-    switch = net.switches[0]
-    workers = []
-    for rank, h in enumerate(hosts if hosts is not None else sorted(net.hosts, key=lambda h: int(h.name[1:]))):
-        link = h.defaultIntf().link
-        sw_intf = link.intf2 if link.intf1.node is h else link.intf1
-        workers.append(WorkerSpec(rank=rank, ip=h.IP(), mac=h.MAC(), udp_port=WORKER_UDP_PORT,
-                                  switch_port=switch.ports[sw_intf]))
-    return JobConfig(job_id=job_id, num_elems=num_elems, switch=SwitchAddress(ip=SWITCH_IP, mac=SWITCH_MAC),
-                     pool=PoolRange(base=pool_base, size=pool_size), workers=workers)

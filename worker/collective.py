@@ -96,6 +96,9 @@ class CollectiveSpec:
     open: Callable[[JobConfig, int, CollectiveOptions], Collective]
     program: str = "switchml"
     """The P4 program (p4src/<program>.p4) the switch runs for this collective."""
+    in_network: bool = False
+    """The switch aggregates (the program's job must be installed); False: a host-based baseline that needs only
+    the program's L2 forwarding."""
 
 
 COLLECTIVES: dict[str, CollectiveSpec] = {}
@@ -197,9 +200,9 @@ def _open_host(cls: type[HostCollective]) -> Callable[[JobConfig, int, Collectiv
 
 
 register(CollectiveSpec("switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating "
-                                    "point, shadow-copy slots)", SwitchMLCollective))
+                                    "point, shadow-copy slots)", SwitchMLCollective, in_network=True))
 register(CollectiveSpec(Ring.name, Ring.description, _open_host(Ring)))
 register(CollectiveSpec(ShardedPS.name, ShardedPS.description, _open_host(ShardedPS)))
 register(CollectiveSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by "
                                "jobs, collisions and loss completed by a parameter server host)", AtpCollective,
-                        program="atp"))
+                        program="atp", in_network=True))

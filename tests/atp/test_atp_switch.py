@@ -243,6 +243,29 @@ def test_two_level_merge(atp_factory):
         assert all(sw.parse(f)[1].values == total.values for _, f in got)
 
 
+def test_collision_from_a_rack_passes_the_second_level_unaggregated(atp_factory):
+    """A worker's packet that collided in its rack carries one rank: the second level sends it on to the PS as it
+    is (counted as a collision), and the rack aggregate that follows is still merged."""
+    edge, core = atp_factory(16, 64, ps_port=10), atp_factory(16, 64)
+    ws = [edge.host(0), edge.host(1)]
+    edge.add_job(4, ws, mgid=40, level=0, rack=0, ack_port=edge.UPLINK)
+    core.add_job(4, [], mgid=41, level=1, replicas=[(1, 256), (2, 257)])
+    n = 16
+    # aggregator 5 of the edge is busy with job 4's sequence 1: sequence 2 collides there
+    edge.send(ws[0], edge.data(ws[0], 4, seq=1, agtr=5, values=[1] * n, fan_in0=2, fan_in1=2))
+    (port, collided), = edge.send(ws[1], edge.data(ws[1], 4, seq=2, agtr=5, values=[7] * n, fan_in0=2, fan_in1=2))
+    assert port == edge.UPLINK and edge.parse(collided)[1].flags & 0x08
+    out = core.send(1, collided)
+    assert [p for p, _ in out] == [core.PS.port]
+    _, a = core.parse(out[0][1])
+    assert a.values == [7] * n and a.bitmap0 == 0b10 and a.flags & 0x08
+    assert core.owner(5) == (0, 0) and core.counts(4)["atp_collisions"] == 1
+    # rack 0's sequence 1 completes in the edge and is merged by the core as before
+    (_, agg), = edge.send(ws[1], edge.data(ws[1], 4, seq=1, agtr=5, values=[2] * n, fan_in0=2, fan_in1=2))
+    assert core.send(1, agg) == [] and core.reg("racks", 5) == 0b01 and core.owner(5) == (4, 1)
+    core.assert_ingress_invariant(4)
+
+
 def test_transit_and_malformed(atp):
     ws = [atp.host(r) for r in range(2)]
     n = atp.num_elems

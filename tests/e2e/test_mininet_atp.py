@@ -53,3 +53,55 @@ def test_three_concurrent_jobs_with_loss_share_the_pool(program_dir: Path, tmp_p
         assert r.ps is not None and r.ps["completed"] == 8192 // 32
     assert sum(r.ps["collisions"] for r in results if r.ps) > 0
     assert sum(r.counters["atp_collisions"][0] for r in results) > 0
+
+
+def test_two_tier_two_levels_with_loss_every_worker_verified(program_dir: Path, tmp_path: Path) -> None:
+    """Two racks of two workers, one switch process per switch: each rack switch aggregates its rack, the PS rack
+    switch merges the racks, loss 1 % on every host port; every worker verifies."""
+    cfg = config(program_dir, tmp_path, topo="twotier", racks=2, levels=2, workers=4, size=8192, loss=0.01, seed=4)
+    with ExperimentNetwork(cfg) as net:
+        assert sorted(net.switches) == ["s1", "s2", "s3"]
+        assert len({sw.process.pid for sw in net.switches.values() if sw.process}) == 3
+        result = net.run(cfg)
+    assert result.correct, result.table()
+    assert result.ps is not None and result.ps["completed"] == 8192 // 32
+    per_switch = result.switch_counters
+    assert all(per_switch[s]["atp_aggregated"][0] > 0 for s in ("s1", "s2", "s3")), result.table()
+    assert "uplinks" in result.links and "two-tier, 2 racks (2+2 workers), 2-level" in result.table()
+
+
+def test_two_tier_traffic_on_the_uplinks_one_level_vs_two(program_dir: Path, tmp_path: Path) -> None:
+    """No loss: with two levels each rack's uplink carries one aggregate up and one ACK down per sequence; with one
+    level it carries every worker's packet up and one ACK per worker down; the PS's link carries one aggregate and
+    one ACK per sequence either way."""
+    seqs = 4096 // 32
+    links = {}
+    for levels in (1, 2):
+        cfg = config(program_dir, tmp_path / str(levels), topo="twotier", racks=2, levels=levels, workers=4,
+                     size=4096)
+        result = run_experiment(cfg)
+        assert result.correct, result.table()
+        links[levels] = result.links
+        if levels == 1:
+            assert result.switch_counters["s1"]["atp_transit"][0] == 2 * seqs
+            assert result.switch_counters["s3"]["atp_aggregated"][0] == 4 * seqs
+    slack = 16  # the odd packet the kernel sends on a fresh interface
+    assert 2 * 2 * seqs <= links[2]["uplinks"][0] <= 2 * 2 * seqs + slack
+    assert 4 * 2 * seqs <= links[1]["uplinks"][0] <= 4 * 2 * seqs + slack
+    for levels in (1, 2):
+        assert 2 * seqs <= links[levels]["ps"][0] <= 2 * seqs + slack
+
+
+def test_ecn_marks_shrink_the_window(program_dir: Path, tmp_path: Path) -> None:
+    """The embedded switch's egress queue holds the packets of one receive batch: with a threshold of one packet
+    queued, the aggregates and ACKs of a busy window are marked, the workers see marked ACKs and halve their window;
+    with marking off nothing is marked."""
+    marked = {}
+    for threshold in (None, 1):
+        cfg = config(program_dir, tmp_path / str(threshold), workers=4, size=16384, ecn_threshold=threshold)
+        result = run_experiment(cfg)
+        assert result.correct, result.table()
+        marked[threshold] = result.counters.get("atp_ecn_marked", (0, 0))[0]
+        if threshold == 1:
+            assert all(w.report["ecn_acks"] > 0 and w.report["cwnd_min"] < cfg.window for w in result.workers)
+    assert marked[None] == 0 and marked[1] > 0

@@ -1,0 +1,130 @@
+"""Fabric: the shape of an experiment's network, behind one interface for the star and the two-tier topology.
+
+A fabric knows its Mininet topology, where every host plugs in (switch, port), the L2 entries of every switch, which
+switch ports carry a host's traffic (they get the simulated loss), which links are metered, and how an in-network
+job is installed on its switches (one switch, or a first and a second aggregation level).
+
+Hosts are numbered as in Mininet: h1..hW are the workers of every job (job j's rank r on h(j·workers + r + 1)), and
+h(W+1) is the parameter server when the program needs one. Host hI is 10.0.0.I with MAC 00:00:0a:00:00:II.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from mininet.topo import Topo
+
+from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
+
+SWITCH_IP = "10.0.0.254"
+SWITCH_MAC = "00:00:0a:00:00:fe"
+WORKER_UDP_PORT = 50000
+
+
+def host_ip(i: int) -> str:
+    """IPv4 address of host h<i>."""
+    return f"10.0.0.{i}"
+
+
+def host_mac(i: int) -> str:
+    """MAC address of host h<i>."""
+    return f"00:00:0a:00:00:{i:02x}"
+
+
+def host_index(ip: str) -> int:
+    """The I of host hI, from its address."""
+    return int(ip.rsplit(".", 1)[1])
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """Where a host plugs in: a switch (Mininet name) and its port."""
+
+    switch: str
+    port: int
+
+
+class Fabric(ABC):
+    """A network of P4 switches and hosts for `workers` worker hosts (plus a PS host if `ps`)."""
+
+    name: ClassVar[str]
+
+    def __init__(self, workers: int, *, ps: bool = False, bw: float | None = None) -> None:
+        if workers < 1:
+            raise ValueError(f"a network needs at least one worker host, got {workers}")
+        if bw is not None and not bw > 0:
+            raise ValueError(f"link rate must be > 0 Mbit/s, got {bw}")
+        self.workers = workers
+        self.ps = ps
+        self.bw = bw
+
+    @property
+    def hosts(self) -> int:
+        """Hosts in the network (workers, then the PS)."""
+        return self.workers + self.ps
+
+    @property
+    def ps_host(self) -> int | None:
+        """The PS's host number, if there is one."""
+        return self.workers + 1 if self.ps else None
+
+    @abstractmethod
+    def topo(self) -> Topo:
+        """The Mininet topology."""
+
+    @property
+    @abstractmethod
+    def switches(self) -> list[str]:
+        """Switch names; the last is the primary one (the star's switch, the PS's switch)."""
+
+    @abstractmethod
+    def attachment(self, host: int) -> Attachment:
+        """Where host h<host> plugs in."""
+
+    @abstractmethod
+    def forwarding(self, switch: str) -> tuple[list[tuple[str, int]], list[int]]:
+        """The switch's L2 entries (host MAC, port) for every host, and its flood ports."""
+
+    def rack(self, host: int) -> int:
+        """ATP: the rack (first-level switch) the worker on h<host> reports in its job file; 0 with one level."""
+        return 0
+
+    def host_ports(self) -> dict[str, list[int]]:
+        """Per switch, the ports a host's traffic enters and leaves by (the simulated loss applies there)."""
+        out: dict[str, list[int]] = {s: [] for s in self.switches}
+        for h in range(1, self.hosts + 1):
+            a = self.attachment(h)
+            out[a.switch].append(a.port)
+        return out
+
+    def metered_links(self) -> dict[str, list[str]]:
+        """Named groups of switch interfaces whose traffic a run reports (both directions)."""
+        if self.ps_host is None:
+            return {}
+        a = self.attachment(self.ps_host)
+        return {"ps": [f"{a.switch}-eth{a.port}"]}
+
+    def job_config(self, job_id: int, hosts: list[int], *, num_elems: int, pool: PoolRange) -> JobConfig:
+        """The job file of the workers on `hosts` (rank r on hosts[r])."""
+        workers = [WorkerSpec(rank=r, ip=host_ip(h), mac=host_mac(h), udp_port=WORKER_UDP_PORT,
+                              switch_port=self.attachment(h).port, rack=self.rack(h)) for r, h in enumerate(hosts)]
+        ps = None
+        if self.ps_host is not None:
+            ps = PsSpec(ip=host_ip(self.ps_host), mac=host_mac(self.ps_host),
+                        switch_port=self.attachment(self.ps_host).port)
+        return JobConfig(job_id=job_id, num_elems=num_elems, switch=SwitchAddress(ip=SWITCH_IP, mac=SWITCH_MAC),
+                         pool=pool, workers=workers, ps=ps)
+
+    @abstractmethod
+    def install_job(self, controllers: Mapping[str, Any], job: JobConfig) -> None:
+        """Install a job of the switches' program (its job file as the workers read it) where it is aggregated."""
+
+    def check(self, algo: str, program: str, in_network: bool) -> None:
+        """ValueError if the collective `algo` (of `program`) cannot run on this network."""
+
+    def describe(self) -> str:
+        """One line for the run's header."""
+        return self.name
