@@ -10,6 +10,8 @@ BMv2 does not support it and emits the same).
 
 from __future__ import annotations
 
+import itertools
+
 from compiler import ast
 from compiler.lower_actions import PrimitiveLowerer
 from compiler.lower_context import HeaderRef, Json, LowerAbort, LowerContext, hexstr
@@ -71,7 +73,7 @@ class ParserLowerer:
             assert isinstance(tr, ast.SelectExpr)
             key, widths, pre = self.select_key(tr)
             ops.extend(pre)
-            transitions = [self.case(c, widths) for c in tr.cases]
+            transitions = [t for c in tr.cases for t in self.case(c, widths)]
         out: Json = {"name": st.name, "id": sid, "parser_ops": ops, "transitions": transitions,
                      "transition_key": key}
         return out
@@ -123,40 +125,58 @@ class ParserLowerer:
             if not isinstance(v, int) or not isinstance(m, int):
                 raise self.lc.error(k, "select mask must be a compile-time constant")
             return int(v) & full, int(m) & full
-        if isinstance(k, ast.RangeExpr):
-            raise self.lc.unsupported(k, "range in a select case on this target")
         v = self.info.values.get(k)
         if v is None:
             raise self.lc.error(k, f"select case '{describe(k)}' is not a compile-time constant")
         return int(v) & full, None
 
-    def case(self, c: ast.SelectCase, widths: list[int]) -> Json:
+    def key_options(self, k: ast.Expr, w: int) -> list[tuple[int, int | None]]:
+        """The (value, mask) pairs one keyset element stands for: one, or a range's masks (p4c's
+        ReplaceSelectRange: aligned power-of-two blocks, a signed range split at zero; empty if hi < lo)."""
+        if not isinstance(k, ast.RangeExpr):
+            return [self.simple_key(k, w)]
+        lo, hi = self.info.values.get(k.lo), self.info.values.get(k.hi)
+        if not isinstance(lo, int) or not isinstance(hi, int):
+            raise self.lc.unsupported(k, "range boundaries that are not compile-time constants")
+        if hi < lo:
+            self.lc.diags.warning(k.loc, f"{lo}..{hi}: range with end less than start is treated as an empty range")
+            return []
+        t = self.info.types.get(k)  # the select key's type
+        if isinstance(t, BitsT) and t.signed and lo < 0 <= hi:
+            return range_masks(lo, -1, w) + range_masks(0, hi, w)
+        return range_masks(lo, hi, w)
+
+    def case(self, c: ast.SelectCase, widths: list[int]) -> list[Json]:
+        """The transitions of one select case (several where a range expands into masks, as p4c does)."""
         nxt = self.next_state(c.state)
         keys = c.keys
         if len(keys) == 1 and isinstance(keys[0], ast.DefaultExpr) or \
                 (len(keys) == 1 and isinstance(keys[0], ast.DontCare) and len(widths) != 1):
-            return {"type": "default", "value": None, "mask": None, "next_state": nxt}
-        value = 0
-        mask = 0
-        nbytes = 0
-        no_mask = True
-        all_dc = True
-        for k, w in zip(keys, widths):
-            v, m = self.simple_key(k, w)
-            bits = 8 * ((w + 7) // 8)
-            nbytes += (w + 7) // 8
-            if m is None:
-                m = (1 << w) - 1
+            return [{"type": "default", "value": None, "mask": None, "next_state": nxt}]
+        out = []
+        for combo in itertools.product(*(self.key_options(k, w) for k, w in zip(keys, widths))):
+            value = 0
+            mask = 0
+            nbytes = 0
+            no_mask = True
+            all_dc = True
+            for (v, m), w in zip(combo, widths):
+                bits = 8 * ((w + 7) // 8)
+                nbytes += (w + 7) // 8
+                if m is None:
+                    m = (1 << w) - 1
+                else:
+                    no_mask = False
+                if m != 0:
+                    all_dc = False
+                value = (value << bits) | v
+                mask = (mask << bits) | m
+            if all_dc:
+                out.append({"type": "default", "value": None, "mask": None, "next_state": nxt})
             else:
-                no_mask = False
-            if m != 0:
-                all_dc = False
-            value = (value << bits) | v
-            mask = (mask << bits) | m
-        if all_dc:
-            return {"type": "default", "value": None, "mask": None, "next_state": nxt}
-        return {"type": "hexstr", "value": hexstr(value, nbytes * 8),
-                "mask": None if no_mask else hexstr(mask, nbytes * 8), "next_state": nxt}
+                out.append({"type": "hexstr", "value": hexstr(value, nbytes * 8),
+                            "mask": None if no_mask else hexstr(mask, nbytes * 8), "next_state": nxt})
+        return out
 
     # ------------------------------------------------------------------------------------------------ statements
 
@@ -218,3 +238,19 @@ class ParserLowerer:
         return [{"parameters": [p], "op": "primitive"} for p in prims]
 
 
+def range_masks(lo: int, hi: int, width: int) -> list[tuple[int, int]]:
+    """(value, mask) pairs covering lo..hi (both on one side of zero) with aligned power-of-two blocks, as p4c's
+    midend/replaceSelectRange.cpp expandRange: negative bounds become their two's-complement bit patterns."""
+    size_mask = (1 << width) - 1
+    if lo < 0:
+        lo, hi = lo + size_mask + 1, hi + size_mask + 1
+    out = []
+    remaining = hi - lo + 1
+    while remaining > 0:
+        stride = 1 << ((hi + 1).bit_length() - 1 if lo == 0 else (lo & -lo).bit_length() - 1)
+        while stride > remaining:
+            stride >>= 1
+        out.append((lo, ~(stride - 1) & size_mask))
+        remaining -= stride
+        lo += stride
+    return out

@@ -462,11 +462,13 @@ class PacketGen:
             t = k.get("type")
             if t == "field" or t == "stack_field":
                 if t == "field":
-                    w = self.p.field_info(*k["value"])[0]
+                    w, signed = self.p.field_info(*k["value"])
                 else:
                     st = self.p.stacks[k["value"][0]]
-                    w = self.p.field_info(st.headers[0], k["value"][1])[0]
+                    w, signed = self.p.field_info(st.headers[0], k["value"][1])
                 src = self.expr(k, where, parser=True)[0]
+                if signed:  # the key is the field's bytes (BMv2: Field::get_bytes), not its signed value
+                    src = f"({src}) & {(1 << w) - 1}"
             elif t == "lookahead":
                 w = int(k["value"][1])
                 src = self.expr(k, where, parser=True)[0]
