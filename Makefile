@@ -29,9 +29,11 @@ TARGET      ?=
 TOPO        ?= star
 RACKS       ?= 2
 LEVELS      ?= 2
+FAULTS      ?=
+SOAK_RUNS   ?= 1000
 GRPC_ADDR   ?= 127.0.0.1:9559
 
-.PHONY: all setup system-packages shell-venv run experiment multitenant twolevel train test build bench bench-switch p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run experiment multitenant twolevel soak train test build bench bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
@@ -39,7 +41,8 @@ help:
 	@echo "make multitenant   JOBS jobs share one switch: SwitchML (static partition) vs ATP (shared pool + PS)"
 	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation"
 	@echo "make run           all-reduce through the switch in Mininet (knobs PROTO/ALGO WORKERS SIZE LOSS BW DTYPE SEED TARGET"
-	@echo "                   TOPO=star|twotier RACKS LEVELS)"
+	@echo "                   TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml)"
+	@echo "make soak          SOAK_RUNS seeded all-reduces per protocol with faults, in process: wrong results must be 0"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
 	@echo "make test          set up and run the test suite"
@@ -87,7 +90,12 @@ $(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
 run: build
 	$(PY) -m topo.experiment --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
-	  --program-dir $(OUT)
+	  $(if $(FAULTS),--fault-plan $(FAULTS)) --program-dir $(OUT)
+
+# SOAK_RUNS seeded all-reduces per protocol in process, with loss, duplication, reordering, stragglers
+# -> prints runs / faults / wrong results / crashes and the replay command of any failure; results/soak-<UTC time>/
+soak: build
+	$(PY) -m topo.soak --runs $(SOAK_RUNS) --seed $(SEED) --program-dir $(OUT) --results results
 
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
 experiment: build

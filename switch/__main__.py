@@ -20,6 +20,7 @@ import secrets
 import signal
 import socket
 import sys
+from pathlib import Path
 from typing import Sequence
 
 DEFAULT_GRPC_ADDR = "127.0.0.1:9559"
@@ -56,6 +57,8 @@ class Options:
     seed: int | None = None
     """Seed of the program's random() (our extension; BMv2 has none); None: a fresh one, printed at startup."""
     disable_swap: bool = False
+    fault_plan: str | None = None
+    """A fault plan file (switch.faults; our extension): faults applied to frames at the ports."""
     warnings: list[str] = dataclasses.field(default_factory=list)
 
 
@@ -124,6 +127,10 @@ def build_parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     g.add_argument("--seed", type=_uint, default=None, metavar="N",
                    help="Seed the program's random() (e.g. a loss simulator) so a run can be replayed; without it "
                         "a fresh seed is drawn and printed at startup (an extension: simple_switch has no such flag)")
+    g.add_argument("--fault-plan", metavar="FILE", default=None,
+                   help="Apply the fault plan FILE (JSON, see switch/faults.py: drop, duplicate, delay or corrupt "
+                        "chosen frames, reset registers at a chosen frame) at the ports; seeded by --seed unless the "
+                        "plan has its own seed (an extension: simple_switch has no such flag)")
     g.add_argument("config", nargs="?", help=argparse.SUPPRESS)
 
     target = _Parser(prog=f"{PROG} ... --", add_help=False, usage=argparse.SUPPRESS)
@@ -178,7 +185,8 @@ def parse_args(argv: Sequence[str]) -> Options:
     opts = Options(no_p4=g.no_p4, interfaces=g.interface, pcap=g.pcap, device_id=g.device_id,
                    thrift_port=g.thrift_port, log_console=g.log_console, log_file=g.log_file,
                    log_level=g.log_level or "trace", log_flush=g.log_flush, max_port_count=g.max_port_count,
-                   strict_bmv2=t.strict_bmv2, disable_swap=t.disable_swap, seed=g.seed)
+                   strict_bmv2=t.strict_bmv2, disable_swap=t.disable_swap, seed=g.seed,
+                   fault_plan=g.fault_plan)
     if g.config is not None:
         if g.no_p4:
             opts.warnings.append("Warning: ignoring input config as '--no-p4' was used")
@@ -331,6 +339,15 @@ def run(opts: Options) -> int:
 
     seed = opts.seed if opts.seed is not None else secrets.randbits(32)
     print(f"Random seed {seed} (replay with --seed {seed})", flush=True)
+    faults = None
+    if opts.fault_plan is not None:
+        from switch.faults import FaultPlan, FaultPlanError
+
+        try:
+            faults = FaultPlan.from_json(Path(opts.fault_plan), default_seed=seed)
+        except FaultPlanError as e:
+            raise StartupError(str(e)) from None
+        print(faults.describe(), flush=True)
     sw = V1Switch(drop_port=opts.drop_port, cpu_port=opts.cpu_port, device_id=opts.device_id, trace=pkt_trace,
                   seed=seed)
     if program is not None:
@@ -343,7 +360,7 @@ def run(opts: Options) -> int:
         for number, name in opts.interfaces:
             print(f"Adding interface {name} as port {number}", flush=True)
             ports.append(AfPacketPort(number, name))
-        loop = PacketLoop(sw, ports, cpu_port=opts.cpu_port, pcap_dir=opts.pcap, trace=trace)
+        loop = PacketLoop(sw, ports, cpu_port=opts.cpu_port, pcap_dir=opts.pcap, trace=trace, faults=faults)
         server = server_cls(sw, device_id=opts.device_id, cpu_port=opts.cpu_port, strict_bmv2=opts.strict_bmv2,
                             inject=loop.inject)
         loop.packet_in = server.packet_in
@@ -372,6 +389,8 @@ def run(opts: Options) -> int:
                 server.stop()
             except Exception:
                 pass
+        if faults is not None:
+            print(f"faults injected: {dict(sorted(faults.stats.items())) or 'none'}", flush=True)
         if loop is not None:
             loop.close()
         else:

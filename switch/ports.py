@@ -28,6 +28,8 @@ import threading
 import time
 from typing import BinaryIO, Callable, Iterable, Protocol
 
+from switch.faults import FaultPlan
+
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
@@ -389,8 +391,9 @@ class PacketLoop:
 
     def __init__(self, sw: object, ports: Iterable[Port], cpu_port: int | None = None,
                  packet_in: Callable[[bytes], None] | None = None, pcap_dir: str | None = None,
-                 trace: object | None = None, batch: int = BATCH) -> None:
+                 trace: object | None = None, batch: int = BATCH, faults: FaultPlan | None = None) -> None:
         self.sw = sw
+        self.faults = faults
         self.ports: dict[int, Port] = {}
         for p in ports:
             if p.number in self.ports:
@@ -442,7 +445,12 @@ class PacketLoop:
         """Serve packets until `stop()`."""
         self.thread_id = threading.get_native_id()
         while not self._stopping:
-            self.run_once(None)
+            self.run_once(self._hold_timeout())
+
+    def _hold_timeout(self) -> float | None:
+        """Poll timeout: forever, unless the fault plan holds a delayed frame that must go by then."""
+        due = self.faults.next_release() if self.faults is not None else None
+        return None if due is None else max(0.0, due - time.monotonic())
 
     def run_once(self, timeout: float | None = 0.0) -> int:
         """Wait up to `timeout` seconds (None: forever) for frames, process one batch; returns frames received."""
@@ -467,9 +475,27 @@ class PacketLoop:
                 for f in frames:
                     pcap.write(f, now)
             batch.extend([(number, f) for f in frames])
+        received = len(batch)
+        if self.faults is not None:
+            now = time.monotonic()
+            arriving, leaving = self.faults.release_expired(now)
+            if leaving:
+                self.transmit(leaving)
+            batch = arriving + self.faults.ingress(batch, now, self._reset_register)
         if batch:
             self.process_batch(batch)
-        return len(batch)
+        return received
+
+    def _reset_register(self, name: str, first: int, count: int | None) -> None:
+        """A fault plan's event: zero cells [first, first+count) of a register, as a control-plane write would."""
+        with self.sw.lock:
+            reg = getattr(self.sw, "registers", {}).get(name)
+            if reg is None:
+                self.stats["fault_reset_unknown_register"] += 1
+                return
+            end = reg.size if count is None else min(reg.size, first + count)
+            for i in range(first, end):
+                reg.values[i] = 0
 
     def _take_injected(self, batch: list[tuple[int, bytes]]) -> None:
         try:
@@ -509,6 +535,8 @@ class PacketLoop:
                         out.extend(sw.process(port, frame))
                     except Exception as e:
                         self._engine_error(e)
+        if out and self.faults is not None:
+            out = self.faults.egress(out, time.monotonic())
         if out:
             self.transmit(out)
         if self.trace is not None:

@@ -6,4 +6,6 @@
     topo.star        StarTopo / StarFabric (h1..hN around s1), host preparation (offloads off, static ARP)
     topo.twotier     TwoTierTopo / TwoTierFabric: rack switches under a PS rack switch, ATP on one or two levels
     topo.experiment  ExperimentNetwork and `make run`; topo.sweep, topo.multitenant, topo.twolevel, topo.train
+    topo.inprocess   the switch engine and the hosts' protocol cores in one process, fake time, fault plans
+    topo.soak        the exactly-once soak (`make soak`)
 """

@@ -108,6 +108,9 @@ class ExperimentConfig:
     """Two-tier ATP only: aggregation levels (2: rack switches, then the PS rack switch; 1: the PS rack switch)."""
     ecn_threshold: int | None = None
     """ATP: mark ECN on packets that leave a queue at least this deep (None: marking off)."""
+    fault_plan: Path | None = None
+    """A protocol-level fault plan (worker.faults, TOML/JSON) for job 1, applied by the embedded switch from its
+    start (star only)."""
 
     def fabric(self) -> Fabric:
         """The network this config describes."""
@@ -192,6 +195,7 @@ class ExperimentResult:
         c = self.config
         rate = f", links {c.bw:g} Mbit/s" if c.bw is not None else ""
         shape = "" if c.topo == "star" else f", {c.fabric().describe()}"
+        shape += f", fault plan {c.fault_plan}" if c.fault_plan is not None else ""
         lines = [f"{c.algo} all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}{rate}, "
                  f"target {c.target.value}, seed {c.seed}{shape}",
                  "",
@@ -331,20 +335,6 @@ class ExperimentNetwork:
         setLogLevel("warning")
         self.fabric = fabric = cfg.fabric()
         _check_algo(fabric, cfg.algo)
-        switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed)
-        self.net = net = Mininet(topo=fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
-                                 link=TCLink if cfg.bw is not None else Link)
-        net.start()
-        prepare_hosts(net)
-        if cfg.bw is not None:
-            check_link_rates(net, cfg.bw)
-        self.switches: dict[str, P4Switch] = {name: net.get(name) for name in fabric.switches}
-        self.switch = self.switches[fabric.switches[-1]]
-        """The primary switch: the star's, or the PS's in a two-tier network."""
-        n = fabric.workers
-        self.hosts = [net.get(f"h{i}") for i in range(1, n + 1)]
-        """Every job's worker hosts, job by job (job j's rank r on hosts[(j-1) * workers + r])."""
-        self.ps_host = net.get(f"h{fabric.ps_host}") if fabric.ps_host is not None else None
         json_path, p4info = cfg.program_files
         num_elems = _num_elems(json_path)
         self.jobs = []
@@ -358,6 +348,22 @@ class ExperimentNetwork:
             self.jobs.append(job)
             self.job_paths.append(path)
         self.job, self.job_path = self.jobs[0], self.job_paths[0]
+        self.fault_plan = self._compile_faults() if cfg.fault_plan is not None else None
+        switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed,
+                             fault_plan=str(self.fault_plan) if self.fault_plan else None)
+        self.net = net = Mininet(topo=fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
+                                 link=TCLink if cfg.bw is not None else Link)
+        net.start()
+        prepare_hosts(net)
+        if cfg.bw is not None:
+            check_link_rates(net, cfg.bw)
+        self.switches: dict[str, P4Switch] = {name: net.get(name) for name in fabric.switches}
+        self.switch = self.switches[fabric.switches[-1]]
+        """The primary switch: the star's, or the PS's in a two-tier network."""
+        n = fabric.workers
+        self.hosts = [net.get(f"h{i}") for i in range(1, n + 1)]
+        """Every job's worker hosts, job by job (job j's rank r on hosts[(j-1) * workers + r])."""
+        self.ps_host = net.get(f"h{fabric.ps_host}") if fabric.ps_host is not None else None
         self.clients: dict[str, P4RuntimeClient] = {}
         self.ctls: dict[str, ProgramController] = {}
         for name, sw in self.switches.items():
@@ -375,6 +381,18 @@ class ExperimentNetwork:
             fabric.install_job(self.ctls, job)
         self._loss: float | None = None
 
+    def _compile_faults(self) -> Path:
+        """The switch's byte-level plan (switch.faults) of cfg.fault_plan for job 1, next to the job file."""
+        from worker.faults import compile_plan, load_plan
+
+        cfg = self.cfg
+        assert cfg.fault_plan is not None
+        if cfg.topo != "star":
+            raise ValueError("fault plans name the ports of the star's switch: use --topo star")
+        out = cfg.run_dir / "faults.json"
+        out.write_text(json.dumps(compile_plan(load_plan(cfg.fault_plan), self.job, cfg.program_files[0]), indent=1))
+        return out
+
     def run(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> ExperimentResult:
         """One all-reduce by every worker; cfg's network fields must match the network's.
 
@@ -384,7 +402,7 @@ class ExperimentNetwork:
         assert self.net is not None and self.client is not None
         changed = [f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}"
                    for f in ("workers", "bw", "target", "program_files", "pool_size", "topo", "racks", "levels",
-                             "ecn_threshold")
+                             "ecn_threshold", "fault_plan")
                    if getattr(cfg, f) != getattr(self.cfg, f)]
         if changed:
             raise ValueError("a run cannot change the network: " + ", ".join(changed))
@@ -582,6 +600,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--levels", type=int, choices=(1, 2), default=d.levels,
                    help="twotier atp: aggregate in the rack switches and the PS rack switch (2), or only in the PS "
                         "rack switch (1) (default %(default)s)")
+    p.add_argument("--fault-plan", type=Path, default=None, metavar="PLAN",
+                   help="a fault plan for the job (worker.faults: drop/duplicate/delay/corrupt packets by kind, rank, "
+                        "slot; reset the job's switch state), applied by the embedded switch, seeded by --seed")
     p.add_argument("--ecn-threshold", type=int, default=None, metavar="PACKETS",
                    help="atp: mark ECN on packets that leave an egress queue at least this deep (default: off)")
     return p
@@ -598,7 +619,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            program_dir=args.program_dir,
                            pool_size=args.pool_size, window=args.window, timeout_s=args.timeout, seed=args.seed,
                            run_dir=args.run_dir, topo=args.topo, racks=args.racks, levels=args.levels,
-                           ecn_threshold=args.ecn_threshold)
+                           ecn_threshold=args.ecn_threshold, fault_plan=args.fault_plan)
     try:
         result = run_experiment(cfg)
     except Exception as err:  # one clear line (plus the switch log if it is a startup failure)

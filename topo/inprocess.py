@@ -1,35 +1,47 @@
-"""An in-process network: the embedded switch engine, hosts' sans-IO protocol cores, fake time, seeded loss.
+"""In-process networks: the embedded switch engine, hosts' sans-IO protocol cores, fake time, seeded faults.
 
-No sockets, no Mininet, no real time: frames are delivered in FIFO order through `switch.v1model.V1Switch.process`,
-each host link may drop frames with a seeded probability, and when nothing is in flight the clock jumps to the next
-timer. Used by the ATP tests (several jobs sharing one switch, loss, overflow) and meant for soaks.
+No sockets, no Mininet, no real time. Each host sits on one switch port; a frame a host sends reaches the switch
+`latency` later (each host's uplink stays FIFO, as a real link and the kernel's send path keep it), the switch
+processes it at once, and each frame it sends reaches its host `latency` plus a uniform `jitter` later (so results
+may overtake each other on the way down). When nothing is in flight the clock jumps to the next timer. Faults are a
+`switch.faults.FaultPlan` applied at the switch's ports exactly as `python -m switch --fault-plan` applies it (loss
+is a probabilistic drop rule on every port, both directions), so a plan behaves alike here and on a real port, and
+one seed replays one run frame for frame.
 
+    net = SwitchMLNetwork(switchml_json, job, faults=FaultPlan(...), seed=7)
+    run = net.allreduce([input of each rank], dtype="int32")
     net = AtpNetwork(atp_json, jobs, loss=0.01, seed=7)
-    results = net.allreduce({job_id: [input of each rank]}, dtype="float32")
+    runs = net.allreduce({job_id: [input of each rank]}, dtype="float32")
+
+Used by the ATP and SwitchML host tests and by the exactly-once soak (topo.soak).
 """
 
 from __future__ import annotations
 
+import heapq
 import ipaddress
-import random
 import struct
-from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
+from switch.faults import FaultPlan, FaultRule
 from worker.atp import AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
 from worker.atp_header import ATP_UDP_PORT, AtpCodec
 from worker.atp_ps import PsCore
+from worker.blocks import Float32Plan, Int32Plan
+from worker.header import INA_UDP_PORT, Codec
 from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
-from worker.window import WindowOptions
+from worker.window import Window, WindowOptions
 
-__all__ = ["AtpNetwork", "JobRun", "atp_jobs"]
+__all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "Endpoint", "SwitchMLNetwork", "SwitchMLRun", "AtpNetwork", "JobRun", "atp_jobs",
+           "switchml_job", "loss_rule", "frame"]
 
 SWITCH = SwitchAddress(ip="10.0.0.254", mac="00:00:0a:00:00:fe")
 PS_PORT = 100
+DEFAULT_OPTIONS = WindowOptions(window=16, timeout=0.05, max_timeout=0.2, min_timeout=0.01, max_retries=30)
 
 
 def _mac(text: str) -> bytes:
@@ -40,11 +52,301 @@ def _ip(text: str) -> bytes:
     return ipaddress.IPv4Address(text).packed
 
 
+def _csum16(data: bytes) -> int:
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+
 def frame(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes) -> bytes:
-    """Ethernet / IPv4 / UDP around payload (checksums 0: the engine's atp.p4 verifies none)."""
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + len(payload), 0, 0x4000, 64, 17, 0, _ip(src_ip), _ip(dst_ip))
-    return _mac(dst_mac) + _mac(src_mac) + b"\x08\x00" + ip + struct.pack("!HHHH", sport, dport, 8 + len(payload),
-                                                                           0) + payload
+    """Ethernet / IPv4 (checksummed) / UDP (checksum 0: none) around payload."""
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + len(payload), 0, 0x4000, 64, 17, 0, _ip(src_ip),
+                               _ip(dst_ip)))
+    ip[10:12] = _csum16(bytes(ip)).to_bytes(2, "big")
+    return (_mac(dst_mac) + _mac(src_mac) + b"\x08\x00" + bytes(ip)
+            + struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload)
+
+
+def loss_rule(loss: float) -> FaultRule:
+    """Drop each frame with probability `loss` on every port, in each direction."""
+    return FaultRule(action="drop", direction="any", probability=loss, name=f"loss {loss:g}")
+
+
+class Endpoint(Protocol):
+    """A host on one switch port: a sans-IO core that takes frames and timers and returns frames to send."""
+
+    port: int
+    start_at: float
+
+    def start(self, now: float) -> list[bytes]: ...
+    def on_frame(self, data: bytes, now: float) -> list[bytes]: ...
+    def on_timer(self, now: float) -> list[bytes]: ...
+    def next_deadline(self) -> float | None: ...
+    @property
+    def done(self) -> bool: ...
+
+
+@dataclass
+class InProcessNetwork:
+    """One switch engine with hosts on its ports, fake time and a fault plan at the switch's ports."""
+
+    program: Mapping[str, Any]
+    faults: FaultPlan = field(default_factory=FaultPlan)
+    seed: int = 0
+    """Seeds the switch's random() and the downlink jitter."""
+    latency: float = 50e-6
+    jitter: float = 0.0
+    time_limit: float = 600.0
+    """Simulated seconds after which a run raises TimeoutError."""
+    engine: Any = None
+    """A switch engine already loaded with `program` to reuse (its state is cleared, see EngineCache); None: a new
+    one."""
+
+    def __post_init__(self) -> None:
+        import random
+
+        from switch.v1model import V1Switch
+
+        if self.engine is not None:
+            self.sw = self.engine
+            clear_engine(self.sw, self.seed)
+        else:
+            self.sw = V1Switch(seed=self.seed)
+            self.sw.load(dict(self.program))
+        self.rng = random.Random(self.seed)
+        self.now = 0.0
+        self.hosts: dict[int, Endpoint] = {}
+        self.frames = 0
+        """Frames sent by hosts and by the switch."""
+        self.trace: list[tuple[float, str, int, bytes]] | None = None
+        """Set to a list to record (time, "in"/"out", port, frame) of every frame at the switch's ports."""
+
+    @property
+    def dropped(self) -> int:
+        return self.faults.stats["drop"]
+
+    def attach(self, host: Endpoint) -> None:
+        self.hosts[host.port] = host
+
+    def _reset_register(self, name: str, first: int, count: int | None) -> None:
+        reg = self.sw.registers.get(name)
+        if reg is not None:
+            end = reg.size if count is None else min(reg.size, first + count)
+            reg.values[first:end] = [0] * max(0, end - first)
+
+    def run(self, until: Callable[[], bool]) -> None:
+        """Deliver frames and fire timers until `until()` holds (TimeoutError past time_limit)."""
+        events: list[tuple[float, int, bool, int, bytes]] = []  # (time, order, to_switch, port, frame)
+        order = 0
+        uplink_free: dict[int, float] = {}
+
+        def from_host(port: int, frames: list[bytes], now: float) -> None:
+            nonlocal order
+            for f in frames:
+                self.frames += 1
+                at = uplink_free[port] = max(now + self.latency, uplink_free.get(port, 0.0))
+                order += 1
+                heapq.heappush(events, (at, order, True, port, f))
+
+        def from_switch(out: list[tuple[int, bytes]], now: float, faulted: bool = False) -> None:
+            nonlocal order
+            for port, f in (out if faulted else self.faults.egress(out, now)):
+                self.frames += 1
+                if self.trace is not None:
+                    self.trace.append((now, "out", port, f))
+                at = now + self.latency + (self.rng.uniform(0, self.jitter) if self.jitter else 0.0)
+                order += 1
+                heapq.heappush(events, (at, order, False, port, f))
+
+        def into_switch(frames: list[tuple[int, bytes]], now: float) -> None:
+            for port, f in frames:
+                if self.trace is not None:
+                    self.trace.append((now, "in", port, f))
+                from_switch(self.sw.process(port, f), now)
+
+        pending = sorted(self.hosts.values(), key=lambda h: (h.start_at, h.port))
+        while not until():
+            timers = [(d, h.port) for h in self.hosts.values() if not h.done and h.start_at <= self.now
+                      and (d := h.next_deadline()) is not None]
+            t_timer = min(timers) if timers else (float("inf"), -1)
+            t_start = pending[0].start_at if pending else float("inf")
+            t_event = events[0][0] if events else float("inf")
+            t_release = self.faults.next_release()
+            t_release = float("inf") if t_release is None else t_release
+            now = min(t_timer[0], t_start, t_event, t_release)
+            if now == float("inf"):
+                raise RuntimeError("in-process network: nothing in flight and no timer armed")
+            self.now = max(self.now, now)
+            if self.now > self.time_limit:
+                raise TimeoutError(f"in-process run exceeded {self.time_limit} s of simulated time")
+            if t_release <= now:
+                arriving, leaving = self.faults.release_expired(self.now)
+                into_switch(arriving, self.now)
+                from_switch(leaving, self.now, faulted=True)
+            elif t_start <= now:
+                h = pending.pop(0)
+                from_host(h.port, h.start(self.now), self.now)
+            elif t_event <= now:
+                _, _, to_switch, port, f = heapq.heappop(events)
+                if to_switch:
+                    into_switch(self.faults.ingress([(port, f)], self.now, self._reset_register), self.now)
+                else:
+                    h = self.hosts.get(port)
+                    if h is not None and h.start_at <= self.now:
+                        from_host(port, h.on_frame(f, self.now), self.now)
+            else:
+                h = self.hosts[t_timer[1]]
+                from_host(h.port, h.on_timer(self.now), self.now)
+
+
+def clear_engine(sw: Any, seed: int) -> None:
+    """A loaded engine back to the state of a fresh load: no entries, program defaults, zero registers and counters,
+    no multicast groups, random() reseeded."""
+    for t in sw.tables.values():
+        t.clear()
+    for r in sw.registers.values():
+        r.reset()
+    for c in sw.counters.values():
+        c.reset()
+    sw.pre.groups.clear()
+    sw.rng.seed(seed)
+
+
+class EngineCache:
+    """One loaded engine per program (code generation costs far more than a short run): pass `engine=cache.get(p)`
+    to a network; the network clears its state. Only for networks used one after another."""
+
+    def __init__(self) -> None:
+        self._engines: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+    def get(self, program: Mapping[str, Any]) -> Any:
+        hit = self._engines.get(id(program))
+        if hit is None or hit[0] is not program:
+            from switch.v1model import V1Switch
+
+            sw = V1Switch()
+            sw.load(dict(program))
+            hit = self._engines[id(program)] = (program, sw)
+        return hit[1]
+
+
+# ---------------------------------------------------------------------------------------------------- SwitchML
+
+
+def switchml_job(workers: int, num_elems: int, pool: PoolRange, job_id: int = 1) -> JobConfig:
+    """A SwitchML job of `workers` ranks on switch ports 1..workers."""
+    ws = [WorkerSpec(rank=r, ip=f"10.0.{job_id}.{r + 1}", mac=f"00:00:00:00:{job_id:02x}:{r + 1:02x}",
+                     udp_port=50000 + r, switch_port=r + 1) for r in range(workers)]
+    return JobConfig(job_id=job_id, num_elems=num_elems, switch=SWITCH, pool=pool, workers=tuple(ws))
+
+
+@dataclass
+class SwitchMLHost:
+    """A SwitchML worker: worker.window.Window behind Ethernet/IPv4/UDP framing."""
+
+    job: JobConfig
+    rank: int
+    window: Window
+    codec: Codec
+    start_at: float = 0.0
+
+    def __post_init__(self) -> None:
+        self.me = self.job.worker(self.rank)
+        self.port = self.me.switch_port
+
+    @property
+    def done(self) -> bool:
+        return self.window.done
+
+    def _frames(self, outs: list) -> list[bytes]:
+        sw = self.job.switch
+        return [frame(self.me.mac, sw.mac, self.me.ip, sw.ip, self.me.udp_port, INA_UDP_PORT,
+                      self.codec.encode(o.header, o.values)) for o in outs]
+
+    def start(self, now: float) -> list[bytes]:
+        return self._frames(self.window.start(now))
+
+    def on_frame(self, data: bytes, now: float) -> list[bytes]:
+        if self.window.done:
+            return []
+        hdr, values = self.codec.decode(data[42:])
+        return self._frames(self.window.on_result(hdr, values, now))
+
+    def on_timer(self, now: float) -> list[bytes]:
+        return self._frames(self.window.on_timer(now))
+
+    def next_deadline(self) -> float | None:
+        return self.window.next_deadline()
+
+
+def install_switchml(sw: Any, job: JobConfig, mgid: int = 1) -> None:
+    """The job's entries, as controller.switchml installs them, straight into the engine's tables."""
+    ig, eg = "SwitchMLIngress.", "SwitchMLEgress."
+    t = sw.tables
+    t[ig + "ina_jobs"].insert((job.job_id,), ig + "ina_set_job", [job.num_workers, mgid, job.pool.base,
+                                                                  job.pool.size])
+    sm, si = int.from_bytes(_mac(SWITCH.mac), "big"), int.from_bytes(_ip(SWITCH.ip), "big")
+    for w in job.workers:
+        t[ig + "ina_workers"].insert((w.switch_port, int.from_bytes(_ip(w.ip), "big"), w.udp_port, job.job_id),
+                                     ig + "ina_set_worker", [w.rank])
+        t[eg + "ina_destinations"].insert((job.job_id, w.rank), eg + "ina_set_destination",
+                                          [sm, si, int.from_bytes(_mac(w.mac), "big"),
+                                           int.from_bytes(_ip(w.ip), "big"), w.udp_port])
+    sw.pre.set_group(mgid, [(w.switch_port, w.rank) for w in job.workers])
+
+
+@dataclass
+class SwitchMLRun:
+    """One SwitchML all-reduce: each rank's result, its window and plan, and the job's switch counters."""
+
+    results: list[np.ndarray]
+    windows: list[Window]
+    plans: list[Float32Plan | Int32Plan]
+    counters: dict[str, int]
+
+
+class SwitchMLNetwork(InProcessNetwork):
+    """switchml.p4 with one job and its workers (window cores) on ports 1..n."""
+
+    def __init__(self, program: Mapping[str, Any], job: JobConfig, *, faults: FaultPlan | None = None,
+                 seed: int = 0, options: WindowOptions = DEFAULT_OPTIONS, latency: float = 50e-6,
+                 jitter: float = 0.0, engine: Any = None) -> None:
+        super().__init__(program, faults or FaultPlan(seed=seed), seed, latency, jitter, engine=engine)
+        self.job = job
+        self.options = options
+        self.codec = Codec.from_program_json(program)
+        install_switchml(self.sw, job)
+        self._next_set = [0] * job.pool.size
+
+    def counters(self) -> dict[str, int]:
+        """Packets counted by each of the job's per-job counters (names without the control prefix)."""
+        return {name.rsplit(".", 1)[1]: c.packets[self.job.job_id] for name, c in self.sw.counters.items()
+                if not c.is_direct and c.size > self.job.job_id}
+
+    def allreduce(self, inputs: Sequence[np.ndarray], dtype: str = "float32",
+                  start_at: Sequence[float] | None = None) -> SwitchMLRun:
+        """One all-reduce of inputs[r] per rank; `start_at[r]`: when rank r joins (stragglers)."""
+        job, n = self.job, self.job.num_workers
+        before = self.counters()
+        blocks = -(-inputs[0].size // job.num_elems)
+        w = max(1, min(self.options.window, job.pool.size, blocks))
+        plans: list[Float32Plan | Int32Plan] = [
+            Float32Plan(x, job.num_elems, n, w) if dtype == "float32" else Int32Plan(x, job.num_elems)
+            for x in inputs]
+        wins = [Window(plan=plans[r], job_id=job.job_id, rank=r, slots=[job.pool.base + i for i in range(w)],
+                       first_set=self._next_set[:w], options=self.options) for r in range(n)]
+        self.hosts = {}
+        for r in range(n):
+            self.attach(SwitchMLHost(job, r, wins[r], self.codec, self.now + (start_at[r] if start_at else 0.0)))
+        self.run(lambda: all(win.done for win in wins))
+        self._next_set[:w] = wins[0].next_first_set()
+        after = self.counters()
+        return SwitchMLRun([p.output() for p in plans], wins, plans,
+                           {k: after[k] - before.get(k, 0) for k in after})
+
+
+# ---------------------------------------------------------------------------------------------------- ATP
 
 
 def atp_jobs(num_jobs: int, workers: int, num_elems: int, pool: PoolRange | Sequence[PoolRange]) -> list[JobConfig]:
@@ -73,34 +375,106 @@ class JobRun:
 
 
 @dataclass
-class AtpNetwork:
-    """One atp.p4 switch, the jobs' workers and their PS, all in this process."""
+class AtpHost:
+    """An ATP worker: worker.atp.AtpWindow behind framing."""
 
-    program: Mapping[str, Any]
-    jobs: Sequence[JobConfig]
-    loss: float = 0.0
-    """Drop probability of every frame on every host link, each direction."""
-    seed: int = 0
-    options: WindowOptions = field(default_factory=lambda: WindowOptions(window=16, timeout=0.05, max_timeout=0.2,
-                                                                          min_timeout=0.01, max_retries=30))
-    atp: AtpOptions = field(default_factory=AtpOptions)
-    switch_aggregation: bool = True
-    """False: no atp_jobs entries, every packet passes the switch unchanged (the PS alone: the PS baseline)."""
+    job: JobConfig
+    rank: int
+    window: AtpWindow
+    codec: AtpCodec
+    start_at: float = 0.0
 
     def __post_init__(self) -> None:
-        from switch.v1model import V1Switch
+        self.me = self.job.worker(self.rank)
+        self.port = self.me.switch_port
 
-        self.codec = AtpCodec.from_program_json(self.program)
-        self.sw = V1Switch(seed=self.seed)
-        self.sw.load(dict(self.program))
-        self.rng = random.Random(self.seed)
-        self.now = 0.0
-        self.dropped = 0
-        self.frames = 0
+    @property
+    def done(self) -> bool:
+        return self.window.done
+
+    def _frames(self, outs: list) -> list[bytes]:
+        ps = self.job.ps
+        assert ps is not None
+        return [frame(self.me.mac, ps.mac, self.me.ip, ps.ip, self.me.udp_port, ATP_UDP_PORT,
+                      self.codec.encode(h, v)) for h, v in outs]
+
+    def start(self, now: float) -> list[bytes]:
+        return self._frames(self.window.start(now))
+
+    def on_frame(self, data: bytes, now: float) -> list[bytes]:
+        if self.window.done:
+            return []
+        hdr, values = self.codec.decode(data[42:])
+        return self._frames(self.window.on_ack(hdr, values, now))
+
+    def on_timer(self, now: float) -> list[bytes]:
+        return self._frames(self.window.on_timer(now))
+
+    def next_deadline(self) -> float | None:
+        return self.window.next_deadline()
+
+
+@dataclass
+class AtpPsHost:
+    """The parameter server of every job (worker.atp_ps.PsCore per job) on one port."""
+
+    cores: Mapping[int, PsCore]
+    jobs: Mapping[int, JobConfig]
+    codec: AtpCodec
+    port: int
+    via_switch: bool = True
+    """False (no switch aggregation): the PS addresses each worker itself."""
+    start_at: float = 0.0
+    done: bool = True
+    """Never waited for: the run ends when the workers are done."""
+
+    def start(self, now: float) -> list[bytes]:
+        return []
+
+    def on_frame(self, data: bytes, now: float) -> list[bytes]:
+        hdr, values = self.codec.decode(data[42:])
+        core = self.cores.get(hdr.job_id)
+        if core is None:
+            return []
+        job = self.jobs[hdr.job_id]
+        ps = job.ps
+        assert ps is not None
+        dsts = [(job.switch.mac, job.switch.ip)] if self.via_switch else [(w.mac, w.ip) for w in job.workers]
+        return [frame(ps.mac, mac, ps.ip, ip, ATP_UDP_PORT, ATP_UDP_PORT, self.codec.encode(h, v))
+                for h, v in core.on_packet(hdr, values) for mac, ip in dsts]
+
+    def on_timer(self, now: float) -> list[bytes]:
+        return []
+
+    def next_deadline(self) -> float | None:
+        return None
+
+
+class AtpNetwork(InProcessNetwork):
+    """One atp.p4 switch, the jobs' workers and their PS, all in this process."""
+
+    def __init__(self, program: Mapping[str, Any], jobs: Sequence[JobConfig], *, loss: float = 0.0, seed: int = 0,
+                 faults: FaultPlan | None = None, options: WindowOptions = DEFAULT_OPTIONS,
+                 atp: AtpOptions | None = None, switch_aggregation: bool = True, latency: float = 50e-6,
+                 jitter: float = 0.0, engine: Any = None) -> None:
+        plan = faults or FaultPlan(seed=seed)
+        if loss:
+            plan.rules.append(loss_rule(loss))
+        super().__init__(program, plan, seed, latency, jitter, engine=engine)
+        self.jobs = list(jobs)
+        self.loss = loss
+        self.options = options
+        self.atp = atp or AtpOptions()
+        self.switch_aggregation = switch_aggregation
+        self.codec = AtpCodec.from_program_json(program)
         self.cores = {j.job_id: PsCore(j, self.codec.num_elems) for j in self.jobs}
         self.maps = {(j.job_id, w.rank): aggregator_map(j, min(self.options.window, j.pool.size))
                      for j in self.jobs for w in j.workers}
         self.next_seq = {j.job_id: 1 for j in self.jobs}
+        ps = self.jobs[0].ps
+        assert ps is not None
+        self.ps_host = AtpPsHost(self.cores, {j.job_id: j for j in self.jobs}, self.codec, ps.switch_port,
+                                 via_switch=switch_aggregation)
         self._install()
 
     def _install(self) -> None:
@@ -129,15 +503,18 @@ class AtpNetwork:
                     t[ig + "l2_forward"].insert((int.from_bytes(_mac(w.mac), "big"),), ig + "l2_set_port",
                                                 [w.switch_port])
 
-    def _lost(self) -> bool:
-        return self.loss > 0 and self.rng.random() < self.loss
-
     def allreduce(self, inputs: Mapping[int, Sequence[np.ndarray]], dtype: str = "float32",
-                  time_limit: float = 600.0) -> dict[int, JobRun]:
-        """Run one all-reduce per job concurrently; inputs[job_id][rank] is that rank's array."""
+                  time_limit: float | None = None, start_at: Mapping[tuple[int, int], float] | None = None
+                  ) -> dict[int, JobRun]:
+        """Run one all-reduce per job concurrently; inputs[job_id][rank] is that rank's array; `start_at[(job,
+        rank)]`: when that worker joins (stragglers)."""
+        if time_limit is not None:
+            self.time_limit = time_limit
         jobs = {j.job_id: j for j in self.jobs}
         wins: dict[tuple[int, int], AtpWindow] = {}
         plans: dict[tuple[int, int], FixedPointPlan] = {}
+        self.hosts = {}
+        self.attach(self.ps_host)
         for jid, arrays in inputs.items():
             job = jobs[jid]
             for r, arr in enumerate(arrays):
@@ -145,67 +522,10 @@ class AtpNetwork:
                 # each worker has its own aggregator map (they stay equal by construction)
                 wins[jid, r] = AtpWindow(plans[jid, r], job, r, self.next_seq[jid], self.maps[jid, r], self.options,
                                          self.atp.initial_cwnd)
+                delay = (start_at or {}).get((jid, r), 0.0)
+                self.attach(AtpHost(job, r, wins[jid, r], self.codec, self.now + delay))
             self.next_seq[jid] += plans[jid, 0].num_packets
-        queue: deque[tuple[int, bytes]] = deque()  # (ingress port, frame)
-
-        def send_from_worker(jid: int, r: int, out: list) -> None:
-            job = jobs[jid]
-            me, ps = job.worker(r), job.ps
-            assert ps is not None
-            for h, v in out:
-                self.frames += 1
-                if self._lost():
-                    self.dropped += 1
-                    continue
-                queue.append((me.switch_port, frame(me.mac, ps.mac, me.ip, ps.ip, me.udp_port, ATP_UDP_PORT,
-                                                    self.codec.encode(h, v))))
-
-        def send_from_ps(jid: int, out: list) -> None:
-            job = jobs[jid]
-            ps = job.ps
-            assert ps is not None
-            for h, v in out:
-                payload = self.codec.encode(h, v)
-                dsts = ([(job.switch.mac, job.switch.ip)] if self.switch_aggregation
-                        else [(w.mac, w.ip) for w in job.workers])
-                for mac, ip in dsts:
-                    self.frames += 1
-                    if self._lost():
-                        self.dropped += 1
-                        continue
-                    queue.append((ps.switch_port, frame(ps.mac, mac, ps.ip, ip, ATP_UDP_PORT, ATP_UDP_PORT, payload)))
-
-        port_owner: dict[int, tuple[int, int]] = {}
-        for jid in inputs:
-            for w in jobs[jid].workers:
-                port_owner[w.switch_port] = (jid, w.rank)
-        for (jid, r), w in wins.items():
-            send_from_worker(jid, r, w.start(self.now))
-        while not all(w.done for w in wins.values()):
-            while queue:
-                port, data = queue.popleft()
-                for eport, out in self.sw.process(port, data):
-                    if self._lost():
-                        self.dropped += 1
-                        continue
-                    payload = out[42:]
-                    hdr, values = self.codec.decode(payload)
-                    if eport == PS_PORT:
-                        send_from_ps(hdr.job_id, self.cores[hdr.job_id].on_packet(hdr, values))
-                    elif eport in port_owner:
-                        jid, r = port_owner[eport]
-                        w = wins.get((jid, r))
-                        if w is not None and not w.done:
-                            send_from_worker(jid, r, w.on_ack(hdr, values, self.now))
-            deadlines = [d for w in wins.values() if not w.done and (d := w.next_deadline()) is not None]
-            if not deadlines:
-                break
-            self.now = max(self.now, min(deadlines))
-            if self.now > time_limit:
-                raise TimeoutError(f"in-process ATP run exceeded {time_limit} s of simulated time")
-            for (jid, r), w in wins.items():
-                if not w.done:
-                    send_from_worker(jid, r, w.on_timer(self.now))
+        self.run(lambda: all(w.done for w in wins.values()))
         return {jid: JobRun([plans[jid, r].output() for r in range(len(arrays))],
                             [wins[jid, r] for r in range(len(arrays))], self.cores[jid])
                 for jid, arrays in inputs.items()}

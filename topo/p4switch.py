@@ -55,6 +55,7 @@ class P4Switch(Switch):
         pcap_dir: str | None = None,
         startup_timeout: float = 20.0,
         seed: int | None = None,
+        fault_plan: str | None = None,
         **params: Any,
     ) -> None:
         super().__init__(name, **params)
@@ -70,6 +71,10 @@ class P4Switch(Switch):
         self.startup_timeout = startup_timeout
         self.seed = seed
         """Seed of the program's random() (embedded switch only: simple_switch has no such flag)."""
+        if fault_plan is not None and self.target is not Target.EMBEDDED:
+            raise ValueError("fault plans are applied by the embedded switch (simple_switch_grpc has no such flag)")
+        self.fault_plan = fault_plan
+        """A switch.faults plan file (embedded switch only)."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -93,6 +98,8 @@ class P4Switch(Switch):
             args += ["--pcap", self.pcap_dir]
         if self.seed is not None and self.target is Target.EMBEDDED:
             args += ["--seed", str(self.seed)]
+        if self.fault_plan is not None:
+            args += ["--fault-plan", self.fault_plan]
         args.append(self.json_path if self.json_path else "--no-p4")
         args += ["--", "--grpc-server-addr", self.grpc_address]
         if self.cpu_port is not None:

@@ -135,9 +135,12 @@ class PsCore:
             return [self._resend(st)]  # the sender has not seen the raw request yet
         if bits and not bits & st.merged:
             st.acc += values
+            # saturating as the switch adds: a sum that reached a bound at any step is wrong from then on, even if
+            # later contributions move it back inside (so check every step, not only the final sum)
+            st.overflow |= (bool(hdr.flags & OVERFLOW) or bool(np.any((values == SAT_MAX) | (values == SAT_MIN)))
+                            or bool(np.any((st.acc >= SAT_MAX) | (st.acc <= SAT_MIN))))
             np.clip(st.acc, SAT_MIN, SAT_MAX, out=st.acc)
             st.merged |= bits
-            st.overflow |= bool(hdr.flags & OVERFLOW) or bool(np.any((values == SAT_MAX) | (values == SAT_MIN)))
             self._count(bits)
         elif bits and not bits & ~st.merged:
             self.stats.duplicates += 1

@@ -158,6 +158,20 @@ def test_ps_asks_for_a_raw_resend_on_saturation_and_sums_raw_floats():
     assert ps.stats.raw_sequences == 1
 
 
+def test_ps_asks_for_raw_when_a_running_sum_saturated_even_if_the_total_fits():
+    """Merged one by one, -1.38e9 + -0.69e9 + -1.73e9 passes INT32_MIN before +2.5e9 brings the total back in
+    range: the saturated sum is wrong, so the PS must ask for the raw values (found by the soak, seed 473)."""
+    job, ps = _ps(4)
+    vals = [-1380866580, -691253205, -1733221437, 2147000000]
+    for k, v in enumerate(vals[:-1]):
+        assert ps.on_packet(_pkt(1 << k, flags=RESEND), np.full(N, v, dtype=np.int32)) == []
+    (req,) = ps.on_packet(_pkt(0b1000, flags=RESEND), np.full(N, vals[-1], dtype=np.int32))
+    assert req[0].flags == ACK | OVERFLOW
+    for k, v in enumerate(vals):
+        out = ps.on_packet(_pkt(1 << k, flags=RAW), np.full(N, v, dtype=np.int32))
+    (fin,) = out
+    assert list(fin[1]) == [np.int64(sum(vals)).astype(np.int32)] * N and fin[0].flags & RAW
+
 def test_ps_copies_ecn_into_the_ack():
     job, ps = _ps(1)
     (ack,) = ps.on_packet(_pkt(0b1, flags=ECN), np.zeros(N, dtype=np.int32))

@@ -71,3 +71,20 @@ def test_host_baselines_through_the_switch_with_loss_and_a_link_rate(program: tu
     assert all(w.report["algo"] == algo and w.report["max_error"] == 0 for w in result.workers)
     assert result.retransmissions > 0, result.table()  # TCP recovered what the switch's drop simulator dropped
     assert "% of the 50 Mbit/s link rate" in result.table()
+
+
+def test_scripted_fault_plan_on_the_switch_process(program: tuple[Path, Path], tmp_path: Path) -> None:
+    """experiments/faults/lose-a-retransmission.toml through `--fault-plan`: the embedded switch drops rank 1's first
+    packet for slot 2 and its first retransmission; rank 1 retransmits twice, everyone verifies, and the switch
+    reports the two drops when it stops."""
+    plan = ROOT / "experiments" / "faults" / "lose-a-retransmission.toml"
+    cfg = config(program, tmp_path, workers=3, size=4096, dtype="int32", fault_plan=plan)
+    result = run_experiment(cfg)
+    assert result.correct, result.table()
+    assert result.workers[1].report["retransmissions"] >= 2
+    assert "fault plan" in result.table()
+    log = result.switch_log.read_text()
+    assert "fault plan (seed 1): 2 rules, 0 events" in log
+    assert "faults injected: {'drop': 2}" in log
+    compiled = json.loads((tmp_path / "faults.json").read_text())
+    assert [r["ports"] for r in compiled["rules"]] == [[2], [2]]

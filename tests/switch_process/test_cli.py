@@ -222,3 +222,28 @@ def test_startup_prints_the_seed_to_replay() -> None:
             assert any(line.startswith(expect) for line in sw.lines), sw.lines
         finally:
             sw.stop()
+
+
+def test_bad_fault_plan_is_one_clear_error(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"rules": [{"action": "explode"}]}')
+    line = _one_error_line(_switch("--no-p4", "--fault-plan", str(plan), "--", "--grpc-server-addr", "127.0.0.1:0"))
+    assert "rules[0]" in line and "action must be one of drop, duplicate, delay, corrupt" in line
+    assert "cannot read fault plan" in _one_error_line(
+        _switch("--no-p4", "--fault-plan", str(tmp_path / "none.json"), "--", "--grpc-server-addr", "127.0.0.1:0"))
+
+
+@needs_engine
+def test_fault_plan_is_printed_with_its_seed_and_totals_at_exit(tmp_path: Path) -> None:
+    from switch.bench import SwitchProcess
+
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"rules": [{"action": "drop", "direction": "in", "probability": 0.5}]}')
+    sw = SwitchProcess(["--no-p4", "--seed", "9", "--fault-plan", str(plan), "--",
+                        "--grpc-server-addr", "127.0.0.1:0"])
+    try:
+        assert "fault plan (seed 9): 1 rules, 0 events" in sw.lines, sw.lines
+        assert any('"probability": 0.5' in line for line in sw.lines)
+    finally:
+        err = sw.stop()
+    assert sw.proc.returncode == 0, err

@@ -230,3 +230,45 @@ def test_loop_with_the_engine_on_basic_forward() -> None:
     assert p1.sent == [forwarded(back, h1.mac)]
     assert loop.stats["tx"] == 21 and loop.stats["errors"] == 0
     loop.close()
+
+
+def test_fault_plan_applies_on_the_way_in_and_out() -> None:
+    from switch.faults import FaultPlan
+
+    sw = RecordingPipeline()
+    p1, p2 = MemoryPort(1), MemoryPort(2)
+    plan = FaultPlan.from_json({"rules": [
+        {"action": "drop", "direction": "in", "ports": [1], "nth": [2]},
+        {"action": "duplicate", "direction": "out", "ports": [2], "nth": [1]},
+        {"action": "delay", "direction": "out", "ports": [2], "nth": [3], "delay": 10}], "max_hold_s": 0.05})
+    loop = PacketLoop(sw, [p1, p2], faults=plan)
+    frames = [bytes([2, i]) * 30 for i in range(5)]
+    for f in frames:
+        p1.feed(f)
+    _run_until(loop, lambda: len(p2.sent) == 4)
+    # in: frame 1 dropped; out: frame 0 twice, frame 3 (the 3rd leaving) held back
+    assert [f[1] for f in p2.sent] == [0, 0, 2, 4] and [f[1] for _, f in sw.received] == [0, 2, 3, 4]
+    assert plan.held == 1 and 0 < loop._hold_timeout() <= 0.05
+    time.sleep(0.06)
+    loop.run_once(loop._hold_timeout())  # the held frame is due: released although no other frame came
+    assert [f[1] for f in p2.sent] == [0, 0, 2, 4, 3] and plan.stats == {"drop": 1, "duplicate": 1, "delay": 1}
+
+
+def test_fault_plan_event_resets_a_register_range() -> None:
+    from switch.faults import FaultPlan
+
+    class Reg:
+        size = 8
+        values = [5] * 8
+
+    sw = RecordingPipeline()
+    sw.registers = {"I.r": Reg()}
+    p1, p2 = MemoryPort(1), MemoryPort(2)
+    plan = FaultPlan.from_json({"events": [{"at_frame": 2, "reset_register": "I.r", "first": 2, "count": 3},
+                                           {"at_frame": 3, "reset_register": "I.nope"}]})
+    loop = PacketLoop(sw, [p1, p2], faults=plan)
+    for i in range(3):
+        p1.feed(bytes([2, i]) * 30)
+    _run_until(loop, lambda: len(p2.sent) == 3)
+    assert Reg.values == [5, 5, 0, 0, 0, 5, 5, 5]
+    assert plan.stats["register_resets"] == 2 and loop.stats["fault_reset_unknown_register"] == 1

@@ -1,0 +1,27 @@
+"""The fault plans shipped in experiments/faults/ compile for the SwitchML job they are written for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler import compile_file
+from switch.faults import FaultPlan
+from topo.inprocess import switchml_job
+from worker.faults import compile_plan, load_plan
+from worker.job import PoolRange
+
+ROOT = Path(__file__).resolve().parents[2]
+PLANS = sorted((ROOT / "experiments" / "faults").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", PLANS, ids=[p.stem for p in PLANS])
+def test_shipped_plan_compiles(path: Path) -> None:
+    prog = compile_file(str(ROOT / "p4src" / "switchml.p4")).json
+    plan = FaultPlan.from_json(compile_plan(load_plan(path), switchml_job(4, 64, PoolRange(0, 64)), prog))
+    assert plan.rules or plan.events
+
+
+def test_there_are_shipped_plans() -> None:
+    assert len(PLANS) >= 2
