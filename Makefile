@@ -31,6 +31,7 @@ RACKS       ?= 2
 LEVELS      ?= 2
 FAULTS      ?=
 SOAK_RUNS   ?= 1000
+FUZZ        ?= 2000
 GRPC_ADDR   ?= 127.0.0.1:9559
 
 .PHONY: all setup system-packages shell-venv run experiment multitenant twolevel soak train test build bench bench-switch p4runtime-shell controller-shell clean help
@@ -92,10 +93,11 @@ run: build
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
 	  $(if $(FAULTS),--fault-plan $(FAULTS)) --program-dir $(OUT)
 
-# SOAK_RUNS seeded all-reduces per protocol in process, with loss, duplication, reordering, stragglers
-# -> prints runs / faults / wrong results / crashes and the replay command of any failure; results/soak-<UTC time>/
+# SOAK_RUNS seeded all-reduces per protocol in process, with loss, duplication, reordering, stragglers, then FUZZ
+# fuzzed frames per program (+ P4Runtime requests, P4 sources, BMv2 JSON in proportion)
+# -> prints runs / faults / wrong results / crashes / fuzz totals and the replay command of any failure
 soak: build
-	$(PY) -m topo.soak --runs $(SOAK_RUNS) --seed $(SEED) --program-dir $(OUT) --results results
+	$(PY) -m topo.soak --runs $(SOAK_RUNS) --fuzz $(FUZZ) --seed $(SEED) --program-dir $(OUT) --results results
 
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
 experiment: build

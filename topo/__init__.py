@@ -7,5 +7,5 @@
     topo.twotier     TwoTierTopo / TwoTierFabric: rack switches under a PS rack switch, ATP on one or two levels
     topo.experiment  ExperimentNetwork and `make run`; topo.sweep, topo.multitenant, topo.twolevel, topo.train
     topo.inprocess   the switch engine and the hosts' protocol cores in one process, fake time, fault plans
-    topo.soak        the exactly-once soak (`make soak`)
+    topo.soak        the exactly-once soak (`make soak`); topo.fuzz, its fuzzing campaigns (hypothesis)
 """

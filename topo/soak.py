@@ -1,6 +1,7 @@
 """Exactly-once soak: thousands of seeded all-reduces per protocol through the real switch program, in process.
 
-    python -m topo.soak [--runs 1000] [--protocols switchml atp] [--seed 1] [--program-dir out] [--results results]
+    python -m topo.soak [--runs 1000] [--protocols switchml atp] [--seed 1] [--fuzz 2000] [--program-dir out]
+                       [--results results]
     python -m topo.soak --protocol switchml --seed 1234 --runs 1 --trace trace.txt     # replay one run
 
 Each run draws its scenario from its seed alone: workers (2-6), tensor size, int32 or float32, window, loss (0-10 %
@@ -243,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--trace", type=Path, default=None,
                    help="with --runs 1: write every frame at the switch's ports (time, direction, port, hex)")
     p.add_argument("--results", type=Path, default=None, help="write summary.md under RESULTS/soak-<UTC time>/")
+    p.add_argument("--fuzz", type=int, default=0, metavar="N",
+                   help="then fuzz (topo.fuzz): N frames per program, and requests, P4 sources and JSON in proportion")
     args = p.parse_args(argv)
     protocols = [args.protocol] if args.protocol else args.protocols
     if args.trace is not None:
@@ -261,6 +264,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = soak(protocols, args.runs, args.seed, args.program_dir, progress=True)
     text = report.text()
     print(text)
+    failed = bool(report.failures)
+    if args.fuzz:
+        from topo.fuzz import fuzz_all
+
+        fz = fuzz_all(args.program_dir, args.fuzz, args.seed)
+        print(fz.text())
+        text += "\n" + fz.text()
+        failed |= bool(fz.failures)
     if args.results is not None:
         from switch.bench import machine_info
         from topo.sweep import results_dir
@@ -269,7 +280,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         machine = "\n".join(f"- {k}: {v}" for k, v in machine_info().items())
         (out / "summary.md").write_text(f"# Exactly-once soak\n\n{machine}\n\n```\n{text}\n```\n")
         print(f"results in {out}")
-    return 0 if not report.failures else 1
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
