@@ -126,6 +126,15 @@ class AtpController(ProgramController):
         return [AggregatorState(first + i, regs["owner"][i] >> 32, regs["owner"][i] & 0xFFFFFFFF, regs["bitmap"][i],
                                 regs["racks"][i], regs["count"][i], regs["flags"][i]) for i in range(count)]
 
+    def missing_ranks(self, job: JobConfig) -> list[int]:
+        everyone = (1 << job.num_workers) - 1
+        partial = [a.bitmap for a in self.aggregators(job.pool.base, job.pool.size)
+                   if a.job_id == job.job_id and a.bitmap and a.bitmap != everyone]
+        missing = everyone
+        for bitmap in partial:
+            missing &= ~bitmap
+        return [r for r in range(job.num_workers) if partial and missing >> r & 1]
+
     def occupancy(self, first: int, count: int) -> dict[int, int]:
         """Aggregators of [first, first+count) in use, per owning job id."""
         out: dict[int, int] = {}

@@ -57,6 +57,11 @@ class ProgramController:
         """Clear the job's aggregation state on this switch."""
         raise NotImplementedError
 
+    def missing_ranks(self, job: JobConfig) -> list[int]:
+        """Ranks absent from every partial aggregate the switch holds for the job (after a worker died: that
+        worker); [] when no aggregate is partial."""
+        return []
+
     def install_forwarding(self, hosts: list[tuple[str, int]], ports: list[int]) -> None:
         """L2 entries for (host MAC, switch port) pairs, and broadcast flooding to `ports`."""
         ig = self.INGRESS

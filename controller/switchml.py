@@ -87,6 +87,16 @@ class SwitchMLController(ProgramController):
 
     # --- inspection -------------------------------------------------------------------------------------------
 
+    def missing_ranks(self, job: JobConfig) -> list[int]:
+        everyone = (1 << job.num_workers) - 1
+        # in progress = contributions still expected (countdown > 0); a finished set keeps stale bits (cleared
+        # lazily, worker by worker, by the next use of the other set), so its bitmap says nothing
+        partial = [s.bitmap for s in self.slots(job.pool.base, job.pool.size) if s.countdown > 0]
+        missing = everyone
+        for bitmap in partial:
+            missing &= ~bitmap
+        return [r for r in range(job.num_workers) if partial and missing >> r & 1]
+
     def slots(self, first: int, count: int) -> list[SlotState]:
         """State of slots [first, first+count), both sets."""
         regs = {name: self.registers.read_range(f"{INGRESS}.ina_{name}", 2 * first, 2 * count)

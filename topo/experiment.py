@@ -55,7 +55,7 @@ from topo.star import StarFabric, check_link_rates, prepare_hosts
 from topo.target import Target
 from topo.twotier import TwoTierFabric
 from worker.collective import COLLECTIVES
-from worker.job import PoolRange
+from worker.job import JobConfig, PoolRange
 
 CONTROLLERS: dict[str, type[ProgramController]] = {"switchml": SwitchMLController, "atp": AtpController}
 """The controller of each P4 program a collective can name."""
@@ -95,6 +95,9 @@ class ExperimentConfig:
     """Extra compute time of the last rank before it joins the all-reduce (the others wait for it)."""
     kill_switch_after_s: float | None = None
     """Kill the switch process this long after the workers start (fault-injection test)."""
+    kill_rank_after: tuple[int, float] | None = None
+    """(rank, seconds): kill that worker process of job 1 this long after the job's all-reduce started (its start
+    barrier released; without a barrier: after the processes started) — a crash test."""
     run_dir: Path = Path("/tmp/ina-testbed")
     worker_args: tuple[str, ...] = ()
     barrier: bool = True
@@ -164,6 +167,9 @@ class ExperimentResult:
     two-tier: the racks' uplinks); every job of a run shares the same figures."""
     switch_counters: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     """The job's counters per switch (a network of several switches; `counters` is their sum)."""
+    missing_ranks: list[int] = field(default_factory=list)
+    """After a failed run: the ranks absent from every partial aggregate left in the switches (and, for ATP, at
+    the PS) — the workers that died or never sent."""
 
     @property
     def correct(self) -> bool:
@@ -212,6 +218,10 @@ class ExperimentResult:
                 lines.append(f"      exit {w.exit_code}: {(r.get('error') or w.stderr or 'no output').strip()}")
         lines += ["", f"{'all':>4}  {'✓' if self.correct else '✗':^7}  {c.size:>9}  {self.elapsed_s:>8.3f}  "
                       f"{self.goodput:>14.0f}  {'':>8}  {self.retransmissions:>6}"]
+        if self.missing_ranks:
+            lines.append(f"\nmissing: rank{'s' if len(self.missing_ranks) > 1 else ''} "
+                         f"{', '.join(map(str, self.missing_ranks))} (absent from every partial aggregate left in "
+                         f"the switch{' and at the PS' if self.ps is not None else ''})")
         if self.link_utilisation is not None:
             lines.append(f"\ngoodput {self.goodput * 32 / 1e6:.1f} Mbit/s of tensor data = "
                          f"{100 * self.link_utilisation:.1f} % of the {c.bw:g} Mbit/s link rate")
@@ -424,7 +434,8 @@ class ExperimentNetwork:
 
         with self.parameter_server(self.job_paths) as ps_stats:
             outcomes = self.launch(argv, cfg.timeout_s, background=background,
-                                   kill_switch_after_s=cfg.kill_switch_after_s)
+                                   kill_switch_after_s=cfg.kill_switch_after_s, kill_rank_after=cfg.kill_rank_after,
+                                   barrier=barriers[0])
         links = {name: (p - links_before[name][0], b - links_before[name][1])
                  for name, (p, b) in self._link_stats().items()}
         results = []
@@ -441,8 +452,21 @@ class ExperimentNetwork:
             for o in mine:
                 o.rank %= w
             ps = ps_stats.get("jobs", {}).get(str(job.job_id)) if self.ps_host is not None else None
-            results.append(ExperimentResult(cfg, mine, total, self.switch.log_path, ps, links, per_switch))
+            missing: list[int] = []
+            if not all(o.ok for o in mine):
+                missing = self._missing_ranks(job, ps)
+            results.append(ExperimentResult(cfg, mine, total, self.switch.log_path, ps, links, per_switch, missing))
         return results
+
+    def _missing_ranks(self, job: JobConfig, ps: dict[str, Any] | None) -> list[int]:
+        """Ranks absent from every partial aggregate of the job on the running switches and at the PS."""
+        found: set[int] | None = None
+        sources = [self.ctls[name].missing_ranks(job) for name, sw in self.switches.items() if sw.connected()]
+        sources.append(list(ps.get("missing_ranks", [])) if ps else [])
+        for ranks in sources:
+            if ranks:
+                found = set(ranks) if found is None else found & set(ranks)
+        return sorted(found or [])
 
     def _counters(self, job_id: int) -> dict[str, dict[str, tuple[int, int]]]:
         """The job's counters on every switch that still runs."""
@@ -514,7 +538,8 @@ class ExperimentNetwork:
         return barrier
 
     def launch(self, argv_of_rank: Callable[[int], list[str]], timeout_s: float, *, background: Sequence[str] = (),
-               kill_switch_after_s: float | None = None) -> list[WorkerOutcome]:
+               kill_switch_after_s: float | None = None,
+               kill_rank_after: tuple[int, float] | None = None, barrier: Path | None = None) -> list[WorkerOutcome]:
         """Run argv_of_rank(r) on host h(r+1) for every rank, bounded by timeout_s; their outcomes by rank (the last
         stdout line that is JSON is a process's report). `background` as in run()."""
         bg = []
@@ -532,6 +557,13 @@ class ExperimentNetwork:
                 time.sleep(kill_switch_after_s)
                 assert self.switch.process is not None
                 os.kill(self.switch.process.pid, signal.SIGKILL)
+            if kill_rank_after is not None:
+                rank, after = kill_rank_after
+                while barrier is not None and time.monotonic() < started + timeout_s and \
+                        len(list(barrier.glob("ready-*"))) < self.cfg.workers:
+                    time.sleep(0.01)
+                time.sleep(after)
+                procs[rank].kill()
             deadline = started + timeout_s
             return [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
         finally:

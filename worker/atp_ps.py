@@ -202,6 +202,17 @@ class PsCore:
             self._seqs.pop(self._done.popleft(), None)
         return self._resend(st)
 
+    def missing_ranks(self) -> list[int]:
+        """Ranks absent from every unfinished sequence that has some contribution (after a worker died: that
+        worker), in order; [] when nothing is unfinished."""
+        missing = self.all
+        seen = False
+        for st in self._seqs.values():
+            if not st.done and (st.merged or st.raw_merged):
+                seen = True
+                missing &= ~(st.raw_merged if st.raw else st.merged)
+        return [r for r in range(self.job.num_workers) if seen and missing >> r & 1]
+
     def _resend(self, st: _Seq) -> tuple[AtpHeader, np.ndarray]:
         assert st.ack is not None
         self.stats.acks_sent += 1
@@ -261,7 +272,8 @@ class ParameterServer:
                     pass  # a full buffer is a lost ACK: the workers' retransmissions ask again
 
     def report(self) -> dict[str, object]:
-        return {"jobs": {str(j): {**asdict(c.stats), "switch_fraction": round(c.stats.switch_fraction, 4)}
+        return {"jobs": {str(j): {**asdict(c.stats), "switch_fraction": round(c.stats.switch_fraction, 4),
+                                  "missing_ranks": c.missing_ranks()}
                          for j, c in self.cores.items()}, "malformed": self.malformed}
 
     def close(self) -> None:

@@ -216,3 +216,14 @@ def test_codec_round_trip_from_the_compiled_program():
     v = np.arange(-8, 8, dtype=np.int32)
     assert codec.decode(codec.encode(h, v))[0] == h
     assert np.array_equal(codec.decode(codec.encode(h, v))[1], v)
+
+
+def test_ps_names_the_rank_absent_from_every_unfinished_sequence():
+    job, ps = _ps(3)
+    assert ps.missing_ranks() == []
+    x = np.ones(N, dtype=np.int32)
+    ps.on_packet(_pkt(0b101, seq=1), x)          # ranks 0 and 2 in, rank 1 missing
+    ps.on_packet(_pkt(0b001, seq=2), x)          # rank 0 only so far
+    ps.on_packet(_pkt(0b100, seq=2, flags=RESEND), x)
+    (ack,) = ps.on_packet(_pkt(0b111, seq=3), x)  # complete: says nothing
+    assert ps.missing_ranks() == [1]

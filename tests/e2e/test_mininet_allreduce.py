@@ -88,3 +88,22 @@ def test_scripted_fault_plan_on_the_switch_process(program: tuple[Path, Path], t
     assert "faults injected: {'drop': 2}" in log
     compiled = json.loads((tmp_path / "faults.json").read_text())
     assert [r["ports"] for r in compiled["rules"]] == [[2], [2]]
+
+
+def test_a_killed_worker_is_named_and_the_others_fail_in_bounded_time(program: tuple[Path, Path],
+                                                                       tmp_path: Path) -> None:
+    """Rank 2 of 4 is killed mid-run: the survivors give up after their bounded retransmissions (exit 2, naming
+    the slot they waited for), and the run names rank 2 as the one absent from every partial aggregate."""
+    cfg = config(program, tmp_path, workers=4, size=1 << 20, dtype="int32", kill_rank_after=(2, 0.5),
+                 timeout_s=60.0)
+    started = time.monotonic()
+    result = run_experiment(cfg)
+    assert not result.correct
+    assert result.workers[2].exit_code not in (0, None)
+    for r in (0, 1, 3):
+        w = result.workers[r]
+        assert w.exit_code == 2, (r, w.exit_code, w.stderr)
+        assert "no result for packet_id" in w.report["error"] and "another worker" in w.report["error"]
+    assert result.missing_ranks == [2], result.table()
+    assert "missing: rank 2" in result.table()
+    assert time.monotonic() - started < 45

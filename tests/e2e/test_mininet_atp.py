@@ -105,3 +105,12 @@ def test_ecn_marks_shrink_the_window(program_dir: Path, tmp_path: Path) -> None:
         if threshold == 1:
             assert all(w.report["ecn_acks"] > 0 and w.report["cwnd_min"] < cfg.window for w in result.workers)
     assert marked[None] == 0 and marked[1] > 0
+
+
+def test_a_killed_atp_worker_is_named(program_dir: Path, tmp_path: Path) -> None:
+    cfg = config(program_dir, tmp_path, workers=3, size=1 << 20, dtype="int32", kill_rank_after=(1, 0.5),
+                 timeout_s=60.0)
+    result = run_experiment(cfg)
+    assert not result.correct
+    assert all(result.workers[r].exit_code == 2 for r in (0, 2)), result.table()
+    assert result.missing_ranks == [1], result.table()
