@@ -7,7 +7,9 @@ switch, BMv2's Thrift runtime on real BMv2).
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
+from typing import Any
 
 import finsy
 from finsy import P4TableAction, P4TableEntry, P4TableMatch
@@ -19,6 +21,8 @@ __all__ = ["SlotState", "SwitchMLController", "COUNTERS", "FLOOD_MGID"]
 
 INGRESS = "SwitchMLIngress"
 EGRESS = "SwitchMLEgress"
+EPOCHS = 127
+"""Epochs are 1..127 (7 bits of a RESULT's flags)."""
 
 COUNTERS = (
     f"{INGRESS}.ina_received", f"{INGRESS}.ina_aggregated", f"{INGRESS}.ina_multicast",
@@ -51,17 +55,30 @@ class SwitchMLController(ProgramController):
     COUNTERS = COUNTERS
     COUNTER_PREFIX = "ina_"
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._epochs: dict[int, int] = {}
+
     # --- setup ------------------------------------------------------------------------------------------------
 
-    def create_job(self, job: JobConfig, *, mgid: int | None = None) -> int:
-        """Install a job: its ina_jobs entry, one ina_workers and ina_destinations entry and one replica per
-        worker, then reset its slots. Returns the job's multicast group id."""
+    def create_job(self, job: JobConfig, *, mgid: int | None = None, epoch: int | None = None) -> int:
+        """Install a job: its ina_jobs entry, a fresh epoch in ina_epochs (`epoch`, default: different from the
+        last one this controller gave, starting at random), one ina_workers and ina_destinations entry and one
+        replica per worker, then reset its slots. Returns the job's multicast group id."""
         mgid = mgid if mgid is not None else job.job_id + 1
+        if epoch is None:
+            last = self._epochs.get(job.job_id, random.randrange(EPOCHS))
+            epoch = last % EPOCHS + 1
+        if not 1 <= epoch <= EPOCHS:
+            raise ValueError(f"epoch must be 1..{EPOCHS}, got {epoch}")
+        self._epochs[job.job_id] = epoch
         updates: list[object] = [
             finsy.P4MulticastGroupEntry(mgid, replicas=[(w.switch_port, w.rank) for w in job.workers]),
             P4TableEntry(f"{INGRESS}.ina_jobs", match=P4TableMatch({"hdr.ina.job_id": job.job_id}),
                          action=P4TableAction(f"{INGRESS}.ina_set_job", num_workers=job.num_workers, mgid=mgid,
                                               pool_base=job.pool.base, pool_size=job.pool.size)),
+            P4TableEntry(f"{INGRESS}.ina_epochs", match=P4TableMatch({"hdr.ina.job_id": job.job_id}),
+                         action=P4TableAction(f"{INGRESS}.ina_set_epoch", epoch=epoch)),
         ]
         for w in job.workers:
             updates.append(P4TableEntry(

@@ -17,6 +17,9 @@
  *   SwitchMLIngress.ina_jobs          key: hdr.ina.job_id (exact, 8)
  *                                     action ina_set_job(bit<8> num_workers, bit<16> mgid,
  *                                                        bit<16> pool_base, bit<16> pool_size)   miss = unknown job
+ *   SwitchMLIngress.ina_epochs        key: hdr.ina.job_id (exact, 8)
+ *                                     action ina_set_epoch(bit<8> epoch)   1..127, fresh at every install of the job;
+ *                                     RESULT flags = retransmission bit | epoch << 1 (miss: epoch 0)
  *   SwitchMLIngress.l2_forward        key: hdr.ethernet.dstAddr (exact, 48)
  *                                     actions l2_set_port(bit<9> port), l2_flood(bit<16> mgid), l2_drop()  default l2_drop
  *   SwitchMLIngress.drop_sim_ingress  key: standard_metadata.ingress_port (exact, 9)
@@ -181,6 +184,19 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
         size = 256;
     }
 
+    /* the job's epoch (1..127), a fresh one whenever the controller installs the job: results carry it, so workers
+       notice a switch that lost its state (restarted and re-programmed) in the middle of a run */
+    action ina_set_epoch(bit<8> epoch) {
+        meta.epoch = epoch;
+    }
+
+    table ina_epochs {
+        key = { hdr.ina.job_id: exact; }
+        actions = { ina_set_epoch; NoAction; }
+        default_action = NoAction();
+        size = 256;
+    }
+
     /* --- INA: slot state ------------------------------------------------------------------------- */
 
     /* pool_index = set (bit 15) | slot (bits 14..0); register index = slot * 2 + set */
@@ -234,11 +250,13 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
 
     action ina_multicast_result() {
         hdr.ina.msg_type = INA_MSG_RESULT;
+        hdr.ina.flags = (hdr.ina.flags & 8w1) | (meta.epoch << 1);
         standard_metadata.mcast_grp = meta.mgid;
     }
 
     action ina_unicast_result() {
         hdr.ina.msg_type = INA_MSG_RESULT;
+        hdr.ina.flags = (hdr.ina.flags & 8w1) | (meta.epoch << 1);
         standard_metadata.egress_spec = standard_metadata.ingress_port;
         meta.unicast_reply = 1;
     }
@@ -270,6 +288,7 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
                 ina_workers.apply();
                 if (meta.worker_known == 1) {
                     ina_jobs.apply();
+                    ina_epochs.apply();
                 }
                 ina_compute_index();
                 if (meta.worker_known == 0 || meta.job_known == 0 || meta.rank >= 32) {

@@ -95,6 +95,8 @@ class ExperimentConfig:
     """Extra compute time of the last rank before it joins the all-reduce (the others wait for it)."""
     kill_switch_after_s: float | None = None
     """Kill the switch process this long after the workers start (fault-injection test)."""
+    restart_switch_after_s: float | None = None
+    """Kill the switch process this long into the all-reduce and start it again, re-programmed (star only)."""
     kill_rank_after: tuple[int, float] | None = None
     """(rank, seconds): kill that worker process of job 1 this long after the job's all-reduce started (its start
     barrier released; without a barrier: after the processes started) — a crash test."""
@@ -376,20 +378,51 @@ class ExperimentNetwork:
         self.ps_host = net.get(f"h{fabric.ps_host}") if fabric.ps_host is not None else None
         self.clients: dict[str, P4RuntimeClient] = {}
         self.ctls: dict[str, ProgramController] = {}
-        for name, sw in self.switches.items():
-            client = self.clients[name] = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id).connect()
-            client.set_pipeline(p4info, json_path)
-            ctl = self.ctls[name] = CONTROLLERS[cfg.program](
-                client, open_registers(client, bmv2=cfg.target is Target.BMV2, thrift_port=sw.thrift_port))
-            ctl.install_forwarding(*fabric.forwarding(name))
-            if cfg.ecn_threshold is not None:
-                if not isinstance(ctl, AtpController):
-                    raise ValueError(f"ECN marking is ATP's; {cfg.program}.p4 has none")
-                ctl.set_ecn_threshold(cfg.ecn_threshold)
+        for name in self.switches:
+            self._program(name)
         self.client, self.ctl = self.clients[fabric.switches[-1]], self.ctls[fabric.switches[-1]]
         for job in self.jobs:
             fabric.install_job(self.ctls, job)
         self._loss: float | None = None
+
+    def _program(self, name: str) -> None:
+        """Connect to switch `name`, push the pipeline and its L2 entries (and ECN threshold); a controller this
+        network already has for it is kept (it remembers the epochs it gave)."""
+        cfg, sw = self.cfg, self.switches[name]
+        json_path, p4info = cfg.program_files
+        client = self.clients[name] = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id).connect()
+        client.set_pipeline(p4info, json_path)
+        registers = open_registers(client, bmv2=cfg.target is Target.BMV2, thrift_port=sw.thrift_port)
+        ctl = self.ctls.get(name)
+        if ctl is None:
+            ctl = self.ctls[name] = CONTROLLERS[cfg.program](client, registers)
+        else:
+            ctl.client, ctl.registers = client, registers
+        ctl.install_forwarding(*self.fabric.forwarding(name))
+        if cfg.ecn_threshold is not None:
+            if not isinstance(ctl, AtpController):
+                raise ValueError(f"ECN marking is ATP's; {cfg.program}.p4 has none")
+            ctl.set_ecn_threshold(cfg.ecn_threshold)
+
+    def restart_switch(self) -> None:
+        """Kill the (star's) switch process and start it again, re-programmed as a controller would after a crash:
+        pipeline, L2 entries, every job (SwitchML: with a new epoch), the simulated loss."""
+        if self.cfg.topo != "star":
+            raise ValueError("restarting a switch mid-run is supported on the star")
+        name = self.fabric.switches[-1]
+        sw = self.switches[name]
+        if sw.process is not None and sw.process.poll() is None:
+            os.kill(sw.process.pid, signal.SIGKILL)
+            sw.process.wait()
+        self.clients[name].close()
+        sw.start([])
+        self._program(name)
+        self.client = self.clients[name]
+        for job in self.jobs:
+            self.fabric.install_job(self.ctls, job)
+        if self._loss:
+            for port in self.fabric.host_ports()[name]:
+                self.ctls[name].set_drop_probability(port, ingress=self._loss, egress=self._loss)
 
     def _compile_faults(self) -> Path:
         """The switch's byte-level plan (switch.faults) of cfg.fault_plan for job 1, next to the job file."""
@@ -435,7 +468,7 @@ class ExperimentNetwork:
         with self.parameter_server(self.job_paths) as ps_stats:
             outcomes = self.launch(argv, cfg.timeout_s, background=background,
                                    kill_switch_after_s=cfg.kill_switch_after_s, kill_rank_after=cfg.kill_rank_after,
-                                   barrier=barriers[0])
+                                   restart_switch_after_s=cfg.restart_switch_after_s, barrier=barriers[0])
         links = {name: (p - links_before[name][0], b - links_before[name][1])
                  for name, (p, b) in self._link_stats().items()}
         results = []
@@ -539,7 +572,8 @@ class ExperimentNetwork:
 
     def launch(self, argv_of_rank: Callable[[int], list[str]], timeout_s: float, *, background: Sequence[str] = (),
                kill_switch_after_s: float | None = None,
-               kill_rank_after: tuple[int, float] | None = None, barrier: Path | None = None) -> list[WorkerOutcome]:
+               kill_rank_after: tuple[int, float] | None = None, restart_switch_after_s: float | None = None,
+               barrier: Path | None = None) -> list[WorkerOutcome]:
         """Run argv_of_rank(r) on host h(r+1) for every rank, bounded by timeout_s; their outcomes by rank (the last
         stdout line that is JSON is a process's report). `background` as in run()."""
         bg = []
@@ -557,13 +591,17 @@ class ExperimentNetwork:
                 time.sleep(kill_switch_after_s)
                 assert self.switch.process is not None
                 os.kill(self.switch.process.pid, signal.SIGKILL)
-            if kill_rank_after is not None:
-                rank, after = kill_rank_after
+            if kill_rank_after is not None or restart_switch_after_s is not None:
                 while barrier is not None and time.monotonic() < started + timeout_s and \
                         len(list(barrier.glob("ready-*"))) < self.cfg.workers:
                     time.sleep(0.01)
+            if kill_rank_after is not None:
+                rank, after = kill_rank_after
                 time.sleep(after)
                 procs[rank].kill()
+            if restart_switch_after_s is not None:
+                time.sleep(restart_switch_after_s)
+                self.restart_switch()
             deadline = started + timeout_s
             return [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
         finally:

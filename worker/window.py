@@ -34,7 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
-from worker.blocks import PacketPlan
+from worker.blocks import PacketPlan, ProtocolError
 from worker.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, SET_BIT, InaHeader
 from worker.rto import RtoEstimator
 from worker.stats import RunTiming
@@ -149,6 +149,16 @@ class Stats(RunTiming):
         }
 
 
+class SwitchRestarted(ProtocolError):
+    """Results of one run carried two epochs: the switch lost its state and was re-programmed mid-run."""
+
+    def __init__(self, job_id: int, before: int, after: int) -> None:
+        self.job_id, self.before, self.after = job_id, before, after
+        super().__init__(f"job {job_id}: the switch's epoch changed from {before} to {after} during the run (it "
+                         "restarted and the job was installed again): the slots' earlier state is gone, so results "
+                         "from now on could mix in retransmissions of earlier packets; the run stops here")
+
+
 class SwitchUnreachable(RuntimeError):
     """No result arrived for a packet after all retransmissions."""
 
@@ -231,6 +241,8 @@ class Window:
     _start: float = field(default=0.0, init=False)
     _last_result: float | None = field(default=None, init=False)
     _mismatch: tuple[int, int, int, int] | None = field(default=None, init=False)
+    _epoch: int = field(default=0, init=False)
+    """The job's epoch in this run's results (flags bits 7..1); 0: none seen (or a switch without epochs)."""
     _index_of: dict[int, int] = field(default_factory=dict, init=False)
     """pool_index (either set) -> window position."""
     rto: RtoEstimator = field(init=False)
@@ -295,6 +307,11 @@ class Window:
         if hdr.msg_type != MSG_RESULT or hdr.job_id != self.job_id:
             self.stats.foreign_ignored += 1
             return []
+        epoch = hdr.flags >> 1
+        if epoch != self._epoch:
+            if self._epoch:
+                raise SwitchRestarted(self.job_id, self._epoch, epoch)
+            self._epoch = epoch
         p = self._pending.get(hdr.packet_id % self.width)
         if p is None or p.packet_id != hdr.packet_id or p.out.header.pool_index != hdr.pool_index:
             self.stats.duplicates_ignored += 1

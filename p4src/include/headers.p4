@@ -20,7 +20,7 @@ header ina_h {
     bit<16> pool_index;     /* bit 15: set (0/1); bits 14..0: slot */
     bit<32> packet_id;      /* worker's block sequence number */
     bit<8>  exponent;       /* block exponent + 128; the switch keeps the max */
-    bit<8>  flags;          /* bit 0: retransmission (informational) */
+    bit<8>  flags;          /* bit 0: retransmission (informational); RESULT bits 7..1: the job's epoch */
     bit<16> worker_rank;    /* informational; the switch identifies workers by table */
 }
 
@@ -55,6 +55,7 @@ struct metadata_t {
     bit<16> mgid;
     bit<16> pool_base;
     bit<16> pool_size;
+    bit<8>  epoch;          /* from ina_epochs: stamped into RESULT flags bits 7..1 (0 = none) */
     /* slot state */
     bit<16> slot;
     bit<32> idx;            /* slot * 2 + set */

@@ -93,6 +93,7 @@ def test_job_reduces_and_is_inspectable(rig: Rig) -> None:
                                                                                  INA_UDP_PORT)
         hdr, values = rig.codec.decode(bytes(pkt[UDP].payload))
         assert (hdr.msg_type, hdr.exponent, hdr.pool_index) == (MSG_RESULT, 133, pool_index(3, 1))
+        assert 1 <= hdr.flags >> 1 <= 127 and hdr.flags >> 1 == rig.ctl._epochs[job.job_id]  # the job's epoch
         assert values.tolist() == [x + y for x, y in zip(a, b)]
 
     counters = rig.ctl.counters(job.job_id)
@@ -160,3 +161,14 @@ def test_thrift_registers_unreachable_says_why_in_bounded_time() -> None:
     msg = str(err.value)
     assert f"cannot reach BMv2's Thrift runtime at 127.0.0.1:{port} (tried for 0.6 s" in msg
     assert "built without Thrift support" in msg and "simple_switch_grpc --help" in msg
+
+
+def test_every_install_of_a_job_gets_a_new_epoch(rig: Rig) -> None:
+    """The controller gives a job a new epoch each time it installs it (after a switch restart), 1..127 cyclically."""
+    table = rig.sw.tables["SwitchMLIngress.ina_epochs"]
+    rig.ctl.create_job(job_config(job_id=3), epoch=127)
+    rig.ctl._epochs[4] = 127  # as if job 4 had been installed with epoch 127 before the switch restarted
+    rig.ctl.create_job(job_config(job_id=4, base=0, size=2))
+    assert sorted((e.key, e.data) for e in table.entries) == [((3,), (127,)), ((4,), (1,))]
+    with pytest.raises(ValueError, match="epoch must be 1..127"):
+        rig.ctl.create_job(job_config(job_id=5, base=6, size=2), epoch=0)

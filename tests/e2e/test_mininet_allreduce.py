@@ -107,3 +107,19 @@ def test_a_killed_worker_is_named_and_the_others_fail_in_bounded_time(program: t
     assert result.missing_ranks == [2], result.table()
     assert "missing: rank 2" in result.table()
     assert time.monotonic() - started < 45
+
+
+def test_switch_restarted_mid_run_never_gives_a_wrong_result(program: tuple[Path, Path], tmp_path: Path) -> None:
+    """The switch process is killed 0.4 s into the all-reduce, started again and re-programmed (new epoch). Every
+    worker either verifies or stops with a clear error (the epoch changed, or no result in bounded time); none
+    accepts a wrong sum."""
+    cfg = config(program, tmp_path, workers=3, size=1 << 20, dtype="int32", restart_switch_after_s=0.4,
+                 timeout_s=90.0)
+    result = run_experiment(cfg)
+    for w in result.workers:
+        if not w.ok:
+            assert w.exit_code in (2, 4), (w.rank, w.exit_code, w.stderr)  # unreachable, protocol
+            error = w.report.get("error", "")
+            assert "epoch changed" in error or "no result for packet_id" in error, error
+        assert w.report.get("verified", True) is not False or w.exit_code != 0, result.table()
+    assert any("epoch changed" in w.report.get("error", "") for w in result.workers) or result.correct

@@ -114,3 +114,12 @@ def test_a_killed_atp_worker_is_named(program_dir: Path, tmp_path: Path) -> None
     assert not result.correct
     assert all(result.workers[r].exit_code == 2 for r in (0, 2)), result.table()
     assert result.missing_ranks == [1], result.table()
+
+
+def test_atp_completes_across_a_switch_restart(program_dir: Path, tmp_path: Path) -> None:
+    """ATP keeps no state the PS cannot rebuild: the switch restarted and re-programmed mid-run loses its partial
+    aggregates, the workers' resends go to the PS, and every worker verifies."""
+    cfg = config(program_dir, tmp_path, workers=3, size=1 << 18, dtype="int32", restart_switch_after_s=0.3)
+    result = run_experiment(cfg)
+    assert result.correct, result.table()
+    assert result.ps is not None and result.ps["contributions_at_ps"] > 0

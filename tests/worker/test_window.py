@@ -167,3 +167,17 @@ def test_options_validation() -> None:
         WindowOptions(timeout=1.0, max_timeout=0.5)
     with pytest.raises(ValueError, match="max_retries"):
         WindowOptions(max_retries=-1)
+
+
+def test_a_change_of_epoch_within_a_run_stops_it() -> None:
+    """RESULT flags bits 7..1 carry the job's epoch: the same epoch (with or without the retransmission bit) is
+    fine; another one means the switch was restarted and re-programmed mid-run."""
+    from worker.window import SwitchRestarted
+
+    w = make_window()
+    outs = w.start(0.0)
+    nxt = w.on_result(*result_for(outs[0].header, [1] * 4, flags=5 << 1), now=0.01)
+    w.on_result(*result_for(outs[1].header, [1] * 4, flags=5 << 1 | FLAG_RETRANSMIT), now=0.02)
+    with pytest.raises(SwitchRestarted, match="epoch changed from 5 to 6"):
+        w.on_result(*result_for(nxt[0].header, [1] * 4, flags=6 << 1), now=0.03)
+    assert isinstance(SwitchRestarted(1, 2, 3), ProtocolError)
