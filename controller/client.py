@@ -83,12 +83,19 @@ class P4RuntimeClient:
         self._packet_ins: queue.Queue[p4r.StreamMessageResponse] = queue.Queue()
         self.is_primary = False
         self._reader: threading.Thread | None = None
+        self._stream_lost = False
+        """The arbitration stream ended while connected (the server or the network dropped it)."""
+        self._closing = False
 
     # --- connection ---------------------------------------------------------------------------------------
 
     def connect(self, *, arbitrate: bool = True, require_primary: bool = True) -> P4RuntimeClient:
         """Open the channel and (unless `arbitrate` is False: read-only use) join arbitration; ControllerError if
         the switch is unreachable, or if another client is primary and `require_primary` is set."""
+        self._closing = False
+        self._stream_lost = False
+        self._requests = queue.Queue()
+        self._arbitration = queue.Queue()
         self._channel = grpc.insecure_channel(self.address)
         try:
             grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
@@ -135,9 +142,18 @@ class P4RuntimeClient:
                     self._packet_ins.put(msg)
         except grpc.RpcError as err:
             self._arbitration.put(ControllerError(f"stream to {self.address} closed: {err.details()}", err.code()))
+        if not self._closing:
+            self._stream_lost = True
+
+    def reconnect(self) -> P4RuntimeClient:
+        """Open a new stream and take mastership again with the same election id (after the stream was lost);
+        ControllerError if the switch is gone or another controller became primary meanwhile."""
+        self.close()
+        return self.connect()
 
     def close(self) -> None:
         """End the stream and close the channel."""
+        self._closing = True
         self._requests.put(None)
         if self._channel is not None:
             self._channel.close()
@@ -186,6 +202,11 @@ class P4RuntimeClient:
         try:
             return method(request, timeout=self.timeout)
         except grpc.RpcError as err:
+            if self._stream_lost and self.is_primary and err.code() in (grpc.StatusCode.PERMISSION_DENIED,
+                                                                        grpc.StatusCode.UNAVAILABLE):
+                # our stream was dropped, and with it mastership: take it again once, then retry on the new stub
+                self.reconnect()
+                return self._call(what, getattr(self.stub, what), request)  # `what` is the RPC's name
             raise ControllerError(f"{what} on {self.address}: {err.code().name}: {err.details()}", err.code(),
                                   _update_errors(err)) from None
 

@@ -4,6 +4,7 @@
                               [--dtype float32|int32] [--target embedded|bmv2] [--program-dir out]
                               [--json out/switchml.json --p4info out/switchml.p4info.txt]
                               [--topo star|twotier] [--racks 2] [--levels 1|2] [--ecn-threshold PACKETS]
+                              [--fault-plan PLAN] [--kill-rank R:S] [--restart-switch-after S]
 
 `--algo` picks the collective (`worker.collective.COLLECTIVES`): in-network aggregation (`switchml`, `atp`) or a
 host-based baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same
@@ -603,7 +604,10 @@ class ExperimentNetwork:
                 time.sleep(restart_switch_after_s)
                 self.restart_switch()
             deadline = started + timeout_s
-            return [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
+            outcomes = [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
+            if kill_rank_after is not None:
+                outcomes[kill_rank_after[0]].stderr = "killed by the experiment (kill_rank_after)"
+            return outcomes
         finally:
             for p in bg:  # mnexec -d makes each a session leader: kill its whole group (sh and what it started)
                 with contextlib.suppress(ProcessLookupError):
@@ -640,6 +644,14 @@ def _num_elems(program_json: Path) -> int:
     raise CodecError(f"{program_json}: neither an ina_h nor an atp_h header type")
 
 
+def _rank_after(text: str) -> tuple[int, float]:
+    rank, sep, after = text.partition(":")
+    try:
+        return int(rank), float(after if sep else "0")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not RANK:SECONDS") from None
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m topo.experiment", description=__doc__.split("\n\n")[0])
     d = ExperimentConfig()
@@ -673,6 +685,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fault-plan", type=Path, default=None, metavar="PLAN",
                    help="a fault plan for the job (worker.faults: drop/duplicate/delay/corrupt packets by kind, rank, "
                         "slot; reset the job's switch state), applied by the embedded switch, seeded by --seed")
+    p.add_argument("--kill-rank", type=_rank_after, default=None, metavar="R:S",
+                   help="kill worker rank R S seconds into the all-reduce (the run then names the missing rank)")
+    p.add_argument("--restart-switch-after", type=float, default=None, metavar="S",
+                   help="kill the switch S seconds into the all-reduce and start it again, re-programmed")
     p.add_argument("--ecn-threshold", type=int, default=None, metavar="PACKETS",
                    help="atp: mark ECN on packets that leave an egress queue at least this deep (default: off)")
     return p
@@ -689,7 +705,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                            program_dir=args.program_dir,
                            pool_size=args.pool_size, window=args.window, timeout_s=args.timeout, seed=args.seed,
                            run_dir=args.run_dir, topo=args.topo, racks=args.racks, levels=args.levels,
-                           ecn_threshold=args.ecn_threshold, fault_plan=args.fault_plan)
+                           ecn_threshold=args.ecn_threshold, fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
+                           restart_switch_after_s=args.restart_switch_after)
     try:
         result = run_experiment(cfg)
     except Exception as err:  # one clear line (plus the switch log if it is a startup failure)

@@ -172,3 +172,38 @@ def test_every_install_of_a_job_gets_a_new_epoch(rig: Rig) -> None:
     assert sorted((e.key, e.data) for e in table.entries) == [((3,), (127,)), ((4,), (1,))]
     with pytest.raises(ValueError, match="epoch must be 1..127"):
         rig.ctl.create_job(job_config(job_id=5, base=6, size=2), epoch=0)
+
+
+def _drop_stream(client: P4RuntimeClient) -> None:
+    """End the client's arbitration stream as a network failure would, and wait until the server forgot it."""
+    import time
+
+    client._closing = False
+    client._requests.put(None)  # the request iterator ends: the server sees the stream close
+    assert client._reader is not None
+    client._reader.join(5)
+    deadline = time.monotonic() + 5
+    while client._stream_lost is False and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_a_controller_that_lost_its_stream_takes_mastership_again(rig: Rig) -> None:
+    """Mastership lives on the stream: once it is gone the switch refuses the controller's writes; the client then
+    opens a new stream, is primary again with the same election id, and the write goes through."""
+    job = job_config()
+    _drop_stream(rig.client)
+    assert rig.client._stream_lost
+    rig.ctl.create_job(job)
+    assert rig.client.is_primary and not rig.client._stream_lost
+    assert rig.sw.tables["SwitchMLIngress.ina_jobs"].entries
+
+
+def test_a_lost_stream_does_not_override_a_new_primary(rig: Rig, program: tuple[Path, Path]) -> None:
+    _drop_stream(rig.client)
+    other = P4RuntimeClient(rig.client.address, device_id=1, election_id=9).connect()
+    try:
+        with pytest.raises(ControllerError, match="not primary"):
+            rig.ctl.create_job(job_config())
+        assert not rig.sw.tables["SwitchMLIngress.ina_jobs"].entries
+    finally:
+        other.close()
