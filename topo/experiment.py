@@ -361,6 +361,7 @@ class ExperimentNetwork:
             self.jobs.append(job)
             self.job_paths.append(path)
         self.job, self.job_path = self.jobs[0], self.job_paths[0]
+        self._plan_restart: float | None = None
         self.fault_plan = self._compile_faults() if cfg.fault_plan is not None else None
         switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed,
                              fault_plan=str(self.fault_plan) if self.fault_plan else None)
@@ -433,8 +434,13 @@ class ExperimentNetwork:
         assert cfg.fault_plan is not None
         if cfg.topo != "star":
             raise ValueError("fault plans name the ports of the star's switch: use --topo star")
+        plan = load_plan(cfg.fault_plan)
+        restart = plan.get("restart", {})
+        if not isinstance(restart, dict) or set(restart) - {"after_s"}:
+            raise ValueError(f"{cfg.fault_plan}: [restart] takes after_s = SECONDS")
+        self._plan_restart = float(restart["after_s"]) if "after_s" in restart else None
         out = cfg.run_dir / "faults.json"
-        out.write_text(json.dumps(compile_plan(load_plan(cfg.fault_plan), self.job, cfg.program_files[0]), indent=1))
+        out.write_text(json.dumps(compile_plan(plan, self.job, cfg.program_files[0]), indent=1))
         return out
 
     def run(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> ExperimentResult:
@@ -469,7 +475,8 @@ class ExperimentNetwork:
         with self.parameter_server(self.job_paths) as ps_stats:
             outcomes = self.launch(argv, cfg.timeout_s, background=background,
                                    kill_switch_after_s=cfg.kill_switch_after_s, kill_rank_after=cfg.kill_rank_after,
-                                   restart_switch_after_s=cfg.restart_switch_after_s, barrier=barriers[0])
+                                   restart_switch_after_s=cfg.restart_switch_after_s or self._plan_restart,
+                                   barrier=barriers[0])
         links = {name: (p - links_before[name][0], b - links_before[name][1])
                  for name, (p, b) in self._link_stats().items()}
         results = []

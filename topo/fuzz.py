@@ -10,7 +10,8 @@ source into the compiler and malformed BMv2 JSON into the switch (part of `make 
   job 2's registers unchanged; after all frames: the engine received every frame, and every per-job counter
   invariant of the program holds (received = the sum of its outcomes, for jobs 1 and 2 and "no job").
 - **P4Runtime**: random Write batches (valid and invalid ids, wrong byte widths, out-of-range indices, every update
-  type, oversized batches), writes from a backup controller, and streams that disconnect right after arbitration,
+  type, batches up to 40 updates and one of 5000), writes from a backup controller, and streams that hang up
+  before or right after their arbitration answer,
   against a server running switchml.p4. Every answer must be OK or one of PI's error codes, and the server must
   still serve a valid Read and Write afterwards.
 - **P4 source**: p4src programs with random tokens deleted, duplicated or swapped, and cut short: the compiler must
@@ -350,18 +351,33 @@ def fuzz_p4runtime(program_dir: Path, examples: int, seed_value: int) -> tuple[i
                     st.sampled_from([10, 10, 10, 5, 0, 11]), st.sampled_from([0, 0, 0, 1]))
         if fail is None:  # a backup controller and streams that hang up right after arbitration
             backup = P4RuntimeClient(addr, election_id=5).connect(require_primary=False)
-            for k in range(20):
+            for k in range(20):  # half hang up before the arbitration answer, half right after it
                 ch = grpc.insecure_channel(addr)
                 req = p4r.StreamMessageRequest()
                 req.arbitration.device_id = 0
                 req.arbitration.election_id.low = 20 + k
                 responses = p4r_grpc.P4RuntimeStub(ch).StreamChannel(iter([req]))
-                try:
-                    next(responses)
-                except (grpc.RpcError, StopIteration):
-                    pass
+                if k % 2:
+                    try:
+                        next(responses)
+                    except (grpc.RpcError, StopIteration):
+                        pass
+                else:
+                    responses.cancel()
                 ch.close()
                 sent += 1
+            # one oversized batch: 5000 inserts of the same multicast group id range
+            big = p4r.WriteRequest(device_id=0)
+            big.election_id.low = 10
+            for gid in range(5000):
+                big.updates.add(type=p4r.Update.INSERT).entity.packet_replication_engine_entry \
+                    .multicast_group_entry.multicast_group_id = 10000 + gid % 3000
+            sent += 1
+            try:
+                stub.Write(big, timeout=30)
+            except grpc.RpcError as err:
+                if err.code() not in PI_CODES:
+                    raise AssertionError(f"an oversized batch was answered {err.code()}: {err.details()}") from None
             # the server still serves: a new primary reads a table and writes a valid entry
             primary.close()
             primary = P4RuntimeClient(addr, election_id=100).connect()

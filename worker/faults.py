@@ -15,6 +15,9 @@ A plan file (TOML or JSON) names packets by protocol, kind, job, worker rank and
     [[reset]]
     at_frame = 400               # when the switch has received its 400th frame
     job = 1                      # the job's whole switch state; or register = "...", first = 0, count = 64
+    [restart]
+    after_s = 0.5                # topo.experiment: kill the switch process 0.5 s into the all-reduce and start it
+                                 # again, re-programmed (the switch cannot restart itself; not part of its plan)
 
 `compile_plan(plan, job, program_json)` -> a `switch.faults.FaultPlan` JSON mapping; `python -m worker.faults PLAN
 --job job.json --program-json out/switchml.json -o plan.json` writes it for `python -m switch --fault-plan`.
