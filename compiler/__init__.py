@@ -50,6 +50,7 @@ def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: 
              program_name: str | None) -> CompileResult:
     from compiler import bmv2, p4info, typecheck
     from compiler.inline_calls import CallInliner
+    from compiler.simplify_keys import KeySimplifier
     from compiler.parser import parse_source
 
     diags = Diagnostics()
@@ -58,6 +59,7 @@ def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: 
     info = typecheck.check(program, diags)
     diags.check()
     CallInliner(info, diags).run(program)
+    KeySimplifier(info, diags).run(program)
     diags.check()
     j, model = bmv2.lower(program, info, diags, program_name if program_name is not None else name)
     diags.check()
