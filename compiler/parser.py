@@ -15,6 +15,8 @@ run `compiler.preprocess` first), `parse_preprocessed(text, file)`. Syntax error
 
 from __future__ import annotations
 
+import copy
+
 from collections.abc import Callable, Iterable, Mapping
 from typing import TypeVar
 
@@ -1030,9 +1032,27 @@ class Parser:
         if isinstance(e, ast.MethodCall):
             self.expect_semi("method call")
             return ast.MethodCallStmt(start.loc, e)
-        if self.tok.kind in ("+=", "-=") or (self.tok.kind in ("+", "-", "*", "|", "&", "^") and self.peek().kind == "="
-                                              and self.peek().pos == self.tok.pos + 1):
-            raise self.error(self.tok.loc, "unsupported: compound assignment operators")
+        op = self.tok
+        compound = (op.kind in ("+", "-", "*", "|", "&", "^", "|+|", "|-|", "<<") and self.peek().kind == "="
+                    and self.peek().pos == op.pos + len(op.kind)) or \
+            (op.kind == ">" and self.peek().kind == ">=" and self.peek().pos == op.pos + 1)
+        if compound and any(isinstance(n, ast.MethodCall) for n in ast.walk(e)):
+            # the target would be evaluated twice: its calls too
+            raise self.error(op.loc, "unsupported: compound assignment to a target that contains a call")
+        if op.kind in ("+", "-", "*", "|", "&", "^", "|+|", "|-|", "<<") and self.peek().kind == "=" \
+                and self.peek().pos == op.pos + len(op.kind):
+            # `lhs op= rhs` is `lhs = lhs op rhs` (P4_16 1.2.2 compound assignment)
+            self.advance()
+            self.advance()
+            rhs = self.expression()
+            self.expect_semi("assignment")
+            return ast.AssignStmt(start.loc, e, ast.Binary(op.loc, op.kind, copy.deepcopy(e), rhs))
+        if compound and op.kind == ">":  # `>>=` arrives as `>` `>=` (a `>>` token would break nested generics)
+            self.advance()
+            self.advance()
+            rhs = self.expression()
+            self.expect_semi("assignment")
+            return ast.AssignStmt(start.loc, e, ast.Binary(op.loc, ">>", copy.deepcopy(e), rhs))
         if isinstance(e, ast.ConstructorCall):
             raise self.error(start.loc, "instantiations are only allowed at the top level of a control or parser")
         raise self.error(self.tok.loc, f"expected '=' or a method call in statement, found {_describe(self.tok)}")

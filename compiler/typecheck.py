@@ -588,7 +588,8 @@ class Checker:
             return
         if isinstance(k, ast.MaskExpr):
             self.keyset_value(k.value, kt, ctx)
-            self.keyset_value(k.mask, kt, ctx)
+            # a serializable enum's key masks with a number of its underlying type (as p4c accepts)
+            self.keyset_value(k.mask, kt.underlying if isinstance(kt, EnumT) and kt.underlying else kt, ctx)
             self.info.types[k] = kt
             return
         if isinstance(k, ast.RangeExpr):
