@@ -14,7 +14,7 @@ from typing import Any
 import finsy
 from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
-from controller.base import FLOOD_MGID, NO_JOB_INDEX, ProgramController, _ip, _mac
+from controller.base import FLOOD_MGID, ProgramController, _ip, _mac
 from worker.job import JobConfig
 
 __all__ = ["SlotState", "SwitchMLController", "COUNTERS", "FLOOD_MGID"]

@@ -1,4 +1,5 @@
-"""Shared pytest configuration: markers for tests that need root and network namespaces."""
+"""Shared pytest configuration: markers for tests that need root and network namespaces; the project's programs
+compiled once per session."""
 
 from __future__ import annotations
 
@@ -30,3 +31,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "netns" in item.keywords or "mininet" in item.keywords:
             item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """switchml.p4 and atp.p4 compiled by the embedded compiler: <name>.json and <name>.p4info.txt, as `make build`
+    writes them to out/."""
+    import json
+
+    from compiler import compile_file
+
+    out = tmp_path_factory.mktemp("programs")
+    for name in ("switchml", "atp"):
+        result = compile_file(str(Path(__file__).resolve().parents[1] / "p4src" / f"{name}.p4"))
+        (out / f"{name}.json").write_text(json.dumps(result.json))
+        (out / f"{name}.p4info.txt").write_text(result.p4info_text)
+    return out
+

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import copy
 import json
-import random
 import re
 import sys
 import time
@@ -174,7 +173,7 @@ class _Target:
         if st_["received"] != self.fed + 1:  # + the priming frame
             raise AssertionError(f"{self.name}: engine received {st_['received']} frames, {self.fed + 1} were fed")
         received, outcomes = INVARIANTS[self.name]
-        prefix = received.rsplit("_", 1)[0].rsplit(".", 1)[0] + "." + received.rsplit(".", 1)[1].split("_")[0] + "_"
+        prefix = received.removesuffix("received")
         for idx in (1, 2, NO_JOB):
             got = self.sw.counters[received].packets[idx]
             parts = {o: self.sw.counters[prefix + o].packets[idx] for o in outcomes}

@@ -34,6 +34,7 @@ from worker.atp_ps import PsCore
 from worker.blocks import Float32Plan, Int32Plan
 from worker.header import INA_UDP_PORT, Codec
 from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
+from worker.driver import WindowCore
 from worker.window import Window, WindowOptions
 
 __all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "Endpoint", "SwitchMLNetwork", "SwitchMLRun", "AtpNetwork", "JobRun", "atp_jobs",
@@ -242,13 +243,17 @@ def switchml_job(workers: int, num_elems: int, pool: PoolRange, job_id: int = 1)
 
 
 @dataclass
-class SwitchMLHost:
-    """A SwitchML worker: worker.window.Window behind Ethernet/IPv4/UDP framing."""
+class WorkerHost:
+    """A worker on its switch port: a protocol's window core (worker.driver.WindowCore) behind Ethernet/IPv4/UDP
+    framing, sending to `dst` (mac, ip, UDP port); `encode` turns what the core sends into a UDP payload and
+    `decode` a received payload into (header, values), as worker.driver.drive uses them."""
 
     job: JobConfig
     rank: int
-    window: Window
-    codec: Codec
+    window: WindowCore
+    dst: tuple[str, str, int]
+    encode: Callable[[Any], bytes]
+    decode: Callable[[bytes], tuple[Any, np.ndarray]]
     start_at: float = 0.0
 
     def __post_init__(self) -> None:
@@ -259,10 +264,9 @@ class SwitchMLHost:
     def done(self) -> bool:
         return self.window.done
 
-    def _frames(self, outs: list) -> list[bytes]:
-        sw = self.job.switch
-        return [frame(self.me.mac, sw.mac, self.me.ip, sw.ip, self.me.udp_port, INA_UDP_PORT,
-                      self.codec.encode(o.header, o.values)) for o in outs]
+    def _frames(self, outs: Sequence[Any]) -> list[bytes]:
+        mac, ip, port = self.dst
+        return [frame(self.me.mac, mac, self.me.ip, ip, self.me.udp_port, port, self.encode(o)) for o in outs]
 
     def start(self, now: float) -> list[bytes]:
         return self._frames(self.window.start(now))
@@ -270,8 +274,8 @@ class SwitchMLHost:
     def on_frame(self, data: bytes, now: float) -> list[bytes]:
         if self.window.done:
             return []
-        hdr, values = self.codec.decode(data[42:])
-        return self._frames(self.window.on_result(hdr, values, now))
+        hdr, values = self.decode(data[42:])
+        return self._frames(self.window.on_packet(hdr, values, now))
 
     def on_timer(self, now: float) -> list[bytes]:
         return self._frames(self.window.on_timer(now))
@@ -337,8 +341,11 @@ class SwitchMLNetwork(InProcessNetwork):
         wins = [Window(plan=plans[r], job_id=job.job_id, rank=r, slots=[job.pool.base + i for i in range(w)],
                        first_set=self._next_set[:w], options=self.options) for r in range(n)]
         self.hosts = {}
+        dst = (job.switch.mac, job.switch.ip, INA_UDP_PORT)
+        encode = lambda o: self.codec.encode(o.header, o.values)  # noqa: E731
         for r in range(n):
-            self.attach(SwitchMLHost(job, r, wins[r], self.codec, self.now + (start_at[r] if start_at else 0.0)))
+            self.attach(WorkerHost(job, r, wins[r], dst, encode, self.codec.decode,
+                                   self.now + (start_at[r] if start_at else 0.0)))
         self.run(lambda: all(win.done for win in wins))
         self._next_set[:w] = wins[0].next_first_set()
         after = self.counters()
@@ -372,46 +379,6 @@ class JobRun:
     results: list[np.ndarray]
     windows: list[AtpWindow]
     ps: PsCore
-
-
-@dataclass
-class AtpHost:
-    """An ATP worker: worker.atp.AtpWindow behind framing."""
-
-    job: JobConfig
-    rank: int
-    window: AtpWindow
-    codec: AtpCodec
-    start_at: float = 0.0
-
-    def __post_init__(self) -> None:
-        self.me = self.job.worker(self.rank)
-        self.port = self.me.switch_port
-
-    @property
-    def done(self) -> bool:
-        return self.window.done
-
-    def _frames(self, outs: list) -> list[bytes]:
-        ps = self.job.ps
-        assert ps is not None
-        return [frame(self.me.mac, ps.mac, self.me.ip, ps.ip, self.me.udp_port, ATP_UDP_PORT,
-                      self.codec.encode(h, v)) for h, v in outs]
-
-    def start(self, now: float) -> list[bytes]:
-        return self._frames(self.window.start(now))
-
-    def on_frame(self, data: bytes, now: float) -> list[bytes]:
-        if self.window.done:
-            return []
-        hdr, values = self.codec.decode(data[42:])
-        return self._frames(self.window.on_ack(hdr, values, now))
-
-    def on_timer(self, now: float) -> list[bytes]:
-        return self._frames(self.window.on_timer(now))
-
-    def next_deadline(self) -> float | None:
-        return self.window.next_deadline()
 
 
 @dataclass
@@ -523,7 +490,9 @@ class AtpNetwork(InProcessNetwork):
                 wins[jid, r] = AtpWindow(plans[jid, r], job, r, self.next_seq[jid], self.maps[jid, r], self.options,
                                          self.atp.initial_cwnd)
                 delay = (start_at or {}).get((jid, r), 0.0)
-                self.attach(AtpHost(job, r, wins[jid, r], self.codec, self.now + delay))
+                assert job.ps is not None
+                self.attach(WorkerHost(job, r, wins[jid, r], (job.ps.mac, job.ps.ip, ATP_UDP_PORT),
+                                       lambda o: self.codec.encode(*o), self.codec.decode, self.now + delay))
             self.next_seq[jid] += plans[jid, 0].num_packets
         self.run(lambda: all(w.done for w in wins.values()))
         return {jid: JobRun([plans[jid, r].output() for r in range(len(arrays))],

@@ -17,16 +17,15 @@ results/multitenant-<UTC time>/ and prints the summary.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 from topo.experiment import ROOT, ExperimentConfig, ExperimentNetwork, _num_elems
-from topo.sweep import results_dir
+from topo.sweep import results_dir, write_rows
 from topo.target import Target
 
 __all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
@@ -92,14 +91,6 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                         print(f"{proto:>8} rep {rep} job {r.job}: {ok} {r.completion_s:.3f} s, "
                               f"{100 * r.in_switch:.1f} % in switch, {r.collisions} collisions", file=sys.stderr)
     return rows
-
-
-def write_csv(rows: Sequence[JobRow], path: Path) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=[fl.name for fl in fields(JobRow)])
-        w.writeheader()
-        for r in rows:
-            w.writerow(asdict(r))
 
 
 def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
@@ -191,7 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    write_csv(rows, out / "runs.csv")
+    write_rows(rows, out / "runs.csv")
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
                    pools=pools, machine=machine)
     (out / "summary.md").write_text(text)

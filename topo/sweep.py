@@ -18,9 +18,10 @@ import datetime
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from tqdm import tqdm
 
@@ -94,6 +95,17 @@ class Row(RunPoint):
 
 
 CSV_FIELDS = tuple(Row.__dataclass_fields__)
+
+
+def write_rows(rows: Sequence[Any], path: Path) -> None:
+    """A CSV file with one line per dataclass row (columns: its fields, in order)."""
+    with open(path, "w", newline="") as f:
+        w: csv.DictWriter[str] | None = None
+        for r in rows:
+            if w is None:
+                w = csv.DictWriter(f, fieldnames=[fl.name for fl in fields(r)])
+                w.writeheader()
+            w.writerow(asdict(r))
 
 
 def results_dir(root: Path, name: str, now: datetime.datetime | None = None) -> Path:

@@ -15,16 +15,15 @@ the switch interfaces), where contributions were aggregated, and the retransmiss
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import statistics
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 from topo.experiment import ROOT, ExperimentConfig, ExperimentNetwork
-from topo.sweep import results_dir
+from topo.sweep import results_dir, write_rows
 from topo.target import Target
 
 __all__ = ["LevelRow", "run_twolevel", "summary", "main"]
@@ -78,14 +77,6 @@ def run_twolevel(*, racks: int, workers: int, size: int, loss: float, bw: float 
                     print(f"levels {levels} rep {rep}: {'✓' if r.correct else '✗'} {r.completion_s:.3f} s, "
                           f"uplinks {r.uplink_packets} packets, PS link {r.ps_packets} packets", file=sys.stderr)
     return rows
-
-
-def write_csv(rows: Sequence[LevelRow], path: Path) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=[fl.name for fl in fields(LevelRow)])
-        w.writeheader()
-        for r in rows:
-            w.writerow(asdict(r))
 
 
 def summary(rows: Sequence[LevelRow], *, racks: int, workers: int, size: int, loss: float, bw: float | None,
@@ -178,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    write_csv(rows, out / "runs.csv")
+    write_rows(rows, out / "runs.csv")
     text = summary(rows, racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
                    machine=machine)
     (out / "summary.md").write_text(text)

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from worker.allreduce import RunResult, find_program_json
-from worker.atp_header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
+from worker.atp_header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.blocks import to_blocks
 from worker.driver import drive
 from worker.header import CodecError

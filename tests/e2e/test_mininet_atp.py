@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from compiler import compile_file
 from topo.experiment import ExperimentConfig, ExperimentNetwork, run_experiment
 from topo.target import Target
 
-ROOT = Path(__file__).resolve().parents[2]
-
 pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240)]
-
-
-@pytest.fixture(scope="module")
-def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("atp")
-    for name in ("atp", "switchml"):
-        result = compile_file(str(ROOT / "p4src" / f"{name}.p4"))
-        (out / f"{name}.json").write_text(json.dumps(result.json))
-        (out / f"{name}.p4info.txt").write_text(result.p4info_text)
-    return out
 
 
 def config(program_dir: Path, tmp_path: Path, **knobs: object) -> ExperimentConfig:

@@ -7,20 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import compile_file
 from topo import fuzz
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("fuzz")
-    for name in ("switchml", "atp"):
-        result = compile_file(str(ROOT / "p4src" / f"{name}.p4"))
-        (out / f"{name}.json").write_text(json.dumps(result.json))
-        (out / f"{name}.p4info.txt").write_text(result.p4info_text)
-    return out
 
 
 def test_a_small_campaign_finds_nothing(program_dir: Path) -> None:

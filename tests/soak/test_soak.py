@@ -9,20 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler import compile_file
 from switch.faults import ByteMatch, FaultRule
 from topo.inprocess import EngineCache
 from topo.soak import main, run_one, scenario, soak
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("soak")
-    for name in ("switchml", "atp"):
-        (out / f"{name}.json").write_text(json.dumps(compile_file(str(ROOT / "p4src" / f"{name}.p4")).json))
-    return out
 
 
 def test_a_slice_of_the_soak_finds_no_wrong_result(program_dir: Path) -> None:
