@@ -281,7 +281,7 @@ class ProgramLowering(LowerContext):
         stacks: list[tuple[str, StackT]] = []
         for fname, ft in st.fields:
             if isinstance(ft, StructLikeT) and ft.kind == "header":
-                self.add_header_type(ft.name, self.struct_fields(ft))
+                self.add_header_type(ft.name, self.struct_fields(ft), self.max_length(ft))
                 self.add_header(fname, ft.name, False)
                 members[fname] = HeaderRef(fname, ft)
             elif isinstance(ft, StackT):
@@ -294,7 +294,7 @@ class ProgramLowering(LowerContext):
                                         f"stacks; field '{fname}' has type {ft}")
         for fname, ft in stacks:
             el = ft.element
-            self.add_header_type(el.name, self.struct_fields(el))
+            self.add_header_type(el.name, self.struct_fields(el), self.max_length(el))
             ids = [self.add_header(f"{fname}[{i}]", el.name, False) for i in range(ft.size)]
             self.header_stacks.append({"name": fname, "id": len(self.header_stacks), "header_type": el.name,
                                        "size": ft.size, "header_ids": ids})
@@ -326,7 +326,7 @@ class ProgramLowering(LowerContext):
                 if isinstance(ft, StructLikeT) and ft.kind == "struct":
                     out[fname] = flatten(ft, f"{prefix}_{fname}")
                 elif isinstance(ft, StructLikeT) and ft.kind == "header":
-                    self.add_header_type(ft.name, self.struct_fields(ft))
+                    self.add_header_type(ft.name, self.struct_fields(ft), self.max_length(ft))
                     self.add_header(fname, ft.name, False)
                     out[fname] = HeaderRef(fname, ft)
                 elif isinstance(ft, (BitsT, BoolT, ErrorT, EnumT)):

@@ -22,7 +22,7 @@ from compiler.lower_context import (
 )
 from compiler.lower_expr import ExprLowerer
 from compiler.typecheck import describe
-from compiler.types import BOOL, BitsT, BoolT, EnumT, ErrorT, ExternT, StackT, StructLikeT, TypeT, width_of
+from compiler.types import BOOL, BitsT, BoolT, EnumT, ErrorT, ExternT, StackT, StructLikeT, TypeT, VarbitT, width_of
 
 HASH_ALGOS = {"crc32", "crc32_custom", "crc16", "crc16_custom", "random", "identity", "csum16", "xor16"}
 
@@ -106,7 +106,7 @@ class PrimitiveLowerer:
             return [prim("assign_header_stack", [left, right], si)]
         left = self.xl.lvalue(lhs)
         right = self.xl.convert(rhs, wrap=True, convert_bool=isinstance(lt, BoolT))
-        return [prim("assign", [left, right], si)]
+        return [prim("assign_VL" if isinstance(lt, VarbitT) else "assign", [left, right], si)]
 
     def assign_fields(self, lhs: ast.Expr, lt: StructLikeT, rhs: ast.Expr, s: ast.Node) -> list[Json]:
         """A struct (or a header from a struct expression) assigned field by field, as p4c's mid end does."""

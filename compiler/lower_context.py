@@ -13,7 +13,7 @@ from typing import Any
 from compiler import ast
 from compiler.diagnostics import Diagnostics
 from compiler.typecheck import TypeInfo, describe
-from compiler.types import BitsT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, width_of
+from compiler.types import BitsT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, VarbitT, width_of
 
 Json = Any
 SCALARS = "scalars"
@@ -238,11 +238,15 @@ class LowerContext:
 
     # -------------------------------------------------------------------------------------------- layout
 
-    def add_header_type(self, name: str, fields: list[list[Json]]) -> None:
+    def add_header_type(self, name: str, fields: list[list[Json]], max_length: int = 0) -> None:
+        """A BMv2 header type; `max_length` (bytes) only for a header with a varbit field, as p4c writes it."""
         if name in self.header_type_names:
             return
         self.header_type_names.add(name)
-        self.header_types.append({"name": name, "id": len(self.header_types), "fields": fields})
+        ht: Json = {"name": name, "id": len(self.header_types), "fields": fields}
+        if max_length:
+            ht["max_length"] = max_length
+        self.header_types.append(ht)
 
     def struct_fields(self, st: StructLikeT) -> list[list[Json]]:
         """BMv2 header-type fields; structs are padded to whole bytes, headers must already be (as p4c requires)."""
@@ -250,6 +254,10 @@ class LowerContext:
         total = 0
         where = st.decl if st.decl is not None else self.program
         for fname, ft in st.fields:
+            if isinstance(ft, VarbitT) and st.kind == "header":
+                out.append([fname, "*"])   # p4c writes a varbit field as a 2-tuple; its width counts at most
+                total += ft.max_width
+                continue
             w = width_of(ft)
             if w is None:
                 raise self.unsupported(where, f"field '{fname}' of type {ft} in {st}")
@@ -264,6 +272,13 @@ class LowerContext:
             raise self.error(where, f"header '{st.name}' has fields totaling {total} bits; BMv2 only supports "
                                     "headers whose size is a multiple of 8 bits")
         return out
+
+    @staticmethod
+    def max_length(st: StructLikeT) -> int:
+        """BMv2's `max_length` of a header type: its largest size in bytes when it has a varbit field, else 0."""
+        if not any(isinstance(ft, VarbitT) for _, ft in st.fields):
+            return 0
+        return sum(ft.max_width if isinstance(ft, VarbitT) else (width_of(ft) or 0) for _, ft in st.fields) // 8
 
     def add_header(self, name: str, type_name: str, metadata: bool) -> int:
         hid = len(self.headers)
@@ -286,9 +301,16 @@ class LowerContext:
             return self.add_scalar(name, t)
         if isinstance(t, StructLikeT) and t.kind == "header":
             hname = self.names.new(name)
-            self.add_header_type(t.name, self.struct_fields(t))
+            self.add_header_type(t.name, self.struct_fields(t), self.max_length(t))
             self.add_header(hname, t.name, False)
             return HeaderRef(hname, t)
+        if isinstance(t, VarbitT):
+            # as p4c: a metadata instance of its own, type `struct$varbitW` with one varbit field named `field`
+            tname = f"struct$varbit{t.max_width}"
+            self.add_header_type(tname, [["field", "*"]], (t.max_width + 7) // 8)
+            hname = self.names.new(name)
+            self.add_header(hname, tname, True)
+            return FieldRef(hname, "field", t)
         if isinstance(t, StructLikeT) and t.kind == "struct":
             members: dict[str, Storage] = {}
             for fname, ft in t.fields:

@@ -67,6 +67,10 @@ class ExprLowerer:
         # while inlining a function: its parameters → (caller's lowerer, argument expression)
         self.args: dict[ast.Node, tuple[ExprLowerer, ast.Expr]] = {}
         self.inlining: list[ast.FunctionDecl] = []
+        # in a parser statement: `set` ops computing looked-ahead bits used inside an expression into temporaries
+        # (p4c's SideEffectOrdering + ExpandLookahead), to run before the statement
+        self.hoisted: list[Json] | None = None
+        self._la_width: dict[int, int] = {}   # id of a lookahead operand → width of the whole lookahead<T>()
 
     # ------------------------------------------------------------------------------------------------ storage
 
@@ -152,7 +156,11 @@ class ExprLowerer:
         """p4c's `ExpressionConverter::convert(e, doFixup=true, wrap, convertBool)`."""
         j = self.rvalue(e)
         self.check_lookahead(j, e)
-        t = self.info.types.get(e)
+        return self.finish(j, self.info.types.get(e), wrap, convert_bool)
+
+    @staticmethod
+    def finish(j: Json, t: P4Type | None, wrap: bool = False, convert_bool: bool = False) -> Json:
+        """The operand form of an rvalue: a boolean as data (`b2d`) and/or wrapped as an `expression`."""
         if convert_bool and isinstance(t, BoolT):
             j = expr_json("b2d", None, j)
         if wrap and isinstance(j, dict) and j.get("type") in ("expression", "stack_field"):
@@ -176,8 +184,44 @@ class ExprLowerer:
                 return any(nested(v) for v in x)
             return False
 
-        if isinstance(j, dict) and j.get("type") != "lookahead" and nested(j):
-            raise self.lc.unsupported(e, "lookahead inside an expression (assign it to a variable first)")
+        if not isinstance(j, dict):
+            return
+        partial = j.get("type") == "lookahead" and self._la_width.get(id(j), j["value"][1]) != j["value"][1]
+        if partial or (j.get("type") != "lookahead" and nested(j)):
+            if self.hoisted is None:
+                raise self.lc.unsupported(e, "lookahead inside an expression (assign it to a variable first)")
+            self.hoist_lookaheads(j)
+
+    def hoist_lookaheads(self, x: Json) -> None:
+        """Replace each `lookahead` operand inside `x` (or `x` itself) by a read of a temporary set from the whole
+        looked-ahead value first: p4c hoists `pkt.lookahead<T>()` out of any larger expression (SideEffectOrdering)
+        and reads all of T (ExpandLookahead), so a packet too short for T fails with PacketTooShort even when the
+        bits used are there."""
+        if isinstance(x, list):
+            for v in x:
+                self.hoist_lookaheads(v)
+            return
+        if not isinstance(x, dict):
+            return
+        if x.get("type") == "lookahead":
+            off, w = x["value"]
+            total = self._la_width.get(id(x), off + w)
+            tmp = self.lc.add_scalar("tmp", BitsT(total))
+            assert self.hoisted is not None
+            self.hoisted.append({"parameters": [{"type": "field", "value": [tmp.header, tmp.field]},
+                                                {"type": "lookahead", "value": [0, total]}], "op": "set"})
+            j: Json = {"type": "field", "value": [tmp.header, tmp.field]}
+            shift = total - off - w
+            if shift:
+                j = expr_json(">>", j, hexval(shift))
+            if w != total:
+                j = expr_json("&", j, hexval(_mask(w), w))
+            x.clear()
+            x.update(j)
+            return
+        for v in x.values():
+            if isinstance(v, (dict, list)):
+                self.hoist_lookaheads(v)
 
     def local(self, j: Json) -> Json:
         """p4c's `fixLocal`: runtime data inside an expression is `local`."""
@@ -232,7 +276,7 @@ class ExprLowerer:
     def r_Member(self, e: ast.Member, t: P4Type | None) -> Json:
         la = self.lookahead_bits(e)
         if la is not None:
-            return {"type": "lookahead", "value": [la[0], la[1]]}
+            return self.lookahead_operand(e, la)
         bt = self.info.types.get(e.expr)
         if isinstance(bt, StackT) and e.member == "lastIndex":
             return expr_json("last_stack_index", None, self.storage_json(self.locate(e.expr), e))
@@ -293,6 +337,16 @@ class ExprLowerer:
             return self.fix(inner, t)
         return inner
 
+    def lookahead_operand(self, e: ast.Expr, la: tuple[int, int]) -> Json:
+        j: Json = {"type": "lookahead", "value": [la[0], la[1]]}
+        root = e
+        while isinstance(root, (ast.Member, ast.Slice)):
+            root = root.expr
+        w = width_of(self.info.types[root])
+        if w is not None:
+            self._la_width[id(j)] = w
+        return j
+
     def lookahead_bits(self, e: ast.Expr) -> tuple[int, int] | None:
         """(bit offset, width) when `e` reads bits ahead in the packet: `pkt.lookahead<T>()`, a slice of it, or a
         field of a looked-ahead header (p4c turns these into one `lookahead` operand)."""
@@ -324,7 +378,7 @@ class ExprLowerer:
     def r_Slice(self, e: ast.Slice, t: P4Type | None) -> Json:
         la = self.lookahead_bits(e)
         if la is not None:
-            return {"type": "lookahead", "value": [la[0], la[1]]}
+            return self.lookahead_operand(e, la)
         bt = self.info.types.get(e.expr)
         lo = self.info.values[e.lo]
         hi = self.info.values[e.hi]

@@ -102,7 +102,12 @@ class ParserLowerer:
                 raise self.lc.unsupported(k, f"select key '{describe(k)}'")
             widths.append(w)
             j = self.xl.rvalue(k)
-            self.xl.check_lookahead(j, k)
+            outer, self.xl.hoisted = self.xl.hoisted, []
+            try:
+                self.xl.check_lookahead(j, k)   # may move looked-ahead bits into temporaries set first
+                pre.extend(self.xl.hoisted)
+            finally:
+                self.xl.hoisted = outer
             if isinstance(t, BoolT) and j.get("type") == "expression" and j["value"].get("op") == "d2b" \
                     and j["value"]["right"].get("type") == "field":
                 j = j["value"]["right"]
@@ -110,7 +115,7 @@ class ParserLowerer:
                 key.append(j)
                 continue
             tmp = self.lc.add_scalar("tmp", t if not isinstance(t, BoolT) else BitsT(1))
-            right = self.xl.convert(k, wrap=True, convert_bool=isinstance(t, BoolT))
+            right = self.xl.finish(j, t, wrap=True, convert_bool=True)
             pre.append({"parameters": [{"type": "field", "value": [tmp.header, tmp.field]}, right], "op": "set"})
             key.append({"type": "field", "value": [tmp.header, tmp.field]})
         return key, widths, pre
@@ -186,6 +191,14 @@ class ParserLowerer:
             for x in s.stmts:
                 out.extend(self.stmt(x))
             return out
+        outer, self.xl.hoisted = self.xl.hoisted, []
+        try:
+            ops = self.leaf_stmt(s)
+            return self.xl.hoisted + ops
+        finally:
+            self.xl.hoisted = outer
+
+    def leaf_stmt(self, s: ast.Stmt) -> list[Json]:
         if isinstance(s, ast.EmptyStmt) or isinstance(s, ast.ConstDecl):
             return []
         if isinstance(s, ast.VarDecl):
@@ -214,10 +227,16 @@ class ParserLowerer:
                 arg = c.args[0]
                 target = self.xl.locate(arg)
                 if isinstance(target, StackNext):
-                    return [{"parameters": [{"type": "stack", "value": target.stack.name}], "op": "extract"}]
-                if not isinstance(target, HeaderRef):
+                    params: list[Json] = [{"type": "stack", "value": target.stack.name}]
+                elif isinstance(target, HeaderRef):
+                    params = [{"type": "regular", "value": target.name}]
+                else:
                     raise self.lc.unsupported(arg, f"extract into '{describe(arg)}'")
-                return [{"parameters": [{"type": "regular", "value": target.name}], "op": "extract"}]
+                if len(c.args) == 1:
+                    return [{"parameters": params, "op": "extract"}]
+                # the varbit field's size in bits, always wrapped as an expression (as p4c writes it)
+                size = {"type": "expression", "value": self.xl.convert(c.args[1])}
+                return [{"parameters": params + [size], "op": "extract_VL"}]
             if name == "advance":
                 return [{"parameters": [self.xl.convert(c.args[0])], "op": "advance"}]
             if name == "lookahead":

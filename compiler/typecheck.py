@@ -441,14 +441,17 @@ class Checker:
         if kind == "header":
             if not isinstance(ft, (BitsT, BoolT, VarbitT)) and not (isinstance(ft, EnumT) and ft.underlying):
                 self.diags.error(f.type.loc, f"header field '{f.name}' must be bit<W>, int<W>, varbit or bool, not {ft}")
-            if isinstance(ft, VarbitT):
-                self.diags.unsupported(f.type.loc, f"varbit field '{f.name}'")
+            if isinstance(ft, VarbitT) and any(isinstance(self.info.types.get(g), VarbitT) for g in d.fields
+                                               if g is not f and d.fields.index(g) < d.fields.index(f)):
+                self.diags.unsupported(f.type.loc, f"a second varbit field ('{f.name}') in header '{d.name}'")
         elif kind == "header_union":
             if not (isinstance(ft, StructLikeT) and ft.kind == "header"):
                 self.diags.error(f.type.loc, f"header_union field '{f.name}' must be a header")
         else:
             if isinstance(ft, (ExternT, BlockT, VoidT, StringT, MatchKindT, InfIntT)):
                 self.diags.error(f.type.loc, f"struct field '{f.name}' cannot have type {ft}")
+            if isinstance(ft, VarbitT):
+                self.diags.unsupported(f.type.loc, f"{kind} field '{f.name}' of type {ft} (varbit outside a header)")
 
     # ------------------------------------------------------------------------------------------------ decls
 
@@ -1063,6 +1066,8 @@ class Checker:
             return True
         if isinstance(have, InfIntT) and isinstance(want, (BitsT, InfIntT)):
             return True
+        if isinstance(have, EnumT) and have.underlying is not None and isinstance(want, BitsT):
+            return same_type(have.underlying, want)  # p4c: a serializable enum casts implicitly to its type
         if isinstance(have, TupleT) and isinstance(want, (TupleT, StructLikeT)):
             return True
         if isinstance(have, StructLikeT) and have.kind == "struct" and have.decl is None and isinstance(want, StructLikeT):
@@ -1391,7 +1396,7 @@ class Checker:
                 raise self.error(e, f"'{op}': cannot compare values of different types {lt} and {rt}")
             if isinstance(lt, (StructLikeT, StackT, TupleT)):
                 raise self.unsupported(e, f"comparison of {lt} values")
-            if not isinstance(lt, (BitsT, InfIntT, BoolT, ErrorT, EnumT)):
+            if not isinstance(lt, (BitsT, InfIntT, BoolT, ErrorT, EnumT, VarbitT)):
                 raise self.error(e, f"'{op}' cannot compare values of type {lt}")
             lv, rv = self.info.values.get(e.left), self.info.values.get(e.right)
             if lv is not None and rv is not None:
@@ -1573,12 +1578,15 @@ class Checker:
         if owner is not None and owner.name == "packet_in":
             if not ctx.in_parser:
                 raise self.error(e, f"packet_in.{name}() is only allowed in a parser")
-            if name == "extract" and len(e.args) == 2:
-                raise self.unsupported(e, "extract with a variable-size field")
             if name == "extract":
                 at = self.info.types.get(e.args[0])
                 if not (isinstance(at, StructLikeT) and at.kind == "header"):
                     raise self.error(e.args[0], f"extract needs a header, not {at}")
+                varbit = any(isinstance(ft, VarbitT) for _, ft in at.fields)
+                if len(e.args) == 2 and not varbit:
+                    raise self.error(e, f"extract with a size needs a header with a varbit field; {at} has none")
+                if len(e.args) == 1 and varbit:
+                    raise self.error(e, f"{at} has a varbit field: extract it with its size, extract(h, bits)")
             if name == "length":
                 raise self.unsupported(e, "packet_in.length()")
         if owner is not None and owner.name == "packet_out" and ctx.in_parser:

@@ -10,7 +10,7 @@ from typing import Any
 from switch.errors import LoadError
 from switch.sim.externs import CounterArray, RegisterArray
 from switch.sim.optimize import optimize_body
-from switch.sim.program import P_EXIT, P_INLEN, P_LEN, P_TRUNC, StackLayout
+from switch.sim.program import P_EXIT, P_INLEN, P_LEN, P_TRUNC, VL_BITS, HeaderLayout, StackLayout
 from switch.sim.tables import ActionInfo
 
 
@@ -108,6 +108,8 @@ class ActionGen:
                 raise LoadError(f"unsupported header operand in {w}")
             src, bits = ex(params[1])
             lines.append(self.assign_src(slot, fw, src, bits))
+        elif op == "assign_VL":
+            lines.extend(self.assign_vl(params[0], params[1], w))
         elif op == "assign_header":
             dst = self.header_ref(params[0], w)
             src = self.header_ref(params[1], w)
@@ -137,15 +139,16 @@ class ActionGen:
             if op == "add_header":
                 lines.append(f"if not F[{v}]:")
                 lines.append(f"    F[{v}] = 1")
-                for i in range(len(hl.fields)):
-                    lines.append(f"    F[{self.href_field(ref, i, w)[0]}] = 0")
+                for i, (n, _w, _s) in enumerate(hl.fields):
+                    if n != VL_BITS:  # BMv2 zeroes the fields; a varbit field keeps its width
+                        lines.append(f"    F[{self.href_field(ref, i, w)[0]}] = 0")
                 if not hl.metadata:
-                    lines.append(f"    F[{P_LEN}] += {hl.nbytes}")
+                    lines.append(f"    F[{P_LEN}] += {self.header_len(ref, hl, w)}")
             else:
                 lines.append(f"if F[{v}]:")
                 lines.append(f"    F[{v}] = 0")
                 if not hl.metadata:
-                    lines.append(f"    F[{P_LEN}] -= {hl.nbytes}")
+                    lines.append(f"    F[{P_LEN}] -= {self.header_len(ref, hl, w)}")
                 else:
                     lines.append("    pass")
         elif op in ("push", "pop"):
@@ -211,6 +214,13 @@ class ActionGen:
         else:
             raise LoadError(f"unsupported primitive {op!r} in {where}")
         return lines
+
+    def header_len(self, ref: tuple, hl: HeaderLayout, where: str) -> str:
+        """Bytes of a header on the wire (a varbit field adds its current width)."""
+        if hl.vl is None:
+            return str(hl.nbytes)
+        names = [n for n, _w, _s in hl.fields]
+        return f"({hl.nbytes} + (F[{self.href_field(ref, names.index(VL_BITS), where)[0]}] >> 3))"
 
     def stack_shift_fn(self, st: StackLayout) -> str:
         fn = f"_stackshift{st.id}"

@@ -10,7 +10,7 @@ from typing import Any
 
 from switch.errors import LoadError
 from switch.sim.gen_base import _hex
-from switch.sim.program import HeaderLayout, StackLayout
+from switch.sim.program import VL_BITS, HeaderLayout, StackLayout
 
 _BINOPS = {"+": "+", "-": "-", "*": "*", "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^", "==": "==", "!=": "!=",
            ">": ">", ">=": ">=", "<": "<", "<=": "<=", "and": "and", "or": "or", "/": "//", "%": "%"}
@@ -89,6 +89,39 @@ class ExprGen:
             if v["op"] == "access_field":
                 return self.href_field(self.header_ref(v["left"], where), int(v["right"]), where)
         raise LoadError(f"unsupported assignment target {node!r} in {where}")
+
+    def vl_width(self, node: dict, where: str) -> str | None:
+        """Slot source of the current width of the varbit field `node` refers to, or None (not a varbit field)."""
+        t, v = node.get("type"), node.get("value")
+        if t == "expression" and isinstance(v, dict) and "op" not in v:
+            return self.vl_width(v, where)
+        if t == "field":
+            hl = self.p.headers.get(v[0])
+            if hl is None or hl.vl is None or v[1] != hl.vl:
+                return None
+            return str(hl.slots[VL_BITS])
+        if t == "stack_field":
+            st = self.p.stacks.get(v[0])
+            hl = self.p.headers[st.headers[0]] if st is not None else None
+            if hl is None or hl.vl is None or v[1] != hl.vl:
+                return None
+            return self.lvalue({"type": "stack_field", "value": [v[0], VL_BITS]}, where)[0]
+        if t == "expression" and isinstance(v, dict) and v.get("op") == "access_field":
+            ref = self.header_ref(v["left"], where)
+            hl = ref[1] if ref[0] == "s" else self.p.headers[ref[1].headers[0]]
+            names = [n for n, _w, _s in hl.fields]
+            if hl.vl is None or names[int(v["right"])] != hl.vl:
+                return None
+            return self.href_field(ref, names.index(VL_BITS), where)[0]
+        return None
+
+    def assign_vl(self, dst: dict, src: dict, where: str) -> list[str]:
+        """BMv2's assign_VL: the varbit field takes the source varbit field's value and width."""
+        dw, sw = self.vl_width(dst, where), self.vl_width(src, where)
+        if dw is None or sw is None:
+            raise LoadError(f"'assign_VL' needs two variable-length fields in {where}")
+        d, s = self.lvalue(dst, where)[0], self.lvalue(src, where)[0]
+        return [f"F[{d}] = F[{s}]", f"F[{dw}] = F[{sw}]"]
 
     def read_slot(self, slot: str, w: int, signed: bool) -> tuple[str, int | None]:
         if signed:

@@ -9,7 +9,7 @@ from typing import Callable
 from switch.errors import LoadError
 from switch.sim import calculations
 from switch.sim.gen_base import _hex
-from switch.sim.program import P_PAYLOAD, HeaderLayout
+from switch.sim.program import P_PAYLOAD, VL_BITS, HeaderLayout
 
 
 # a byte-aligned group of header fields packed as one or more struct items:
@@ -86,6 +86,14 @@ class PacketGen:
                     hl = self.p.headers.get(h) or self.p.headers[self.p.aliases[f"{h}.{f}"][0]]
                     if hl.name in order:
                         last_hdr = max(last_hdr, order.index(hl.name))
+                    if hl.vl is not None and f == hl.vl:
+                        # a varbit field adds its current width
+                        flush()
+                        nbv = f"F[{hl.slots[VL_BITS]}]"
+                        cond = "" if hl.metadata else f"if F[{hl.valid_slot}]: "
+                        sh = f"({nbv} % 16)" if fold else nbv
+                        lines.append(f"    {cond}acc = (acc << {sh}){join}F[{s}]; nb += {nbv}")
+                        continue
                     if run and run[0] is not hl:
                         flush()
                     if not run:
@@ -95,6 +103,12 @@ class PacketGen:
                     hl = self.p.header(inp["value"], where)
                     if hl.name in order:
                         last_hdr = max(last_hdr, order.index(hl.name))
+                    if hl.vl:
+                        nbv = f"F[{hl.slots[VL_BITS]}]"
+                        sh = f"(({hl.nbits} + {nbv}) % 16)" if fold else f"({hl.nbits} + {nbv})"
+                        whole = f"int.from_bytes({self.vl_header_bytes(hl)}, 'big')"
+                        lines.append(f"    if F[{hl.valid_slot}]: acc = (acc << {sh}){join}{whole}; nb += {hl.nbits} + {nbv}")
+                        continue
                     parts = " ".join(f"acc = {shl('acc', w)}{join}F[{hl.slots[n]}];" for n, w, _s in hl.fields)
                     lines.append(f"    if F[{hl.valid_slot}]: {parts} nb += {hl.nbits}")
                 elif t == "hexstr":
@@ -165,7 +179,7 @@ class PacketGen:
         """(struct name, first slot, end slot) when every field is 8/16/32/64 bits wide: such headers are packed and
         unpacked with one precompiled struct.Struct (many-field payload headers, e.g. 64 × bit<32>)."""
         codes = {8: "B", 16: "H", 32: "I", 64: "Q"}
-        if len(hl.fields) < 3 or any(w not in codes for _n, w, _s in hl.fields):
+        if hl.vl or len(hl.fields) < 3 or any(w not in codes for _n, w, _s in hl.fields):
             return None
         slots = [hl.slots[n] for n, _w, _s in hl.fields]
         if slots != list(range(slots[0], slots[0] + len(slots))):
@@ -180,6 +194,8 @@ class PacketGen:
         (e.g. IPv4's version+ihl → one byte, flags+fragOffset → 16 bits, a 48-bit MAC → 16 + 32 bits):
         (struct name, [(fields [(slot, width)], chunk width, pieces [(shift, piece width)])]), or None."""
         codes = {8: "B", 16: "H", 32: "I", 64: "Q"}
+        if hl.vl:
+            return None
         chunks: list[Chunk] = []
         cur: list[tuple[int, int]] = []
         total = 0
@@ -233,12 +249,36 @@ class PacketGen:
         packed = self.header_pack(hl)
         if packed is not None:
             return f"_SP_{hl.id}.pack({', '.join(packed[1])})"
+        if hl.vl:
+            return self.vl_header_bytes(hl)
         parts = []
         shift = hl.nbits
         for n, w, _s in hl.fields:
             shift -= w
             parts.append(f"(F[{hl.slots[n]}] << {shift})" if shift else f"F[{hl.slots[n]}]")
         return f"({' | '.join(parts)}).to_bytes({hl.nbytes}, 'big')"
+
+    @staticmethod
+    def vl_fields(hl: HeaderLayout) -> list[tuple[str, int, str]]:
+        """(field name, width or 0 for the varbit field, shift from the least significant end as an expression of
+        `nb`, the varbit field's current width) of a header with a varbit field, in packet order."""
+        out, after = [], hl.nbits
+        for n, w, _s in hl.fields:
+            if n == VL_BITS:
+                continue
+            if n == hl.vl:
+                out.append((n, 0, str(after)))
+                continue
+            after -= w
+            seen_vl = any(m == hl.vl for m, _w, _sh in out)
+            out.append((n, w, str(after) if seen_vl else f"nb + {after}"))
+        return out
+
+    def vl_header_bytes(self, hl: HeaderLayout) -> str:
+        """The bytes of a valid header with a varbit field: fixed fields and the varbit field's current width."""
+        nb = f"F[{hl.slots[VL_BITS]}]"
+        parts = [f"(F[{hl.slots[n]}] << ({sh.replace('nb', nb)}))" for n, _w, sh in self.vl_fields(hl)]
+        return f"({' | '.join(parts)}).to_bytes(({hl.nbits} + {nb}) >> 3, 'big')"
 
     def build_deparser(self) -> None:
         order = self.deparser_order()
@@ -289,6 +329,8 @@ class PacketGen:
         self.ns["_PE_NOMATCH"] = err["NoMatch"]
         self.ns["_PE_STACK"] = err["StackOutOfBounds"]
         self.ns["_NOERROR"] = err["NoError"]
+        self.ns["_PE_INVARG"] = err["ParserInvalidArgument"]
+        self.ns["_PE_HDRSHORT"] = err["HeaderTooShort"]
         pname = repr(pj.get("name", "parser"))
         lines = ["def parse(F, data):"]
         if self.trace:
@@ -358,7 +400,29 @@ class PacketGen:
             "    return (v >> (b1 * 8 - end)) & ((1 << w) - 1)",
         ])
 
+    def extract_vl_lines(self, hl: HeaderLayout, slots: list[str] | None, valid: str, size: str) -> list[str]:
+        """BMv2's extract_VL: the varbit field's width is `size` bits (a multiple of 8, else ParserInvalidArgument);
+        PacketTooShort is checked before HeaderTooShort (more than the header type's max_length)."""
+        names = [n for n, _w, _s in hl.fields]
+        where = {n: (slots[k] if slots else str(hl.slots[n])) for k, n in enumerate(names)}
+        fixed = hl.nbytes
+        maxb = fixed + (dict((n, w) for n, w, _s in hl.fields)[hl.vl] >> 3)
+        lines = [f"nb = {size}", "if nb % 8: raise ParserError(_PE_INVARG)", f"e = pos + {fixed} + (nb >> 3)",
+                 "if e > n_: raise ParserError(_PE_SHORT)", f"if {fixed} + (nb >> 3) > {maxb}: raise ParserError(_PE_HDRSHORT)",
+                 "v = int.from_bytes(data[pos:e], 'big')", "pos = e"]
+        for n, w, sh in self.vl_fields(hl):
+            mask = "((1 << nb) - 1)" if n == hl.vl else str((1 << w) - 1)
+            lines.append(f"F[{where[n]}] = (v >> ({sh})) & {mask}")
+        lines.append(f"F[{where[VL_BITS]}] = nb")
+        lines.append(f"F[{valid}] = 1")
+        if self.trace:
+            lines.append(f"_T(F, {('Extracting header ' + repr(hl.name))!r})")
+        return lines
+
     def extract_lines(self, hl: HeaderLayout, slots: list[str] | None, valid: str, where: str) -> list[str]:
+        if hl.vl:
+            raise LoadError(f"'extract' of header {hl.name!r}, which has a variable-length field, in {where} "
+                            "(use 'extract_VL')")
         st = self.header_struct(hl) if slots is None else None
         if st is not None:
             lines = [f"e = pos + {hl.nbytes}", "if e > n_: raise ParserError(_PE_SHORT)",
@@ -409,11 +473,24 @@ class PacketGen:
     def parser_op(self, pop: dict, where: str) -> list[str]:
         op = pop.get("op")
         params = pop.get("parameters", [])
-        if op == "extract":
+        if op in ("extract", "extract_VL"):
             t, v = params[0].get("type"), params[0].get("value")
+            size = None
+            if op == "extract_VL":
+                if len(params) != 2 or params[1].get("type") != "expression":
+                    raise LoadError(f"'extract_VL' needs a header and a length of type 'expression' in {where}")
+                size = self.expr(params[1]["value"], where, parser=True)[0]
+
+            def extract(hl: HeaderLayout, slots: list[str] | None, valid: str) -> list[str]:
+                if size is None:
+                    return self.extract_lines(hl, slots, valid, where)
+                if not hl.vl:
+                    raise LoadError(f"'extract_VL' of header {hl.name!r}, which has no variable-length field, in {where}")
+                return self.extract_vl_lines(hl, slots, valid, size)
+
             if t == "regular":
                 hl = self.p.header(v, where)
-                return self.extract_lines(hl, None, str(hl.valid_slot), where)
+                return extract(hl, None, str(hl.valid_slot))
             if t == "stack":
                 st = self.p.stacks.get(v)
                 if st is None:
@@ -421,11 +498,13 @@ class PacketGen:
                 hl = self.p.headers[st.headers[0]]
                 lines = [f"ix = F[{st.next_slot}]", f"if ix >= {len(st.headers)}: raise ParserError(_PE_STACK)"]
                 slots = [f"{self.stack_table(st, str(k))}[ix]" for k in range(len(hl.fields))]
-                lines += self.extract_lines(hl, slots, f"{self.stack_table(st, '$valid$')}[ix]", where)
+                lines += extract(hl, slots, f"{self.stack_table(st, '$valid$')}[ix]")
                 lines.append(f"F[{st.next_slot}] = ix + 1")
                 return lines
-            raise LoadError(f"unsupported extract of {t!r} in {where}")
+            raise LoadError(f"unsupported {op} of {t!r} in {where}")
         if op == "set":
+            if self.vl_width(params[0], where) is not None:
+                return self.assign_vl(params[0], params[1], where)
             slot, w, _sg = self.lvalue(params[0], where)
             src, bits = self.expr(params[1], where, parser=True)
             return [self.assign_src(slot, w, src, bits)]

@@ -28,6 +28,7 @@ P_ID = 9         # packet id string for traces
 NRESERVED = 10
 
 SUPPORTED_MAJOR = 2
+VL_BITS = "$vlbits$"  # hidden last field of a header with a varbit field: the varbit field's current width in bits
 CORE_ERRORS = ("NoError", "PacketTooShort", "NoMatch", "StackOutOfBounds", "HeaderTooShort", "ParserTimeout",
                "ParserInvalidArgument")
 
@@ -43,8 +44,9 @@ class HeaderLayout:
     fields: list[tuple[str, int, bool]]          # (name, width, signed)
     slots: dict[str, int] = field(default_factory=dict)
     valid_slot: int = -1
-    nbits: int = 0
+    nbits: int = 0                               # fixed-size fields only (a varbit field counts 0, as in BMv2)
     stack: str | None = None
+    vl: str | None = None                        # the varbit field, if any (its width in `fields` is its maximum)
 
     @property
     def nbytes(self) -> int:
@@ -96,15 +98,28 @@ class Program:
         for ht in j.get("header_types", []):
             name = _req(ht, "name", "header_types")
             fields = []
+            vl = None
             for f in _req(ht, "fields", f"header type {name!r}"):
                 if not isinstance(f, list) or len(f) < 2:
                     raise LoadError(f"malformed field {f!r} in header type {name!r}")
                 if f[1] == "*":
-                    raise LoadError(f"unsupported varbit field {f[0]!r} in header type {name!r}")
+                    if vl is not None:
+                        raise LoadError(f"header type {name!r} has more than one variable-length field")
+                    vl = f[0]
+                    fields.append((f[0], 0, False))
+                    continue
                 if not isinstance(f[1], int) or f[1] <= 0:
                     raise LoadError(f"bad width {f[1]!r} of field {f[0]!r} in header type {name!r}")
                 fields.append((f[0], f[1], bool(f[2]) if len(f) > 2 else False))
-            self.header_types[name] = {"fields": fields, "id": ht.get("id")}
+            if vl is not None:
+                if "length_exp" in ht:
+                    raise LoadError(f"unsupported length_exp of header type {name!r} (P4_14 variable-length header)")
+                max_len = ht.get("max_length")
+                fixed = sum(w for _n, w, _s in fields)
+                if not isinstance(max_len, int) or max_len * 8 <= fixed:
+                    raise LoadError(f"header type {name!r} has a variable-length field but no valid max_length")
+                fields = [(n, max_len * 8 - fixed if n == vl else w, s) for n, w, s in fields] + [(VL_BITS, 32, False)]
+            self.header_types[name] = {"fields": fields, "id": ht.get("id"), "vl": vl}
 
         for key in ("header_union_types", "header_unions", "header_union_stacks", "parse_vsets", "meter_arrays",
                     "learn_lists", "extern_instances"):
@@ -123,7 +138,8 @@ class Program:
                 raise LoadError(f"header {name!r} has unknown header_type {tname!r}")
             fields = self.header_types[tname]["fields"]
             hl = HeaderLayout(name, h.get("id", len(self.headers)), tname, bool(h.get("metadata", False)), fields)
-            hl.nbits = sum(w for _, w, _ in fields)
+            hl.vl = self.header_types[tname]["vl"]
+            hl.nbits = sum(w for n, w, _ in fields if n != hl.vl and n != VL_BITS)
             if not hl.metadata and hl.nbits % 8:
                 raise LoadError(f"header {name!r} is {hl.nbits} bits, not a multiple of 8")
             self.headers[name] = hl

@@ -48,9 +48,13 @@ def test_unsupported_primitive_named_with_action(bf):
     assert "unsupported primitive 'frobnicate' in action 'MyIngress.drop'" in msg
 
 
-def test_varbit_refused(bf):
+def test_varbit_header_needs_max_length_and_extract_vl(bf):
     bf["header_types"][2]["fields"].append(["options", "*"])
-    assert "varbit field 'options' in header type 'ethernet_t'" in _refused(bf)
+    assert "header type 'ethernet_t' has a variable-length field but no valid max_length" in _refused(bf)
+    bf["header_types"][2]["max_length"] = 14 + 8
+    assert "'extract' of header 'ethernet', which has a variable-length field" in _refused(bf)
+    bf["header_types"][2]["fields"].append(["more", "*"])
+    assert "more than one variable-length field" in _refused(bf)
 
 
 def test_unknown_field_names_location(bf):
