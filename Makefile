@@ -125,8 +125,9 @@ $(OUT)/%.json: p4src/%.p4 $(wildcard p4src/include/*) $(if $(findstring compiler
 	@mkdir -p $(OUT)
 	$(P4C) -I p4src $(P4FLAGS) -o $@ --p4runtime-files $(OUT)/$*.p4info.txt $<
 
+# TARGET=bmv2: only the tests against real simple_switch_grpc (tests/bmv2), which then must be on PATH
 test: setup shell-venv
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(if $(filter bmv2,$(TARGET)),TARGET=bmv2 $(PY) -m pytest -q -m bmv2 $(PYTEST_ARGS),$(PY) -m pytest -q $(PYTEST_ARGS))
 
 controller-shell: setup
 	$(PY) -m controller --grpc-addr $(GRPC_ADDR) shell
