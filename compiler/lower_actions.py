@@ -34,6 +34,17 @@ def prim(op: str, params: list[Json], si: Json | None) -> Json:
     return p
 
 
+def _may_alias(lhs: ast.Expr, rhs: ast.Expr) -> bool:
+    """Whether `rhs` may read what assigning `lhs` writes (a reference to `lhs`, inside it or around it)."""
+    target = describe(lhs)
+    for n in ast.walk(rhs):
+        if isinstance(n, (ast.Name, ast.Member, ast.Index)):
+            d = describe(n)
+            if d == target or d.startswith((target + ".", target + "[")) or target.startswith((d + ".", d + "[")):
+                return True
+    return False
+
+
 class PrimitiveLowerer:
     """Lowers statement lists to primitive lists for one block (`gress` is "ingress", "egress", ... or None)."""
 
@@ -112,6 +123,14 @@ class PrimitiveLowerer:
         """A struct (or a header from a struct expression) assigned field by field, as p4c's mid end does."""
         if isinstance(rhs, ast.Cast):
             rhs = rhs.expr
+        if isinstance(rhs, (ast.StructExpr, ast.ListExpr)) and _may_alias(lhs, rhs):
+            # p4c's RemoveAliases: `s = { s.b, s.a }` goes through a temporary, so every value is read first
+            decl = ast.VarDecl(s.loc, "tmp", None)  # type: ignore[arg-type]
+            self.xl.params[decl] = self.lc.local_storage("tmp", lt, s)
+            tmp = ast.Name(s.loc, "tmp")
+            self.info.refs[tmp] = decl
+            self.info.types[tmp] = lt
+            return self.assign_fields(tmp, lt, rhs, s) + self.assign_fields(lhs, lt, tmp, s)
         if isinstance(rhs, ast.StructExpr):
             values = {f.name: f.value for f in rhs.fields}
         elif isinstance(rhs, ast.ListExpr):

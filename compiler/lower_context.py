@@ -13,7 +13,7 @@ from typing import Any
 from compiler import ast
 from compiler.diagnostics import Diagnostics
 from compiler.typecheck import TypeInfo, describe
-from compiler.types import BitsT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, VarbitT, width_of
+from compiler.types import BitsT, BoolT, EnumT, ErrorT, P4Type, StackT, StructLikeT, VarbitT, header_layout, width_of
 
 Json = Any
 SCALARS = "scalars"
@@ -253,7 +253,8 @@ class LowerContext:
         out: list[list[Json]] = []
         total = 0
         where = st.decl if st.decl is not None else self.program
-        for fname, ft in st.fields:
+        fields = [(n, t) for _p, n, t in header_layout(st)] if st.kind == "header" else st.fields
+        for fname, ft in fields:
             if isinstance(ft, VarbitT) and st.kind == "header":
                 out.append([fname, "*"])   # p4c writes a varbit field as a 2-tuple; its width counts at most
                 total += ft.max_width
@@ -279,6 +280,26 @@ class LowerContext:
         if not any(isinstance(ft, VarbitT) for _, ft in st.fields):
             return 0
         return sum(ft.max_width if isinstance(ft, VarbitT) else (width_of(ft) or 0) for _, ft in st.fields) // 8
+
+    @staticmethod
+    def header_member(h: HeaderRef, member: str) -> Storage | None:
+        """Storage of `h.member`: a field, or (a struct-typed field, flattened as p4c does) a struct of fields."""
+        layout = header_layout(h.type)
+        ft = h.type.field(member)
+        if ft is None:
+            return None
+        if not isinstance(ft, StructLikeT):
+            return next(FieldRef(h.name, n, t) for p, n, t in layout if p == (member,))
+
+        def struct(path: tuple[str, ...], t: StructLikeT) -> StructRef:
+            members: dict[str, Storage] = {}
+            for n, mt in t.fields:
+                sub = path + (n,)
+                members[n] = struct(sub, mt) if isinstance(mt, StructLikeT) else \
+                    next(FieldRef(h.name, jn, jt) for p, jn, jt in layout if p == sub)
+            return StructRef(t, members)
+
+        return struct((member,), ft)
 
     def add_header(self, name: str, type_name: str, metadata: bool) -> int:
         hid = len(self.headers)

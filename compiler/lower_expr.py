@@ -43,6 +43,7 @@ from compiler.types import (
     StackT,
     StructLikeT,
     TypeT,
+    header_layout,
     width_of,
 )
 
@@ -104,7 +105,10 @@ class ExprLowerer:
                     and e.expr.member == "last":
                 stack = self.locate(e.expr.expr)
                 assert isinstance(stack, StackRef)
-                return StackFieldRef(stack.name, e.member, self.info.types[e])
+                field = next((n for p, n, _t in header_layout(stack.type.element) if p == (e.member,)), None)
+                if field is None:
+                    raise self.lc.unsupported(e, f"'{e.member}' of {stack.type.element}.last")
+                return StackFieldRef(stack.name, field, self.info.types[e])
             base = self.locate(e.expr)
             if isinstance(base, StructRef):
                 m = base.members.get(e.member)
@@ -112,10 +116,10 @@ class ExprLowerer:
                     raise self.lc.unsupported(e, f"member '{e.member}' of {base.type}")
                 return m
             if isinstance(base, HeaderRef):
-                ft = base.type.field(e.member)
-                if ft is None:
+                m = self.lc.header_member(base, e.member)
+                if m is None:
                     raise self.lc.error(e, f"no field '{e.member}'")
-                return FieldRef(base.name, e.member, ft)
+                return m
             if isinstance(base, StackRef):
                 if e.member == "next":
                     return StackNext(base)

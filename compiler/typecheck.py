@@ -171,6 +171,18 @@ def start_of(e: ast.Node) -> ast.Node:
             return e
 
 
+def _fixed_leaves(st: StructLikeT) -> bool:
+    """Whether every field of struct `st`, nested structs included, is bit<W>, int<W>, bool or a serializable enum
+    (what p4c accepts as a struct-typed header field)."""
+    for _, ft in st.fields:
+        if isinstance(ft, StructLikeT) and ft.kind == "struct":
+            if not _fixed_leaves(ft):
+                return False
+        elif not (isinstance(ft, (BitsT, BoolT)) or (isinstance(ft, EnumT) and ft.underlying is not None)):
+            return False
+    return True
+
+
 @dataclass
 class _Ctx:
     """Where the checker currently is."""
@@ -439,6 +451,8 @@ class Checker:
 
     def check_field_type(self, kind: str, d: ast.Decl, f: ast.Field, ft: P4Type) -> None:
         if kind == "header":
+            if isinstance(ft, StructLikeT) and ft.kind == "struct" and _fixed_leaves(ft):
+                return  # p4c flattens it into the header (FlattenHeaders)
             if not isinstance(ft, (BitsT, BoolT, VarbitT)) and not (isinstance(ft, EnumT) and ft.underlying):
                 self.diags.error(f.type.loc, f"header field '{f.name}' must be bit<W>, int<W>, varbit or bool, not {ft}")
             if isinstance(ft, VarbitT) and any(isinstance(self.info.types.get(g), VarbitT) for g in d.fields

@@ -40,7 +40,7 @@ class InfIntT(P4Type):
 
 @dataclass(frozen=True)
 class VarbitT(P4Type):
-    """`varbit<W>` (only accepted in header declarations; never lowered)."""
+    """`varbit<W>` (a header field, or a local variable)."""
 
     max_width: int
 
@@ -274,6 +274,25 @@ DONTCARE = DontCareT()
 
 ERROR_WIDTH = 32  # p4c's BMv2 back end stores `error` values in 32 bits
 BOOL_WIDTH = 1
+
+
+def header_layout(st: StructLikeT) -> list[tuple[tuple[str, ...], str, P4Type]]:
+    """The BMv2 fields of header type `st`: (path of P4 field names, JSON field name, leaf type). A header with a
+    struct-typed field is flattened as p4c's FlattenHeaders does: every field is renamed after its path and its
+    position (`h.s.a` at position 1 becomes `_s_a1`); any other header keeps its field names."""
+    if not any(isinstance(ft, StructLikeT) for _, ft in st.fields):
+        return [((n,), n, ft) for n, ft in st.fields]
+    out: list[tuple[tuple[str, ...], str, P4Type]] = []
+
+    def walk(path: tuple[str, ...], t: P4Type) -> None:
+        if isinstance(t, StructLikeT):
+            for n, ft in t.fields:
+                walk(path + (n,), ft)
+            return
+        out.append((path, "_" + "_".join(path) + str(len(out)), t))
+
+    walk((), st)
+    return out
 
 
 def width_of(t: P4Type) -> int | None:
