@@ -8,6 +8,7 @@ Modules, one per pass:
     compiler.ast            syntax tree (slotted dataclasses) and NodeVisitor
     compiler.diagnostics    Diagnostic records, `file:line:col: error: ...` rendering, CompileError
     compiler.types          semantic types (bit<W>, int<W>, bool, headers, structs, enums, externs, ...)
+    compiler.direct_calls   `Control.apply(...)` of a type gets an instance of its own, as in p4c
     compiler.typecheck      name resolution, type/width checking, constant folding
     compiler.inline_calls   function calls inlined into statements (copy-in/copy-out, returns), as p4c does
     compiler.lower_context  storage locations, fresh names, ids shared by the lowering passes
@@ -49,6 +50,7 @@ class CompileResult:
 def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: Mapping[str, str] | Iterable[str],
              program_name: str | None) -> CompileResult:
     from compiler import bmv2, p4info, typecheck
+    from compiler.direct_calls import instantiate_direct_calls
     from compiler.inline_calls import CallInliner
     from compiler.simplify_keys import KeySimplifier
     from compiler.parser import parse_source
@@ -56,6 +58,7 @@ def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: 
     diags = Diagnostics()
     program = parse_source(text, name, include_dirs, defines, diags)
     diags.check()
+    instantiate_direct_calls(program)
     info = typecheck.check(program, diags)
     diags.check()
     CallInliner(info, diags).run(program)

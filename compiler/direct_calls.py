@@ -1,0 +1,49 @@
+"""Direct application of a control or parser type (P4_16 spec §15.1): `C.apply(args)` where `C` names a control
+or parser declaration, not an instance, applies an anonymous instance of it. As p4c's InstantiateDirectCalls does,
+each such call gets an instance `C_inst` (`@name("C")`, so control-plane names are the type's) declared in the
+enclosing control or parser, and the call applies that instance. Runs on the syntax tree, before type checking.
+"""
+
+from __future__ import annotations
+
+from compiler import ast
+
+__all__ = ["instantiate_direct_calls"]
+
+
+def instantiate_direct_calls(program: ast.Program) -> None:
+    """Rewrite every direct `Type.apply(...)` of the program in place."""
+    blocks = {d.name: d for d in program.decls if isinstance(d, (ast.ControlDecl, ast.ParserDecl))}
+    taken = {d.name for d in program.decls}
+    for d in program.decls:
+        if not isinstance(d, (ast.ControlDecl, ast.ParserDecl)):
+            continue
+        shadowed = {p.name for p in d.params + d.ctor_params} | {x.name for x in d.locals}
+        taken |= {x.name for x in d.locals}
+        body: list[ast.Node] = [d.body] if isinstance(d, ast.ControlDecl) else list(d.states)
+        added: list[ast.Decl] = []
+        for root in body:
+            for n in ast.walk(root):
+                if not (isinstance(n, ast.MethodCall) and isinstance(n.callee, ast.Member)
+                        and n.callee.member == "apply" and isinstance(n.callee.expr, ast.Name)):
+                    continue
+                target = n.callee.expr
+                sub = blocks.get(target.name)
+                if sub is None or target.name in shadowed:
+                    continue
+                name = _fresh(f"{target.name}_inst", taken)
+                loc = target.loc
+                added.append(ast.Instantiation(loc, name, ast.TypeName(loc, target.name), [],
+                                               annotations=[ast.Annotation(loc, "name",
+                                                                           [ast.StringLit(loc, target.name)])]))
+                n.callee.expr = ast.Name(loc, name)
+        d.locals[:0] = added
+
+
+def _fresh(base: str, taken: set[str]) -> str:
+    name, k = base, 0
+    while name in taken:
+        k += 1
+        name = f"{base}_{k}"
+    taken.add(name)
+    return name
