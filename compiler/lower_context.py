@@ -352,6 +352,8 @@ class LowerContext:
         if not isinstance(t, ExternT):
             raise self.unsupported(d, f"instantiation of '{d.name}' here")
         name = control_plane_name(d, prefix)
+        if self.instance_names.get(d) == name:
+            return name  # a shared control instance, lowered again where it is applied again
         self.instance_names[d] = name
         si = self.source_info(d, d.name)
         ext = t.name

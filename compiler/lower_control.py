@@ -384,6 +384,12 @@ class ControlLowerer:
                                                        "variable, a header or a field)") from None
             if p.direction == "out":
                 resets.extend(header_resets(self.info, a, self.info.types[p]))
+        for inst in self.info.ctor_instances.get(sub.decl, {}).values():
+            shared = self.xl.params.get(inst)  # a control instance given as a constructor argument
+            if shared is None:
+                raise self.lc.unsupported(c, f"the control instance '{inst.name}' given to '{describe(c.callee.expr)}'"
+                                             " here")
+            bindings[inst] = shared
         cio = copy_in_out(self.lc, [p for p, _ in temps], [a for _, a in temps])
         bindings.update(cio.bind)
         self.xl.params.update(cio.bind)  # the copy statements run in this control

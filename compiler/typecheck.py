@@ -104,6 +104,9 @@ class TypeInfo:
     actions: dict[ast.Node, ast.ActionDecl] = field(default_factory=dict)
     # prototype of a (single-return) function → its declaration; call → function (for inlining)
     functions: dict[ast.Node, ast.FunctionDecl] = field(default_factory=dict)
+    # a control specialized for control-instance constructor arguments → {parameter name: the instance it stands
+    # for} (a shared instance: the same tables and externs wherever it is applied)
+    ctor_instances: dict[ast.Node, dict[str, ast.Instantiation]] = field(default_factory=dict)
 
     def type_of(self, node: ast.Node) -> P4Type:
         return self.types[node]
@@ -169,6 +172,13 @@ def start_of(e: ast.Node) -> ast.Node:
             e = e.callee
         else:
             return e
+
+
+def _untyped_int(e: ast.Expr) -> bool:
+    """An integer literal without a width, possibly negated or parenthesized (an `int` until its context types it)."""
+    while isinstance(e, ast.Unary) and e.op in ("-", "+"):
+        e = e.operand
+    return isinstance(e, ast.IntLit) and e.width is None
 
 
 def _fixed_leaves(st: StructLikeT) -> bool:
@@ -629,6 +639,7 @@ class Checker:
             return  # checked once per instantiation, with the constructor arguments bound (see `specialize`)
         cctx = _Ctx(Scope(ctx.scope, d), d, None, False, False)
         self.check_params(d.params, cctx, d)
+        cctx.scope.names.update(self.info.ctor_instances.get(d, {}))
         for loc in d.locals:
             self.local_decl(loc, cctx)
         actx = cctx.child(in_apply=True)
@@ -697,8 +708,18 @@ class Checker:
         if not args:
             return decl
         values: list[int | bool] = []
+        instances: dict[str, ast.Instantiation] = {}
+        anonymous: list[ast.Instantiation] = []
         for p, a in zip(decl.ctor_params, args):
             pt = self.resolve_type(p.type, self.info.global_scope)
+            if isinstance(pt, BlockT) and pt.kind == "control" and kind == "control":
+                inst = self.control_argument(p, a, pt, ctx)
+                if isinstance(a, ast.ConstructorCall):
+                    anonymous.append(inst)
+                else:
+                    instances[p.name] = inst
+                values.append(id(inst))
+                continue
             if not isinstance(pt, (BitsT, BoolT, InfIntT)):
                 raise self.unsupported(p, f"constructor parameter '{p.name}' of type {pt}")
             at = self.expr(a, ctx, pt)
@@ -713,16 +734,45 @@ class Checker:
             spec = copy.deepcopy(decl)
             consts: list[ast.Decl] = []
             for p, v in zip(spec.ctor_params, values):
+                if p.name in instances or any(i.name == p.name for i in anonymous):
+                    continue
                 lit = ast.BoolLit(p.loc, v) if isinstance(v, bool) else ast.IntLit(p.loc, int(v))
                 consts.append(ast.ConstDecl(p.loc, p.name, p.type, lit))
             spec.ctor_params = []
-            spec.locals = consts + spec.locals
+            spec.locals = consts + anonymous + spec.locals
             self._specialized[key] = spec
+            if instances:
+                self.info.ctor_instances[spec] = instances
             if isinstance(spec, ast.ControlDecl):
                 self.check_control(spec, _Ctx(self.info.global_scope))
             else:
                 self.check_parser(spec, _Ctx(self.info.global_scope))
         return spec
+
+    def control_argument(self, p: ast.Param, a: ast.Expr, pt: BlockT, ctx: _Ctx) -> ast.Instantiation:
+        """The control instance passed for constructor parameter `p`: a declared instance (`C2(c1) c2;`, shared
+        with every other use of it) or an anonymous one (`C2(C1()) c2;`, an instance of its own named `p`)."""
+        if isinstance(a, ast.ConstructorCall):
+            inst = ast.Instantiation(a.loc, p.name, a.type, a.args)
+            t = self.resolve_type(a.type, ctx.scope)
+        elif isinstance(a, ast.Name):
+            d = ctx.scope.lookup(a.name)
+            if not isinstance(d, ast.Instantiation) or not isinstance(self.info.types.get(d), BlockT):
+                raise self.error(a, f"constructor argument '{a.name}' for '{p.name}' must be a control instance")
+            self.info.refs[a] = d
+            inst, t = d, self.info.types[d]
+        else:
+            raise self.unsupported(start_of(a), f"constructor argument '{describe(a)}' of type {pt}")
+        if not (isinstance(t, BlockT) and t.kind == "control" and isinstance(t.decl, ast.ControlDecl)):
+            raise self.error(start_of(a), f"constructor argument '{describe(a)}' for '{p.name}' must be a control")
+        want, have = pt.decl.params, t.decl.params  # type: ignore[attr-defined]
+        same = len(want) == len(have) and all(
+            w.direction == h.direction and same_type(self.resolve_type(w.type, self.info.global_scope),
+                                                     self.resolve_type(h.type, self.info.global_scope))
+            for w, h in zip(want, have))
+        if not same:
+            raise self.error(start_of(a), f"control '{t.name}' does not match the type {pt} of parameter '{p.name}'")
+        return inst
 
     def check_table(self, d: ast.TableDecl, ctx: _Ctx) -> None:
         tctx = ctx.child(table=d)
@@ -1485,6 +1535,11 @@ class Checker:
             raise self.error(e.cond, f"condition of '?:' must be bool, not {ct}")
         tt = self.expr(e.then, ctx, expected)
         et = self.expr(e.else_, ctx, expected)
+        # an untyped integer branch takes the other branch's type (p4c), not the context's: `c ? 2 : 3w1` is bit<3>
+        if not same_type(tt, et) and _untyped_int(e.then) and isinstance(et, BitsT):
+            tt = self.expr(e.then, ctx, et)
+        elif not same_type(tt, et) and _untyped_int(e.else_) and isinstance(tt, BitsT):
+            et = self.expr(e.else_, ctx, tt)
         if isinstance(tt, InfIntT) and isinstance(et, BitsT):
             tt = self.expr(e.then, ctx, et)
         elif isinstance(et, InfIntT) and isinstance(tt, BitsT):
