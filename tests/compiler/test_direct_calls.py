@@ -33,5 +33,5 @@ def test_control_argument_must_match_the_parameter_type() -> None:
     src = src.replace("control Bump(inout bit<8> x) {", "control Bump(in bit<8> x) {").replace("x = x + v;", "")
     with pytest.raises(CompileError) as info:
         compile_source(src, name="c.p4")
-    assert "c.p4:34:11: error: control 'Bump' does not match the type control bump_t of parameter 'b'" \
+    assert "c.p4:36:11: error: control 'Bump' does not match the type control bump_t of parameter 'b'" \
         in str(info.value)

@@ -25,6 +25,9 @@ control Bump(inout bit<8> x) {
         x = x + v;
     }
 }
+control AddTen(inout bit<8> x) {
+    apply { x = x + 10; }
+}
 control Twice(inout bit<8> x)(bump_t b) {
     apply { x = x << 1; b.apply(x); }
 }
@@ -32,7 +35,7 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
     Bump() shared;
     Twice(shared) t1;
     Twice(shared) t2;
-    Twice(Bump()) t3;
+    Twice(AddTen()) t3;
     apply {
         sm.egress_spec = 1;
         t1.apply(hdr.d.a);
