@@ -39,6 +39,8 @@ from compiler.lower_context import (
     StackRef,
     Storage,
     StructRef,
+    UnionRef,
+    UnionStackRef,
 )
 from compiler.lower_control import ControlLowerer
 from compiler.lower_expr import ExprLowerer
@@ -175,9 +177,9 @@ class ProgramLowering(LowerContext):
             "header_types": self.header_types,
             "headers": self.headers,
             "header_stacks": self.header_stacks,
-            "header_union_types": [],
-            "header_unions": [],
-            "header_union_stacks": [],
+            "header_union_types": self.header_union_types,
+            "header_unions": self.header_unions,
+            "header_union_stacks": self.header_union_stacks,
             "field_lists": self.field_lists,
             "errors": [[n, c] for n, c in self.errors],
             "enums": [],
@@ -288,12 +290,16 @@ class ProgramLowering(LowerContext):
                 stacks.append((fname, ft))
                 members[fname] = StackRef(fname, ft)  # keeps field order; instances added after the headers
             elif isinstance(ft, StructLikeT) and ft.kind == "header_union":
-                raise self.unsupported(ft.decl or where, "header unions")
+                self.add_union_type(ft)
+                members[fname] = self.add_union(fname, ft)
             else:
                 raise self.error(where, f"the headers struct '{st.name}' may only contain headers and header "
                                         f"stacks; field '{fname}' has type {ft}")
         for fname, ft in stacks:
             el = ft.element
+            if el.kind == "header_union":
+                members[fname] = self.add_union_stack(fname, ft)
+                continue
             self.add_header_type(el.name, self.struct_fields(el), self.max_length(el))
             ids = [self.add_header(f"{fname}[{i}]", el.name, False) for i in range(ft.size)]
             self.header_stacks.append({"name": fname, "id": len(self.header_stacks), "header_type": el.name,
@@ -449,6 +455,10 @@ class ProgramLowering(LowerContext):
                 order.append(s.name)
             elif isinstance(s, StackRef):
                 order.extend(f"{s.name}[{i}]" for i in range(s.type.size))
+            elif isinstance(s, UnionRef):  # p4c's ExpandEmit: every member; BMv2 emits the valid one
+                order.extend(h.name for h in s.members.values())
+            elif isinstance(s, UnionStackRef):
+                order.extend(f"{s.name}[{i}].{m}" for i in range(s.type.size) for m, _t in s.type.element.fields)
             elif isinstance(s, StructRef):
                 for m in s.members.values():
                     emit(m, where)

@@ -17,6 +17,7 @@ from compiler.lower_context import (
     Json,
     LowerAbort,
     LowerContext,
+    UnionRef,
     expr_json,
     hexval,
 )
@@ -108,8 +109,17 @@ class PrimitiveLowerer:
             return [prim("assign_header", [left, {"type": "header", "value": src.name}], si)]
         if isinstance(lt, StructLikeT) and lt.kind == "struct":
             return self.assign_fields(lhs, lt, rhs, s)
+        if isinstance(lt, StructLikeT) and lt.kind == "header_union":
+            return self.assign_union(lhs, lt, rhs, s)
         if isinstance(lt, StructLikeT):
             raise self.lc.unsupported(s, f"assignment of a whole {lt}")
+        if isinstance(lt, StackT) and lt.element.kind == "header_union":
+            left, right = self.xl.lvalue(lhs), self.xl.lvalue(rhs)
+            if self.gress != "parser" or left.get("type") != "header_union_stack" or \
+                    right.get("type") != "header_union_stack":
+                # p4c's CopyStructures splits it outside parsers into element assignments BMv2 cannot load
+                raise self.lc.unsupported(s, "assignment of a whole header union stack here")
+            return [prim("assign_union_stack", [left, right], si)]
         if isinstance(lt, StackT):
             left, right = self.xl.lvalue(lhs), self.xl.lvalue(rhs)
             if left.get("type") != "header_stack" or right.get("type") != "header_stack":
@@ -118,6 +128,20 @@ class PrimitiveLowerer:
         left = self.xl.lvalue(lhs)
         right = self.xl.convert(rhs, wrap=True, convert_bool=isinstance(lt, BoolT))
         return [prim("assign_VL" if isinstance(lt, VarbitT) else "assign", [left, right], si)]
+
+    def assign_union(self, lhs: ast.Expr, lt: StructLikeT, rhs: ast.Expr, s: ast.Node) -> list[Json]:
+        """`u1 = u2`: member by member (`u1.h = u2.h`, each an assign_header), as p4c's CopyStructures does."""
+        src_t = self.info.types.get(rhs)
+        if not isinstance(self.xl.locate(rhs), UnionRef) or not (isinstance(src_t, StructLikeT)
+                                                                 and src_t.decl is lt.decl):
+            raise self.lc.unsupported(rhs, f"assigning this value to a {lt}")
+        out: list[Json] = []
+        for name, ft in lt.fields:
+            dst, src = ast.Member(lhs.loc, lhs, name), ast.Member(rhs.loc, rhs, name)
+            self.info.types[dst] = ft
+            self.info.types[src] = ft
+            out.extend(self.assign(dst, src, s))
+        return out
 
     def assign_fields(self, lhs: ast.Expr, lt: StructLikeT, rhs: ast.Expr, s: ast.Node) -> list[Json]:
         """A struct (or a header from a struct expression) assigned field by field, as p4c's mid end does."""

@@ -49,6 +49,24 @@ class StackRef(Storage):
 
 
 @dataclass
+class UnionRef(Storage):
+    """A header union `name`; each member is a header instance of its own, named `name.member` (as p4c does)."""
+
+    name: str
+    type: StructLikeT
+    members: dict[str, HeaderRef]
+    in_stack: bool = False  # an element `s[i]` of a union stack (p4c names it like a header, see r_MethodCall)
+
+
+@dataclass
+class UnionStackRef(Storage):
+    """A header union stack `name` (elements `name[i]`)."""
+
+    name: str
+    type: StackT
+
+
+@dataclass
 class FieldRef(Storage):
     """Field `field` of instance `header` (`["header", "field"]` in JSON)."""
 
@@ -170,6 +188,9 @@ class LowerContext:
     header_type_names: set[str] = field(default_factory=set)
     headers: list[Json] = field(default_factory=list)
     header_stacks: list[Json] = field(default_factory=list)
+    header_union_types: list[Json] = field(default_factory=list)
+    header_unions: list[Json] = field(default_factory=list)
+    header_union_stacks: list[Json] = field(default_factory=list)
     scalar_fields: list[list[Json]] = field(default_factory=list)
     scalar_width: int = 0
     field_lists: list[Json] = field(default_factory=list)
@@ -301,6 +322,39 @@ class LowerContext:
 
         return struct((member,), ft)
 
+    def add_union_type(self, t: StructLikeT) -> None:
+        """p4c's addHeaderType of a header_union: its members' header types, then the union type."""
+        if any(u["name"] == t.name for u in self.header_union_types):
+            return
+        for _fname, ft in t.fields:
+            assert isinstance(ft, StructLikeT)
+            self.add_header_type(ft.name, self.struct_fields(ft), self.max_length(ft))
+        self.header_union_types.append({"name": t.name, "id": len(self.header_union_types),
+                                        "headers": [[fname, ft.name] for fname, ft in t.fields]})
+
+    def add_union(self, name: str, t: StructLikeT, in_stack: bool = False) -> UnionRef:
+        """A header union instance: one header instance per member (`name.member`), then the union."""
+        members: dict[str, HeaderRef] = {}
+        ids = []
+        for fname, ft in t.fields:
+            assert isinstance(ft, StructLikeT)
+            ids.append(self.add_header(f"{name}.{fname}", ft.name, False))
+            members[fname] = HeaderRef(f"{name}.{fname}", ft)
+        self.header_unions.append({"name": name, "id": len(self.header_unions), "union_type": t.name,
+                                   "header_ids": ids, "pi_omit": True})
+        return UnionRef(name, t, members, in_stack)
+
+    def add_union_stack(self, name: str, t: StackT) -> UnionStackRef:
+        el = t.element
+        self.add_union_type(el)
+        ids = []
+        for i in range(t.size):
+            self.add_union(f"{name}[{i}]", el, in_stack=True)
+            ids.append(len(self.header_unions) - 1)
+        self.header_union_stacks.append({"name": name, "id": len(self.header_union_stacks), "union_type": el.name,
+                                         "size": t.size, "header_union_ids": ids})
+        return UnionStackRef(name, t)
+
     def add_header(self, name: str, type_name: str, metadata: bool) -> int:
         hid = len(self.headers)
         self.headers.append({"name": name, "id": hid, "header_type": type_name, "metadata": metadata,
@@ -325,6 +379,9 @@ class LowerContext:
             self.add_header_type(t.name, self.struct_fields(t), self.max_length(t))
             self.add_header(hname, t.name, False)
             return HeaderRef(hname, t)
+        if isinstance(t, StructLikeT) and t.kind == "header_union":
+            self.add_union_type(t)
+            return self.add_union(self.names.new(name), t)
         if isinstance(t, VarbitT):
             # as p4c: a metadata instance of its own, type `struct$varbitW` with one varbit field named `field`
             tname = f"struct$varbit{t.max_width}"

@@ -27,6 +27,8 @@ from compiler.lower_context import (
     StackRef,
     Storage,
     StructRef,
+    UnionRef,
+    UnionStackRef,
     expr_json,
     hexval,
 )
@@ -43,6 +45,7 @@ from compiler.types import (
     StackT,
     StructLikeT,
     TypeT,
+    VarbitT,
     header_layout,
     width_of,
 )
@@ -97,6 +100,8 @@ class ExprLowerer:
             return self.root(d, e)
         if isinstance(e, ast.Member):
             base_t = self.info.types.get(e.expr)
+            if isinstance(base_t, StackT) and base_t.element.kind == "header_union" and e.member != "next":
+                raise self.lc.unsupported(e, f"'{e.member}' of a header union stack")
             if isinstance(base_t, StackT) and e.member == "last":
                 base = self.locate(e.expr)
                 assert isinstance(base, StackRef)
@@ -104,6 +109,8 @@ class ExprLowerer:
             if isinstance(e.expr, ast.Member) and isinstance(self.info.types.get(e.expr.expr), StackT) \
                     and e.expr.member == "last":
                 stack = self.locate(e.expr.expr)
+                if isinstance(stack, UnionStackRef):
+                    raise self.lc.unsupported(e.expr, "'last' of a header union stack")
                 assert isinstance(stack, StackRef)
                 field = next((n for p, n, _t in header_layout(stack.type.element) if p == (e.member,)), None)
                 if field is None:
@@ -124,9 +131,23 @@ class ExprLowerer:
                 if e.member == "next":
                     return StackNext(base)
                 raise self.lc.unsupported(e, f"header stack member '{e.member}' here")
+            if isinstance(base, UnionRef) and e.member in base.members:
+                return base.members[e.member]
+            if isinstance(base, UnionStackRef) and e.member == "next":
+                return UnionStackNext(base, "")
+            if isinstance(base, UnionStackNext) and not base.member:
+                return UnionStackNext(base.stack, e.member)
             raise self.lc.unsupported(e, f"'{e.member}' of this value")
         if isinstance(e, ast.Index):
             base = self.locate(e.expr)
+            if isinstance(base, UnionStackRef):
+                idx = self.info.values.get(e.index)
+                if not isinstance(idx, int):
+                    raise self.lc.unsupported(e.index, "non-constant header union stack index")
+                el = base.type.element
+                name = f"{base.name}[{idx}]"
+                return UnionRef(name, el, {m: HeaderRef(f"{name}.{m}", mt) for m, mt in el.fields  # type: ignore
+                                           }, in_stack=True)
             if not isinstance(base, StackRef):
                 raise self.lc.unsupported(e, "indexing this value")
             idx = self.info.values.get(e.index)
@@ -148,6 +169,10 @@ class ExprLowerer:
             return {"type": "stack_field", "value": [s.stack, s.field]}
         if isinstance(s, HeaderRef):
             return {"type": "header", "value": s.name}
+        if isinstance(s, UnionRef) and not s.in_stack:
+            return {"type": "header_union", "value": s.name}
+        if isinstance(s, UnionStackRef):
+            return {"type": "header_union_stack", "value": s.name}
         if isinstance(s, StackRef):
             return {"type": "header_stack", "value": s.name}
         if isinstance(s, RuntimeData):
@@ -301,6 +326,10 @@ class ExprLowerer:
         if isinstance(owner, StructLikeT) and name == "isValid":
             assert isinstance(e.callee, ast.Member)
             h = self.locate(e.callee.expr)
+            if isinstance(h, UnionRef):
+                if h.in_stack:  # p4c refers to the element as a header ("u[0]"), which BMv2 fails to load
+                    raise self.lc.unsupported(e, "isValid() of a header union stack element")
+                return expr_json("valid_union", None, self.storage_json(h, e))
             if not isinstance(h, HeaderRef):
                 raise self.lc.unsupported(e, "isValid() of this value")
             return expr_json("d2b", None, {"type": "field", "value": [h.name, "$valid$"]})
@@ -425,6 +454,9 @@ class ExprLowerer:
             inner = expr_json("+" if op == "|+|" else "-", self.local(self.rvalue(e.left)),
                               self.local(self.rvalue(e.right)))
             return expr_json("sat_cast" if t.signed else "usat_cast", inner, hexval(t.width))
+        if op in ("==", "!=") and isinstance(self.info.types.get(e.left), (StructLikeT, StackT)):
+            j = self.compare(self.locate(e.left), self.locate(e.right), e)
+            return expr_json("not", None, j) if op == "!=" else j
         jop = {"&&": "and", "||": "or"}.get(op, op)
         rv = self.info.values.get(e.right)
         if op in ("<<", ">>"):
@@ -447,6 +479,39 @@ class ExprLowerer:
         if op in ARITH_OPS:
             return self.fix(j, t)
         return j
+
+    def compare(self, a: Storage, b: Storage, e: ast.Binary) -> Json:
+        """`a == b` of headers, unions, structs or stacks, expanded as p4c's RemoveComplexComparisons does: two
+        headers are equal when both are invalid, or both are valid with equal fields; unions, structs and stacks
+        when all their members are."""
+        def both(x: Json | None, y: Json) -> Json:
+            return y if x is None else expr_json("and", x, y)
+
+        if isinstance(a, HeaderRef) and isinstance(b, HeaderRef):
+            if any(isinstance(ft, VarbitT) for _n, ft in a.type.fields):
+                raise self.lc.unsupported(e, f"comparison of {a.type} values (it has a varbit field)")
+            lv = expr_json("d2b", None, {"type": "field", "value": [a.name, "$valid$"]})
+            rv = expr_json("d2b", None, {"type": "field", "value": [b.name, "$valid$"]})
+            valid = expr_json("and", lv, rv)
+            for fname, _ft in a.type.fields:
+                fa, fb = self.lc.header_member(a, fname), self.lc.header_member(b, fname)
+                assert fa is not None and fb is not None
+                valid = expr_json("and", valid, self.compare(fa, fb, e))
+            invalid = expr_json("and", expr_json("not", None, lv), expr_json("not", None, rv))
+            return expr_json("or", invalid, valid)
+        result: Json | None = None
+        if isinstance(a, (StructRef, UnionRef)) and isinstance(b, (StructRef, UnionRef)) and type(a) is type(b):
+            for m, sa in a.members.items():
+                result = both(result, self.compare(sa, b.members[m], e))  # type: ignore[union-attr]
+            return result if result is not None else {"type": "bool", "value": True}
+        if isinstance(a, StackRef) and isinstance(b, StackRef):
+            for i in range(a.type.size):
+                result = both(result, self.compare(HeaderRef(f"{a.name}[{i}]", a.type.element),
+                                                   HeaderRef(f"{b.name}[{i}]", b.type.element), e))
+            return result if result is not None else {"type": "bool", "value": True}
+        if isinstance(a, (FieldRef, StackFieldRef)) and isinstance(b, (FieldRef, StackFieldRef)):
+            return expr_json("==", self.local(self._read(a, a.type, e)), self.local(self._read(b, b.type, e)))
+        raise self.lc.unsupported(e, f"comparison of these {self.info.types.get(e.left)} values")
 
     def check_shift(self, e: ast.Binary, amount: int | bool | None) -> None:
         """p4c's BMv2 back end (LowerExpressions::shift) limits shift amounts: a bit<W> amount needs W <= 8, a
@@ -476,6 +541,14 @@ class StackNext(Storage):
 
     def __init__(self, stack: StackRef) -> None:
         self.stack = stack
+
+
+class UnionStackNext(Storage):
+    """`stack.next` of a header union stack, then `stack.next.member` (only valid as an extract target)."""
+
+    def __init__(self, stack: UnionStackRef, member: str) -> None:
+        self.stack = stack
+        self.member = member
 
 
 class StackLast(Storage):

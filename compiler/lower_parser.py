@@ -15,7 +15,7 @@ import itertools
 from compiler import ast
 from compiler.lower_actions import PrimitiveLowerer
 from compiler.lower_context import HeaderRef, Json, LowerAbort, LowerContext, hexstr
-from compiler.lower_expr import ExprLowerer, StackNext
+from compiler.lower_expr import ExprLowerer, StackNext, UnionStackNext
 from compiler.typecheck import describe
 from compiler.types import BitsT, BlockT, BoolT, ExternT, StackT, StructLikeT, width_of
 
@@ -230,6 +230,8 @@ class ParserLowerer:
                     params: list[Json] = [{"type": "stack", "value": target.stack.name}]
                 elif isinstance(target, HeaderRef):
                     params = [{"type": "regular", "value": target.name}]
+                elif isinstance(target, UnionStackNext) and target.member:
+                    params = [{"type": "union_stack", "value": [target.stack.name, target.member]}]
                 else:
                     raise self.lc.unsupported(arg, f"extract into '{describe(arg)}'")
                 if len(c.args) == 1:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from compiler import ast
 from compiler.diagnostics import Diagnostics
 from compiler.typecheck import TypeInfo, start_of
-from compiler.types import BlockT
+from compiler.types import BlockT, StructLikeT
 
 __all__ = ["KeySimplifier", "is_simple_key"]
 
@@ -27,8 +27,17 @@ def is_simple_key(info: TypeInfo, e: ast.Expr) -> bool:
     elif isinstance(e, ast.Slice):
         e = e.expr
     if isinstance(e, ast.MethodCall):
-        return info.calls.get(e, (None, ""))[1] == "isValid"
+        return info.calls.get(e, (None, ""))[1] == "isValid" and not _is_union_valid(info, e)
     return isinstance(e, (ast.Name, ast.Member, ast.Index)) and e not in info.values
+
+
+def _is_union_valid(info: TypeInfo, e: ast.Expr) -> bool:
+    """`u.isValid()` of a header union: not a BMv2 match field (p4c's IsValid policy), computed into a variable."""
+    if not (isinstance(e, ast.MethodCall) and isinstance(e.callee, ast.Member)
+            and info.calls.get(e, (None, ""))[1] == "isValid"):
+        return False
+    t = info.types.get(e.callee.expr)
+    return isinstance(t, StructLikeT) and t.kind == "header_union"
 
 
 class KeySimplifier:
@@ -59,6 +68,12 @@ class KeySimplifier:
                     if is_simple_key(self.info, ke.expr):
                         continue
                     name = ke.annotation("name")
+                    if name is None and _is_union_valid(self.info, ke.expr):
+                        # p4c's front end names every isValid() key `<expr>.$valid$` (TableKeyNames)
+                        assert isinstance(ke.expr, ast.MethodCall) and isinstance(ke.expr.callee, ast.Member)
+                        kname = ast.to_p4(ke.expr.callee.expr) + ".$valid$"
+                        name = ast.Annotation(ke.expr.loc, "name", [ast.StringLit(ke.expr.loc, kname)])
+                        ke.annotations.append(name)
                     if name is None or not name.string_arg():
                         self.diags.error(start_of(ke.expr).loc,
                                          f"{ast.to_p4(ke.expr)}: Complex key expression requires a @name annotation")

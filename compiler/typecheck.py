@@ -951,7 +951,7 @@ class Checker:
             t = self.resolve_type(s.type, ctx.scope)
             if isinstance(t, (InfIntT, ExternT, BlockT, VoidT, StringT)):
                 raise self.error(s.type, f"variable '{s.name}' cannot have type {t}")
-            if isinstance(t, StructLikeT) and t.kind == "header_union" or isinstance(t, StackT):
+            if isinstance(t, StackT):
                 self.diags.unsupported(s.loc, f"local variable of type {t}")
             self.info.types[s] = t
             if s.init is not None:
@@ -1253,7 +1253,8 @@ class Checker:
             ft = bt.field(m)
             if ft is not None:
                 return ft
-            if bt.kind in ("header", "header_union") and m in ("isValid", "setValid", "setInvalid"):
+            if bt.kind == "header" and m in ("isValid", "setValid", "setInvalid") or \
+                    bt.kind == "header_union" and m == "isValid":  # a union has no setValid/setInvalid (p4c)
                 return MethodT(m, [], bt)
             raise self.error(e, f"{bt.kind} '{bt.name}' has no field '{m}'")
         if isinstance(bt, StackT):
@@ -1458,8 +1459,10 @@ class Checker:
         if op in ("==", "!="):
             if not (same_type(lt, rt) or (isinstance(lt, InfIntT) and isinstance(rt, InfIntT))):
                 raise self.error(e, f"'{op}': cannot compare values of different types {lt} and {rt}")
-            if isinstance(lt, (StructLikeT, StackT, TupleT)):
+            if isinstance(lt, TupleT):
                 raise self.unsupported(e, f"comparison of {lt} values")
+            if isinstance(lt, (StructLikeT, StackT)):  # expanded when lowered (p4c's RemoveComplexComparisons)
+                return BOOL
             if not isinstance(lt, (BitsT, InfIntT, BoolT, ErrorT, EnumT, VarbitT)):
                 raise self.error(e, f"'{op}' cannot compare values of type {lt}")
             lv, rv = self.info.values.get(e.left), self.info.values.get(e.right)

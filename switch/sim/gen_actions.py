@@ -10,7 +10,17 @@ from typing import Any
 from switch.errors import LoadError
 from switch.sim.externs import CounterArray, RegisterArray
 from switch.sim.optimize import optimize_body
-from switch.sim.program import P_EXIT, P_INLEN, P_LEN, P_TRUNC, VL_BITS, HeaderLayout, StackLayout
+from switch.sim.program import (
+    P_EXIT,
+    P_INLEN,
+    P_LEN,
+    P_TRUNC,
+    VL_BITS,
+    HeaderLayout,
+    StackLayout,
+    UnionLayout,
+    UnionStackLayout,
+)
 from switch.sim.tables import ActionInfo
 
 
@@ -116,6 +126,7 @@ class ActionGen:
             dh = dst[1] if dst[0] == "s" else self.p.headers[dst[1].headers[0]]
             lines.append(f"if F[{self.href_valid(src)}]:")
             lines.append(f"    F[{self.href_valid(dst)}] = 1")
+            lines.extend("    " + x for x in self.invalidate_siblings(dst))
             for i in range(len(dh.fields)):
                 lines.append(f"    F[{self.href_field(dst, i, w)[0]}] = F[{self.href_field(src, i, w)[0]}]")
             lines.append("else:")
@@ -139,6 +150,7 @@ class ActionGen:
             if op == "add_header":
                 lines.append(f"if not F[{v}]:")
                 lines.append(f"    F[{v}] = 1")
+                lines.extend("    " + x for x in self.invalidate_siblings(ref))
                 for i, (n, _w, _s) in enumerate(hl.fields):
                     if n != VL_BITS:  # BMv2 zeroes the fields; a varbit field keeps its width
                         lines.append(f"    F[{self.href_field(ref, i, w)[0]}] = 0")
@@ -151,6 +163,18 @@ class ActionGen:
                     lines.append(f"    F[{P_LEN}] -= {self.header_len(ref, hl, w)}")
                 else:
                     lines.append("    pass")
+        elif op == "assign_union":
+            lines.extend(self.assign_union(self.union(params[0], w), self.union(params[1], w)))
+        elif op == "assign_union_stack":
+            dst_s, src_s = self.union_stack(params[0], w), self.union_stack(params[1], w)
+            if len(dst_s.unions) != len(src_s.unions):
+                raise LoadError(f"header union stacks of different sizes in {w}")
+            for du, su in zip(dst_s.unions, src_s.unions):
+                lines.extend(self.assign_union(self.p.unions[du], self.p.unions[su]))
+            lines.append(f"F[{dst_s.next_slot}] = F[{src_s.next_slot}]")
+        elif op in ("push", "pop") and params and params[0].get("type") == "header_union_stack":
+            ust = self.union_stack(params[0], w)
+            lines.append(f"{self.union_stack_shift_fn(ust)}(F, {ex(params[1])[0]}, {op == 'push'})")
         elif op in ("push", "pop"):
             st = self.stack(params[0], w)
             n = ex(params[1])[0]
@@ -221,6 +245,58 @@ class ActionGen:
             return str(hl.nbytes)
         names = [n for n, _w, _s in hl.fields]
         return f"({hl.nbytes} + (F[{self.href_field(ref, names.index(VL_BITS), where)[0]}] >> 3))"
+
+    def assign_union(self, dst: UnionLayout, src: UnionLayout) -> list[str]:
+        """BMv2's assign_union: assign_header member by member, in order."""
+        if len(dst.headers) != len(src.headers):
+            raise LoadError(f"header unions {dst.name!r} and {src.name!r} have different types")
+        lines: list[str] = []
+        for dn, sn in zip(dst.headers, src.headers):
+            d, s = self.p.headers[dn], self.p.headers[sn]
+            lines.append(f"if F[{s.valid_slot}]:")
+            lines.append(f"    F[{d.valid_slot}] = 1")
+            lines.extend("    " + x for x in self.invalidate_siblings(("s", d)))
+            for (n, _w, _s), (m, _w2, _s2) in zip(d.fields, s.fields):
+                lines.append(f"    F[{d.slots[n]}] = F[{s.slots[m]}]")
+            lines.append("else:")
+            lines.append(f"    F[{d.valid_slot}] = 0")
+        return lines
+
+    def union_stack_shift_fn(self, ust: UnionStackLayout) -> str:
+        """BMv2's P4_16 push_front/pop_front of a header union stack: elements are swapped pairwise (each union's
+        validity and members' values move together) and the elements left over are "marked invalid", which for a
+        header union does nothing (HeaderUnion::mark_invalid is empty), so they keep the values swapped into them."""
+        fn = f"_ustackshift{ust.id}"
+        if fn in self.ns or any(line.startswith(f"def {fn}(") for line in self.out):
+            return fn
+        elems = []
+        for un in ust.unions:
+            slots: list[int] = []
+            for h in self.p.unions[un].headers:
+                hl = self.p.headers[h]
+                slots.append(hl.valid_slot)
+                slots.extend(hl.slots[n] for n, _w, _s in hl.fields)
+            elems.append(tuple(slots))
+        self.ns[f"_USS{ust.id}"] = tuple(elems)
+        self.out.extend([
+            f"def {fn}(F, n, push):",
+            f"    S = _USS{ust.id}",
+            f"    size = {len(elems)}",
+            "    def swap(i, k):",
+            "        for a, b in zip(S[i], S[k]):",
+            "            F[a], F[b] = F[b], F[a]",
+            "    if n <= 0:",
+            "        return",
+            "    if push:",
+            f"        F[{ust.next_slot}] = min(size, F[{ust.next_slot}] + n)",
+            "        for i in range(size - 1, n - 1, -1):",
+            "            swap(i, i - n)",
+            "    else:",
+            f"        F[{ust.next_slot}] -= min(F[{ust.next_slot}], n)",
+            "        for i in range(size - n if n < size else 0):",
+            "            swap(i, i + n)",
+        ])
+        return fn
 
     def stack_shift_fn(self, st: StackLayout) -> str:
         fn = f"_stackshift{st.id}"

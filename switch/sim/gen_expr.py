@@ -10,7 +10,7 @@ from typing import Any
 
 from switch.errors import LoadError
 from switch.sim.gen_base import _hex
-from switch.sim.program import VL_BITS, HeaderLayout, StackLayout
+from switch.sim.program import VL_BITS, HeaderLayout, StackLayout, UnionLayout, UnionStackLayout
 
 _BINOPS = {"+": "+", "-": "-", "*": "*", "<<": "<<", ">>": ">>", "&": "&", "|": "|", "^": "^", "==": "==", "!=": "!=",
            ">": ">", ">=": ">=", "<": "<", "<=": "<=", "and": "and", "or": "or", "/": "//", "%": "%"}
@@ -38,6 +38,25 @@ class ExprGen:
         if node.get("type") != "header_stack" or node.get("value") not in self.p.stacks:
             raise LoadError(f"expected a header stack, got {node!r} in {where}")
         return self.p.stacks[node["value"]]
+
+    def union(self, node: dict, where: str) -> UnionLayout:
+        if not isinstance(node, dict) or node.get("type") != "header_union" or node.get("value") not in self.p.unions:
+            raise LoadError(f"expected a header union, got {node!r} in {where}")
+        return self.p.unions[node["value"]]
+
+    def union_stack(self, node: dict, where: str) -> UnionStackLayout:
+        if not isinstance(node, dict) or node.get("type") != "header_union_stack" \
+                or node.get("value") not in self.p.union_stacks:
+            raise LoadError(f"expected a header union stack, got {node!r} in {where}")
+        return self.p.union_stacks[node["value"]]
+
+    @staticmethod
+    def invalidate_siblings(ref: tuple) -> list[str]:
+        """BMv2's HeaderUnion::make_header_valid: a header of a union becoming valid invalidates the other members
+        (Header::mark_invalid: the fields and the packet length register are untouched)."""
+        if ref[0] != "s":  # a header-stack element is never a union member
+            return []
+        return [f"F[{s}] = 0" for s in ref[1].union_siblings]
 
     def stack_table(self, st: StackLayout, what: str) -> str:
         """Name of a constant tuple indexed by stack element: slots of field `what` ('$valid$' or field index)."""
@@ -197,6 +216,9 @@ class ExprGen:
             return f"(1 if {sub(right)[0]} else 0)", 1
         if op == "valid":
             return f"(F[{self.href_valid(self.header_ref(right, where))}] != 0)", 1
+        if op == "valid_union":  # BMv2's HeaderUnion::is_valid: some member is valid
+            ul = self.union(right, where)
+            return f"(({' | '.join(f'F[{self.p.headers[h].valid_slot}]' for h in ul.headers) or '0'}) != 0)", 1
         if op == "?":
             c = sub(e.get("cond"))[0]
             a, ab = sub(left)
@@ -213,12 +235,10 @@ class ExprGen:
         if op == "access_field":
             slot, w, sg = self.href_field(self.header_ref(left, where), int(right), where)
             return self.read_slot(slot, w, sg)
-        if op == "last_stack_index":
-            st = self.stack(right, where)
-            return f"(F[{st.next_slot}] - 1)", None
-        if op == "size_stack":
-            st = self.stack(right, where)
-            return f"F[{st.next_slot}]", None
+        if op in ("last_stack_index", "size_stack"):  # of a header stack or a header union stack
+            ust = right.get("type") == "header_union_stack" if isinstance(right, dict) else False
+            nxt = (self.union_stack(right, where) if ust else self.stack(right, where)).next_slot
+            return (f"(F[{nxt}] - 1)" if op == "last_stack_index" else f"F[{nxt}]"), None
         raise LoadError(f"unsupported expression operator {op!r} in {where}")
 
     def assign_src(self, slot: str, w: int, src: str, bits: int | None) -> str:

@@ -490,7 +490,24 @@ class PacketGen:
 
             if t == "regular":
                 hl = self.p.header(v, where)
-                return extract(hl, None, str(hl.valid_slot))
+                return extract(hl, None, str(hl.valid_slot)) + self.invalidate_siblings(("s", hl))
+            if t == "union_stack":  # value [union stack, member]: that member of the stack's next union
+                if not (isinstance(v, list) and len(v) == 2 and v[0] in self.p.union_stacks
+                        and v[1] in self.p.union_stacks[v[0]].members):
+                    raise LoadError(f"bad union_stack extract target {v!r} in {where}")
+                ust = self.p.union_stacks[v[0]]
+                k = ust.members.index(v[1])
+                hls = [self.p.headers[self.p.unions[u].headers[k]] for u in ust.unions]
+                key = f"_USX{ust.id}_{k}"
+                self.ns[key] = tuple(tuple(h.slots[n] for n, _w, _s in h.fields) for h in hls)
+                self.ns[key + "v"] = tuple(h.valid_slot for h in hls)
+                self.ns[key + "s"] = tuple(h.union_siblings for h in hls)
+                lines = [f"ix = F[{ust.next_slot}]", f"if ix >= {len(hls)}: raise ParserError(_PE_STACK)"]
+                slots = [f"{key}[ix][{i}]" for i in range(len(hls[0].fields))]
+                lines += extract(hls[0], slots, f"{key}v[ix]")
+                lines.append(f"for s_ in {key}s[ix]: F[s_] = 0")
+                lines.append(f"F[{ust.next_slot}] = ix + 1")
+                return lines
             if t == "stack":
                 st = self.p.stacks.get(v)
                 if st is None:
@@ -551,6 +568,19 @@ class PacketGen:
             elif t == "lookahead":
                 w = int(k["value"][1])
                 src = self.expr(k, where, parser=True)[0]
+            elif t == "union_stack_field":  # [union stack, member, field] of the last extracted union
+                v = k.get("value")
+                ust = self.p.union_stacks.get(v[0]) if isinstance(v, list) and len(v) == 3 else None
+                if ust is None or v[1] not in ust.members:
+                    raise LoadError(f"bad union_stack_field {v!r} in {where}")
+                m = ust.members.index(v[1])
+                hls = [self.p.headers[self.p.unions[u].headers[m]] for u in ust.unions]
+                w, signed = self.p.field_info(hls[0].name, v[2])
+                key_name = f"_USF{ust.id}_{m}_{v[2]}".replace("$", "V")
+                self.ns[key_name] = tuple(self.p.field_slot(h.name, v[2], where) for h in hls)
+                src = f"F[{key_name}[F[{ust.next_slot}] - 1]]"
+                if signed:
+                    src = f"({src}) & {(1 << w) - 1}"
             else:
                 raise LoadError(f"unsupported transition key type {t!r} in {where}")
             nbytes = (w + 7) // 8

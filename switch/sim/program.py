@@ -47,6 +47,7 @@ class HeaderLayout:
     nbits: int = 0                               # fixed-size fields only (a varbit field counts 0, as in BMv2)
     stack: str | None = None
     vl: str | None = None                        # the varbit field, if any (its width in `fields` is its maximum)
+    union_siblings: tuple[int, ...] = ()         # valid slots of the other members of its header union, if any
 
     @property
     def nbytes(self) -> int:
@@ -61,6 +62,29 @@ class StackLayout:
     id: int
     type_name: str
     headers: list[str]
+    next_slot: int = -1
+
+
+@dataclass
+class UnionLayout:
+    """A header union: its member header instances in declaration order (BMv2 keeps at most one valid)."""
+
+    name: str
+    id: int
+    type_name: str
+    headers: list[str]
+    members: list[str]                           # the union type's member names, same order
+
+
+@dataclass
+class UnionStackLayout:
+    """A header union stack: element union names in order and the slot of its `next` index."""
+
+    name: str
+    id: int
+    type_name: str
+    unions: list[str]
+    members: list[str]
     next_slot: int = -1
 
 
@@ -121,8 +145,7 @@ class Program:
                 fields = [(n, max_len * 8 - fixed if n == vl else w, s) for n, w, s in fields] + [(VL_BITS, 32, False)]
             self.header_types[name] = {"fields": fields, "id": ht.get("id"), "vl": vl}
 
-        for key in ("header_union_types", "header_unions", "header_union_stacks", "parse_vsets", "meter_arrays",
-                    "learn_lists", "extern_instances"):
+        for key in ("parse_vsets", "meter_arrays", "learn_lists", "extern_instances"):
             if j.get(key):
                 raise LoadError(f"unsupported {key}: {[x.get('name') for x in j[key] if isinstance(x, dict)]}")
 
@@ -158,6 +181,8 @@ class Program:
                 names.append(hl.name)
             self.stacks[name] = StackLayout(name, s.get("id", len(self.stacks)), s.get("header_type", ""), names)
 
+        self.load_unions(j)
+
         # slots: reserved, metadata range, then packet headers and stack indices
         slot = NRESERVED
         self.meta_start = slot
@@ -179,7 +204,11 @@ class Program:
         for st in self.stacks.values():
             st.next_slot = slot
             slot += 1
+        for ust in self.union_stacks.values():
+            ust.next_slot = slot
+            slot += 1
         self.nslots = slot
+        self.union_sibling_slots()
         tpl: list[Any] = [0] * slot
         tpl[P_PAYLOAD] = b""
         tpl[P_ID] = ""
@@ -222,6 +251,64 @@ class Program:
                 slots.append(self.field_slot(el["value"][0], el["value"][1], f"field list {fl.get('name')!r}"))
             self.field_lists[fid] = slots
             self.field_list_names[fid] = fl.get("name", str(fid))
+
+    def load_unions(self, j: dict) -> None:
+        """`header_union_types`, `header_unions`, `header_union_stacks`; each member header learns its siblings
+        (their valid slots are filled in once slots are assigned, see `union_sibling_slots`)."""
+        utypes: dict[str, list[str]] = {}
+        for ut in j.get("header_union_types", []):
+            name = _req(ut, "name", "header_union_types")
+            members = []
+            for m in _req(ut, "headers", f"header union type {name!r}"):
+                if not isinstance(m, list) or len(m) != 2 or m[1] not in self.header_types:
+                    raise LoadError(f"malformed member {m!r} of header union type {name!r}")
+                members.append(m[0])
+            utypes[name] = members
+        self.unions: dict[str, UnionLayout] = {}
+        union_by_id: dict[int, UnionLayout] = {}
+        for u in j.get("header_unions", []):
+            name = _req(u, "name", "header_unions")
+            tname = _req(u, "union_type", f"header union {name!r}")
+            if tname not in utypes:
+                raise LoadError(f"header union {name!r} has unknown union_type {tname!r}")
+            ids = _req(u, "header_ids", f"header union {name!r}")
+            if len(ids) != len(utypes[tname]):
+                raise LoadError(f"header union {name!r} has {len(ids)} headers, its type {len(utypes[tname])}")
+            names = []
+            for i in ids:
+                hl = self.header_by_id.get(i)
+                if hl is None or hl.metadata or hl.stack is not None:
+                    raise LoadError(f"header union {name!r} refers to a bad header id {i}")
+                names.append(hl.name)
+            ul = UnionLayout(name, u.get("id", len(self.unions)), tname, names, utypes[tname])
+            self.unions[name] = ul
+            union_by_id[ul.id] = ul
+        self.union_of: dict[str, UnionLayout] = {h: ul for ul in self.unions.values() for h in ul.headers}
+        if len(self.union_of) != sum(len(ul.headers) for ul in self.unions.values()):
+            raise LoadError("a header belongs to more than one header union")
+        self.union_stacks: dict[str, UnionStackLayout] = {}
+        for s in j.get("header_union_stacks", []):
+            name = _req(s, "name", "header_union_stacks")
+            tname = _req(s, "union_type", f"header union stack {name!r}")
+            names = []
+            for i in _req(s, "header_union_ids", f"header union stack {name!r}"):
+                ul = union_by_id.get(i)
+                if ul is None or ul.type_name != tname:
+                    raise LoadError(f"header union stack {name!r} refers to a bad header union id {i}")
+                names.append(ul.name)
+            self.union_stacks[name] = UnionStackLayout(name, s.get("id", len(self.union_stacks)), tname, names,
+                                                       utypes.get(tname, []))
+
+    def union_sibling_slots(self) -> None:
+        for ul in self.unions.values():
+            for h in ul.headers:
+                self.headers[h].union_siblings = tuple(self.headers[o].valid_slot for o in ul.headers if o != h)
+
+    def union(self, name: str, where: str) -> UnionLayout:
+        ul = self.unions.get(name)
+        if ul is None:
+            raise LoadError(f"unknown header union {name!r} in {where}")
+        return ul
 
     # --- lookups ---------------------------------------------------------------------------------------------
     def header(self, name: str, where: str) -> HeaderLayout:

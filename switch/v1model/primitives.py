@@ -77,5 +77,4 @@ def v1model_primitives(drop_port: int) -> dict[str, Callable[[Codegen, list, str
         "recirculate": _recirculate,
         "execute_meter": _refuse("meters are not implemented"),
         "generate_digest": _refuse("digests are not implemented"),
-        "assign_union": _refuse("header unions are not implemented"),
     }

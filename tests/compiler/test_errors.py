@@ -116,8 +116,8 @@ UNSUPPORTED = [
      "unsupported: applying table 't' more than once"),
     ("", "table t { key = { meta.a: exact; } actions = { NoAction; } }",
      "if (t.apply().hit && meta.a == 1) { }", BODY_LINE, 27, "unsupported: table apply inside a complex condition"),
-    ("header_union u_t { eth_t a; eth_t b; }", "", "u_t u;", BODY_LINE, 9,
-     "unsupported: local variable of type header_union u_t"),
+    ("header_union u_t { eth_t a; eth_t b; }", "", "u_t[2] u;", BODY_LINE, 9,
+     "unsupported: local variable of type u_t[2]"),
     ("", "", "digest(1, meta.a);", BODY_LINE, 9, "unsupported: extern function digest()"),
 ]
 

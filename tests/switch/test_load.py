@@ -75,9 +75,15 @@ def test_bad_hash_algorithm(bf):
 
 
 def test_unsupported_expression_operator(bf):
-    bf["pipelines"][0]["conditionals"][0]["expression"] = {"type": "expression", "value": {"op": "valid_union",
-                                                                                           "left": None, "right": None}}
-    assert "valid_union" in _refused(bf)
+    bf["pipelines"][0]["conditionals"][0]["expression"] = {"type": "expression", "value": {
+        "op": "access_union_header", "left": None, "right": 0}}
+    assert "access_union_header" in _refused(bf)
+
+
+def test_valid_union_of_unknown_union(bf):
+    bf["pipelines"][0]["conditionals"][0]["expression"] = {"type": "expression", "value": {
+        "op": "valid_union", "left": None, "right": {"type": "header_union", "value": "nope"}}}
+    assert "expected a header union" in _refused(bf)
 
 
 def test_action_profile_table_refused(bf):
