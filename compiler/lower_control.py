@@ -38,9 +38,23 @@ from compiler.lower_context import (
 )
 from compiler.lower_expr import ExprLowerer
 from compiler.typecheck import describe, start_of
-from compiler.types import ActionRunT, ApplyResultT, BlockT, TableT, width_of
+from compiler.types import (
+    ActionRunT,
+    ApplyResultT,
+    BitsT,
+    BlockT,
+    BoolT,
+    EnumT,
+    ErrorT,
+    StackT,
+    StructLikeT,
+    TableT,
+    VarbitT,
+    width_of,
+)
 
 DEFAULT_TABLE_SIZE = 1024
+DATA_TYPES = (BitsT, BoolT, EnumT, ErrorT, StackT, StructLikeT, VarbitT)  # what a read of a location can have
 
 
 @dataclass
@@ -273,6 +287,18 @@ class ControlLowerer:
         cur = nxt
         run: list[ast.Stmt] = []
         for s in reversed(stmts):
+            if self.is_simple(s) and self.applies_in(s) and not isinstance(s, ast.ConstDecl) \
+                    and (not isinstance(s, ast.VarDecl) or s.init is not None):
+                if run:
+                    cur = self.act_table(run, cur)
+                    run = []
+                if isinstance(s, ast.VarDecl):
+                    self.declare_local(s)
+                try:
+                    cur = self.lift_applies(s, cur)
+                except LowerAbort:
+                    pass
+                continue
             if self.is_simple(s):
                 if isinstance(s, ast.VarDecl):
                     self.declare_local(s)
@@ -433,27 +459,131 @@ class ControlLowerer:
             return self.block([branch], nxt) if branch is not None else nxt
         then_entry = self.block([s.then], nxt)
         else_entry = self.block([s.else_], nxt) if s.else_ is not None else nxt
-        ta = self.table_apply_of(s.cond)
-        if ta is not None:
-            table, on_hit = ta
-            hit_next, miss_next = (then_entry, else_entry) if on_hit else (else_entry, then_entry)
-            return self.apply_table(table, s, nxt, {"__HIT__": hit_next, "__MISS__": miss_next}, nxt, False)
-        for sub in ast.walk(s.cond):
-            if isinstance(self.info.types.get(sub), ApplyResultT):
-                raise self.lc.unsupported(s.cond, "table apply inside a complex condition")
+        if self.applies_in(s.cond):
+            return self.cond_entry(s.cond, then_entry, else_entry, s, nxt)
+        return self.conditional(s.cond, (s.loc.line, s.loc.col), then_entry, else_entry)
 
-        cond_json = self.xl.cond(s.cond)
-        name = NodeRef("cond", (s.loc.line, s.loc.col))
+    def conditional(self, e: ast.Expr, pos: tuple[int, int], t_next: str | None, f_next: str | None) -> NodeRef:
+        """A conditional node testing `e` (no table apply inside)."""
+        cond_json = self.xl.cond(e)
+        name = NodeRef("cond", pos)
         self.nodes.append(name)
         c: Json = {"name": name, "id": -1}
-        si = self.lc.source_info(s.cond, describe(s.cond))
+        si = self.lc.source_info(e, describe(e))
         if si is not None:
             c["source_info"] = si
         c["expression"] = cond_json
-        c["true_next"] = then_entry
-        c["false_next"] = else_entry
+        c["true_next"] = t_next
+        c["false_next"] = f_next
         self.conditionals.append(c)
         return name
+
+    def applies_in(self, e: ast.Node) -> bool:
+        """Whether `e` applies a table somewhere inside."""
+        return any(isinstance(self.info.types.get(n), ApplyResultT) for n in ast.walk(e))
+
+    def cond_entry(self, e: ast.Expr, t_next: str | None, f_next: str | None, at: ast.Stmt,
+                   nxt: str | None) -> str | None:
+        """Nodes evaluating the boolean `e`, which applies tables, left to right with short-circuits, going to
+        `t_next` or `f_next`: `t.apply().hit` is the table's `__HIT__`/`__MISS__` edges, `&&`, `||`, `!` and `?:`
+        become edges between the operands' nodes (p4c reaches the same order with temporaries: SideEffectOrdering,
+        then TableHit)."""
+        cv = self.info.values.get(e)
+        if isinstance(cv, bool):
+            return t_next if cv else f_next
+        if not self.applies_in(e):
+            return self.conditional(e, (e.loc.line, e.loc.col), t_next, f_next)
+        ta = self.table_apply_of(e)
+        if ta is not None:
+            table, on_hit = ta
+            hit_next, miss_next = (t_next, f_next) if on_hit else (f_next, t_next)
+            return self.apply_table(table, at, nxt, {"__HIT__": hit_next, "__MISS__": miss_next}, nxt, False)
+        if isinstance(e, ast.Unary) and e.op == "!":
+            return self.cond_entry(e.operand, f_next, t_next, at, nxt)
+        if isinstance(e, ast.Binary) and e.op == "&&":
+            return self.cond_entry(e.left, self.cond_entry(e.right, t_next, f_next, at, nxt), f_next, at, nxt)
+        if isinstance(e, ast.Binary) and e.op == "||":
+            return self.cond_entry(e.left, t_next, self.cond_entry(e.right, t_next, f_next, at, nxt), at, nxt)
+        if isinstance(e, ast.Ternary):
+            return self.cond_entry(e.cond, self.cond_entry(e.then, t_next, f_next, at, nxt),
+                                   self.cond_entry(e.else_, t_next, f_next, at, nxt), at, nxt)
+        raise self.lc.unsupported(e, f"table apply inside '{describe(e)}'")
+
+    def lift_applies(self, s: ast.Stmt, nxt: str | None) -> str | None:
+        """`s` (an assignment, a local with an initializer or a call) whose expressions apply tables: each largest
+        boolean part that applies one is computed first into a temporary `tmp` (true/false assignments on the
+        part's edges), then `s` runs with the temporaries in its place."""
+        exprs: list[ast.Expr]
+        if isinstance(s, ast.AssignStmt):
+            if self.applies_in(s.lhs):
+                raise self.lc.unsupported(s.lhs, "table apply in the target of an assignment")
+            exprs = [s.rhs]
+        elif isinstance(s, ast.VarDecl):
+            assert s.init is not None
+            exprs = [s.init]
+        else:
+            assert isinstance(s, ast.MethodCallStmt)
+            exprs = [s.call]
+        parts: list[ast.Expr] = []
+        reads: list[tuple[int, ast.Expr]] = []  # (number of parts before it, a non-constant read)
+
+        def visit(e: ast.Node) -> None:
+            if isinstance(e, ast.Expr) and self.applies_in(e) and (
+                    isinstance(self.info.types.get(e), BoolT)
+                    or isinstance(e, ast.Ternary) and isinstance(self.info.types.get(e), DATA_TYPES)):
+                parts.append(e)
+                return
+            if isinstance(e, ast.Expr) and e in self.info.values:
+                return
+            if isinstance(e, (ast.Name, ast.Member, ast.Index)) and not self.applies_in(e) \
+                    and isinstance(self.info.types.get(e), DATA_TYPES):
+                reads.append((len(parts), e))
+                return
+            for c in e.children():
+                visit(c)
+
+        for e in exprs:
+            visit(e)
+        for n, r in reads:
+            if n < len(parts):  # read before a table that could change it: p4c would copy it first
+                raise self.lc.unsupported(r, f"'{describe(r)}' read before a table apply in the same expression")
+        if not parts:
+            raise self.lc.unsupported(s, "table apply inside this expression")
+        for part in parts:
+            decl = ast.VarDecl(part.loc, "tmp", ast.BoolType(part.loc))  # (the AST type is not looked at)
+            self.info.types[decl] = self.info.types[part]
+            self.xl.params[decl] = self.lc.local_storage("tmp", self.info.types[part], part)
+            self.xl.subst[part] = self.tmp_ref(decl, part)
+        cur = self.act_table([s], nxt)
+        for part in reversed(parts):
+            decl = self.info.refs[self.xl.subst[part]]
+            if isinstance(self.info.types[part], BoolT):
+                set_true, set_false = (self.assign_entry(self.tmp_ref(decl, part), self.bool_lit(v, part), cur)
+                                       for v in (True, False))
+                cur = self.cond_entry(part, set_true, set_false, s, cur)
+            else:  # c ? a : b applying a table in a branch: if (c) tmp = a; else tmp = b;
+                assert isinstance(part, ast.Ternary)
+                cur = self.cond_entry(part.cond, self.assign_entry(self.tmp_ref(decl, part), part.then, cur),
+                                      self.assign_entry(self.tmp_ref(decl, part), part.else_, cur), s, cur)
+        return cur
+
+    def assign_entry(self, lhs: ast.Expr, rhs: ast.Expr, nxt: str | None) -> str | None:
+        """Nodes for `lhs = rhs;`."""
+        st = ast.AssignStmt(rhs.loc, lhs, rhs)
+        return self.lift_applies(st, nxt) if self.applies_in(rhs) else self.act_table([st], nxt)
+
+    def tmp_ref(self, decl: ast.VarDecl, at: ast.Node) -> ast.Name:
+        """A name expression for the temporary `decl`."""
+        n = ast.Name(at.loc, decl.name)
+        self.info.refs[n] = decl
+        self.info.types[n] = self.info.types[decl]
+        return n
+
+    def bool_lit(self, v: bool, at: ast.Node) -> ast.BoolLit:
+        lit = ast.BoolLit(at.loc, v)
+        self.info.types[lit] = BoolT()
+        self.info.values[lit] = v
+        return lit
 
     def switch(self, s: ast.SwitchStmt, nxt: str | None) -> str | None:
         e = s.expr

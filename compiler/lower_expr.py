@@ -74,6 +74,7 @@ class ExprLowerer:
         # in a parser statement: `set` ops computing looked-ahead bits used inside an expression into temporaries
         # (p4c's SideEffectOrdering + ExpandLookahead), to run before the statement
         self.hoisted: list[Json] | None = None
+        self.subst: dict[ast.Expr, ast.Expr] = {}  # expressions computed into temporaries beforehand
         self._la_width: dict[int, int] = {}   # id of a lookahead operand → width of the whole lookahead<T>()
 
     # ------------------------------------------------------------------------------------------------ storage
@@ -275,6 +276,7 @@ class ExprLowerer:
         return hexval(int(v), w)
 
     def rvalue(self, e: ast.Expr) -> Json:
+        e = self.subst.get(e, e)
         t = self.info.types.get(e)
         v = self.info.values.get(e)
         if v is not None:
