@@ -392,6 +392,7 @@ class ProgramLowering(LowerContext):
 
     def checksum_control(self, decl: ast.ControlDecl, verify: bool) -> None:
         xl = ExprLowerer(self, {})
+        xl.dynamic_index_ok = False
         want = ("verify_checksum", "verify_checksum_with_payload") if verify else \
             ("update_checksum", "update_checksum_with_payload")
         for loc in decl.locals:
@@ -448,6 +449,7 @@ class ProgramLowering(LowerContext):
 
     def deparser(self, decl: ast.ControlDecl) -> Json:
         xl = ExprLowerer(self, {})
+        xl.dynamic_index_ok = False
         order: list[str] = []
 
         def emit(s: Storage, where: ast.Node) -> None:

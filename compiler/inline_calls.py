@@ -314,6 +314,7 @@ class CallInliner:
     def _stmt(self, s: ast.Stmt, where: str) -> list[ast.Stmt]:
         pre: list[ast.Stmt] = []
         if isinstance(s, ast.AssignStmt):
+            self.lvalue_indices(s.lhs, pre, where, snap=self.has_effects(s.rhs))  # the target is evaluated first
             s.rhs = self.expr(s.rhs, pre, where, top=True)
         elif isinstance(s, ast.VarDecl) and s.init is not None:
             s.init = self.expr(s.init, pre, where, top=True)
@@ -371,7 +372,27 @@ class CallInliner:
         return True
 
     def args(self, call: ast.MethodCall, pre: list[ast.Stmt], where: str) -> None:
-        call.args = [self.expr(self.dont_care(a, pre), pre, where, top=False) for a in call.args]
+        callee = self.info.functions.get(call) or self.info.actions.get(call)
+        params = callee.params if callee is not None else []
+        out = []
+        for i, a in enumerate(call.args):
+            if i < len(params) and params[i].direction in ("out", "inout"):
+                # the argument's location is fixed at the call: a run-time stack index is read once, before it
+                self.lvalue_indices(a, pre, where, snap=True)
+            out.append(self.expr(self.dont_care(a, pre), pre, where, top=False))
+        call.args = out
+
+    def lvalue_indices(self, e: ast.Expr, pre: list[ast.Stmt], where: str, snap: bool) -> None:
+        """Inline the calls in the header stack indices of the location `e` (left to right); with `snap`, save each
+        run-time index in a fresh variable first, so side effects that follow cannot move the location."""
+        while isinstance(e, (ast.Member, ast.Slice, ast.Index)):
+            if isinstance(e, ast.Index):
+                self.lvalue_indices(e.expr, pre, where, snap)
+                e.index = self.expr(e.index, pre, where, top=True)
+                if snap:
+                    e.index = self.snapshot(e.index, pre, e)
+                return
+            e = e.expr
 
     def dont_care(self, a: ast.Expr, pre: list[ast.Stmt]) -> ast.Expr:
         """An `out` argument `_` becomes a fresh variable of the parameter's type (p4c's RemoveDontcareArgs)."""

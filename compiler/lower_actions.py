@@ -12,6 +12,7 @@ from compiler import ast
 from compiler.lower_context import (
     STD_META,
     InstanceRef,
+    DynHeaderRef,
     FieldRef,
     HeaderRef,
     Json,
@@ -104,9 +105,9 @@ class PrimitiveLowerer:
                 # h = {f = a, ...}: the header becomes valid and each field is assigned
                 return [prim("add_header", [left], si)] + self.assign_fields(lhs, lt, rhs, s)
             src = self.xl.locate(rhs)
-            if not isinstance(src, HeaderRef):
+            if not isinstance(src, (HeaderRef, DynHeaderRef)):
                 raise self.lc.unsupported(rhs, "assigning this value to a header")
-            return [prim("assign_header", [left, {"type": "header", "value": src.name}], si)]
+            return [prim("assign_header", [left, self.xl.storage_json(src, rhs)], si)]
         if isinstance(lt, StructLikeT) and lt.kind == "struct":
             return self.assign_fields(lhs, lt, rhs, s)
         if isinstance(lt, StructLikeT) and lt.kind == "header_union":
@@ -293,12 +294,12 @@ class PrimitiveLowerer:
         if isinstance(owner, StructLikeT):
             assert isinstance(call.callee, ast.Member)
             h = self.xl.locate(call.callee.expr)
-            if not isinstance(h, HeaderRef):
+            if not isinstance(h, (HeaderRef, DynHeaderRef)):
                 raise self.lc.unsupported(call, f"{name}() on this value")
             if name == "setValid":
-                return [prim("add_header", [{"type": "header", "value": h.name}], si)]
+                return [prim("add_header", [self.xl.storage_json(h, call)], si)]
             if name == "setInvalid":
-                return [prim("remove_header", [{"type": "header", "value": h.name}], si)]
+                return [prim("remove_header", [self.xl.storage_json(h, call)], si)]
             raise self.lc.unsupported(call, f"'{name}()' as a statement")
         if isinstance(owner, StackT):
             assert isinstance(call.callee, ast.Member)

@@ -85,6 +85,34 @@ class StackFieldRef(Storage):
 
 
 @dataclass
+class DynHeaderRef(Storage):
+    """A header stack element at a run-time index (`hs[i]`, `i` not a constant): p4c's `dereference_header_stack`
+    expression, evaluated wherever it is used."""
+
+    stack: str
+    index: Json
+    type: StructLikeT
+
+    def json(self) -> Json:
+        return {"type": "expression", "value": {"op": "dereference_header_stack",
+                                                "left": {"type": "header_stack", "value": self.stack},
+                                                "right": self.index}}
+
+
+@dataclass
+class DynFieldRef(Storage):
+    """Field number `offset` (in the JSON header type) of a `DynHeaderRef`: p4c's `access_field` expression."""
+
+    header: DynHeaderRef
+    offset: int
+    type: P4Type
+
+    def json(self) -> Json:
+        return {"type": "expression", "value": {"op": "access_field", "left": self.header.json(),
+                                                "right": self.offset}}
+
+
+@dataclass
 class StructRef(Storage):
     """A struct whose members live in several places (headers struct, user metadata, struct locals)."""
 

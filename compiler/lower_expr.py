@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from compiler import ast
 from compiler.lower_context import (
+    DynFieldRef,
+    DynHeaderRef,
     FieldRef,
     HeaderRef,
     Json,
@@ -33,7 +35,7 @@ from compiler.lower_context import (
     hexval,
 )
 from compiler.inline_calls import is_simple
-from compiler.typecheck import describe
+from compiler.typecheck import describe, start_of
 from compiler.types import (
     ActionRunT,
     BitsT,
@@ -74,7 +76,8 @@ class ExprLowerer:
         # in a parser statement: `set` ops computing looked-ahead bits used inside an expression into temporaries
         # (p4c's SideEffectOrdering + ExpandLookahead), to run before the statement
         self.hoisted: list[Json] | None = None
-        self.subst: dict[ast.Expr, ast.Expr] = {}  # expressions computed into temporaries beforehand
+        self.subst: dict[ast.Expr, ast.Expr] = {}
+        self.dynamic_index_ok = True  # run-time header stack indices (BMv2 parsers have no such operand)  # expressions computed into temporaries beforehand
         self._la_width: dict[int, int] = {}   # id of a lookahead operand → width of the whole lookahead<T>()
 
     # ------------------------------------------------------------------------------------------------ storage
@@ -128,6 +131,12 @@ class ExprLowerer:
                 if m is None:
                     raise self.lc.error(e, f"no field '{e.member}'")
                 return m
+            if isinstance(base, DynHeaderRef):
+                layout = header_layout(base.type)
+                pos = next((i for i, (path, _n, _t) in enumerate(layout) if path == (e.member,)), None)
+                if pos is None:
+                    raise self.lc.unsupported(e, f"'{e.member}' of a header stack element at a run-time index")
+                return DynFieldRef(base, pos, self.info.types[e])
             if isinstance(base, StackRef):
                 if e.member == "next":
                     return StackNext(base)
@@ -144,7 +153,7 @@ class ExprLowerer:
             if isinstance(base, UnionStackRef):
                 idx = self.info.values.get(e.index)
                 if not isinstance(idx, int):
-                    raise self.lc.unsupported(e.index, "non-constant header union stack index")
+                    raise self.lc.unsupported(start_of(e.index), "non-constant header union stack index")
                 el = base.type.element
                 name = f"{base.name}[{idx}]"
                 return UnionRef(name, el, {m: HeaderRef(f"{name}.{m}", mt) for m, mt in el.fields  # type: ignore
@@ -153,7 +162,11 @@ class ExprLowerer:
                 raise self.lc.unsupported(e, "indexing this value")
             idx = self.info.values.get(e.index)
             if not isinstance(idx, int):
-                raise self.lc.unsupported(e.index, "non-constant header stack index")
+                if not self.dynamic_index_ok:
+                    raise self.lc.unsupported(start_of(e.index),
+                                              "header stack index that is not a compile-time constant here")
+                assert isinstance(base.type.element, StructLikeT)
+                return DynHeaderRef(base.name, self.convert(e.index), base.type.element)
             return HeaderRef(f"{base.name}[{idx}]", base.type.element)
         raise self.lc.unsupported(e, f"'{_short(e)}' as a storage location")
 
@@ -178,6 +191,8 @@ class ExprLowerer:
             return {"type": "header_stack", "value": s.name}
         if isinstance(s, RuntimeData):
             return {"type": "runtime_data", "value": s.index}
+        if isinstance(s, (DynHeaderRef, DynFieldRef)):
+            return s.json()
         raise self.lc.unsupported(e, "this value as an operand")
 
     # ------------------------------------------------------------------------------------------------ rvalues
@@ -293,7 +308,7 @@ class ExprLowerer:
 
     def _read(self, s: Storage, t: P4Type | None, e: ast.Node) -> Json:
         j = self.storage_json(s, e)
-        if isinstance(t, BoolT) and j.get("type") in ("field", "stack_field"):
+        if isinstance(t, BoolT) and (j.get("type") in ("field", "stack_field") or isinstance(s, DynFieldRef)):
             return expr_json("d2b", None, j)
         return j
 
@@ -332,6 +347,8 @@ class ExprLowerer:
                 if h.in_stack:  # p4c refers to the element as a header ("u[0]"), which BMv2 fails to load
                     raise self.lc.unsupported(e, "isValid() of a header union stack element")
                 return expr_json("valid_union", None, self.storage_json(h, e))
+            if isinstance(h, DynHeaderRef):
+                return expr_json("d2b", None, expr_json("valid", None, h.json()))
             if not isinstance(h, HeaderRef):
                 raise self.lc.unsupported(e, "isValid() of this value")
             return expr_json("d2b", None, {"type": "field", "value": [h.name, "$valid$"]})
@@ -352,6 +369,7 @@ class ExprLowerer:
         ret = next(s for s in fn.body.stmts if isinstance(s, ast.ReturnStmt))
         assert ret.value is not None
         inner = ExprLowerer(self.lc, self.params)
+        inner.dynamic_index_ok = self.dynamic_index_ok
         inner.inlining = self.inlining + [fn]
         inner.args = {p: (self, a) for p, a in zip(fn.params, call.args)}
         j = inner.rvalue(ret.value)

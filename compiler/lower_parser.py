@@ -28,6 +28,7 @@ class ParserLowerer:
         self.info = lc.info
         self.decl = decl
         self.xl = ExprLowerer(lc, {})
+        self.xl.dynamic_index_ok = False
         self.pl = PrimitiveLowerer(lc, self.xl, "parser")
 
     def lower(self) -> Json:

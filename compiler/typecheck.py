@@ -1302,8 +1302,8 @@ class Checker:
         if not isinstance(it, (BitsT, InfIntT)):
             raise self.error(e.index, f"header stack index must be an integer, not {it}")
         v = self.info.values.get(e.index)
-        if v is None:
-            raise self.unsupported(e.index, "header stack index that is not a compile-time constant")
+        if v is None:  # a run-time index: BMv2's dereference_header_stack (out of range: see switch/README)
+            return bt.element
         if not 0 <= v < bt.size:
             raise self.error(e.index, f"index {v} out of bounds for header stack of size {bt.size}")
         return bt.element

@@ -22,7 +22,7 @@ from typing import Any
 from switch.errors import LoadError
 from switch.sim.externs import CounterArray, RegisterArray
 from switch.sim.gen_actions import ActionGen
-from switch.sim.gen_base import Emitter, PacketAbort, ParserError, _fmt, _noop, _sat, _usat
+from switch.sim.gen_base import Emitter, PacketAbort, ParserError, _fmt, _noop, _sat, _six, _usat
 from switch.sim.gen_expr import ExprGen
 from switch.sim.gen_flow import FlowGen
 from switch.sim.gen_packet import PacketGen
@@ -40,7 +40,7 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         self.j = prog.json
         self.arch = arch_primitives
         self.trace = trace
-        self.ns: dict[str, Any] = {"ParserError": ParserError, "PacketAbort": PacketAbort, "_sat": _sat,
+        self.ns: dict[str, Any] = {"ParserError": ParserError, "PacketAbort": PacketAbort, "_sat": _sat, "_six": _six,
                                    "_usat": _usat, "_random": random.randint, "_noop": _noop, "_fmt": _fmt,
                                    "__builtins__": __builtins__}
         self.out: list[str] = []

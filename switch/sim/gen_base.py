@@ -21,6 +21,11 @@ class ParserError(Exception):
         self.code = code
 
 
+def _six(i: int, n: int) -> int:
+    """A header stack index, or n (the scratch entry) when out of range."""
+    return i if 0 <= i < n else n
+
+
 def _sat(v: int, w: int) -> int:
     lo, hi = -(1 << (w - 1)), (1 << (w - 1)) - 1
     return lo if v < lo else hi if v > hi else v

@@ -59,20 +59,25 @@ class ExprGen:
         return [f"F[{s}] = 0" for s in ref[1].union_siblings]
 
     def stack_table(self, st: StackLayout, what: str) -> str:
-        """Name of a constant tuple indexed by stack element: slots of field `what` ('$valid$' or field index)."""
+        """Name of a constant tuple indexed by stack element: slots of field `what` ('$valid$' or field index), and
+        last the scratch slot, which an index out of range reaches (through `_six`). BMv2 throws out_of_range there
+        and stops; here the packet goes on: such a read gives whatever the scratch slot holds, a write is lost."""
         key = f"_S{st.id}_{what}".replace("$", "V")
         if key not in self.ns:
             hls = [self.p.headers[h] for h in st.headers]
             if what == "$valid$":
-                self.ns[key] = tuple(h.valid_slot for h in hls)
+                self.ns[key] = tuple(h.valid_slot for h in hls) + (self.p.scratch_slot,)
             else:
-                self.ns[key] = tuple(h.slots[h.fields[int(what)][0]] for h in hls)
+                self.ns[key] = tuple(h.slots[h.fields[int(what)][0]] for h in hls) + (self.p.scratch_slot,)
         return key
+
+    def stack_index(self, st: StackLayout, idx: str) -> str:
+        return f"_six({idx}, {len(st.headers)})"
 
     def href_valid(self, ref: tuple) -> str:
         if ref[0] == "s":
             return str(ref[1].valid_slot)
-        return f"{self.stack_table(ref[1], '$valid$')}[{ref[2]}]"
+        return f"{self.stack_table(ref[1], '$valid$')}[{self.stack_index(ref[1], ref[2])}]"
 
     def href_field(self, ref: tuple, offset: int, where: str) -> tuple[str, int, bool]:
         """(slot source, width, signed) of field number `offset` of a header reference."""
@@ -82,7 +87,7 @@ class ExprGen:
         _n, w, s = hl.fields[offset]
         if ref[0] == "s":
             return str(hl.slots[_n]), w, s
-        return f"{self.stack_table(ref[1], str(offset))}[{ref[2]}]", w, s
+        return f"{self.stack_table(ref[1], str(offset))}[{self.stack_index(ref[1], ref[2])}]", w, s
 
     def lvalue(self, node: dict, where: str) -> tuple[str, int, bool]:
         """(slot source, width, signed) of an assignable field."""

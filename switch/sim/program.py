@@ -207,6 +207,8 @@ class Program:
         for ust in self.union_stacks.values():
             ust.next_slot = slot
             slot += 1
+        self.scratch_slot = slot  # where a header stack element out of range reads and writes (see gen_expr)
+        slot += 1
         self.nslots = slot
         self.union_sibling_slots()
         tpl: list[Any] = [0] * slot
