@@ -144,18 +144,20 @@ class PrimitiveLowerer:
             out.extend(self.assign(dst, src, s))
         return out
 
-    def assign_fields(self, lhs: ast.Expr, lt: StructLikeT, rhs: ast.Expr, s: ast.Node) -> list[Json]:
-        """A struct (or a header from a struct expression) assigned field by field, as p4c's mid end does."""
+    def assign_fields(self, lhs: ast.Expr, lt: StructLikeT, rhs: ast.Expr, s: ast.Node,
+                      fresh: bool = False) -> list[Json]:
+        """A struct (or a header from a struct expression) assigned field by field, as p4c's mid end does; `fresh`:
+        `lhs` is a new temporary, which nothing else can name."""
         if isinstance(rhs, ast.Cast):
             rhs = rhs.expr
-        if isinstance(rhs, (ast.StructExpr, ast.ListExpr)) and _may_alias(lhs, rhs):
+        if isinstance(rhs, (ast.StructExpr, ast.ListExpr)) and not fresh and _may_alias(lhs, rhs):
             # p4c's RemoveAliases: `s = { s.b, s.a }` goes through a temporary, so every value is read first
             decl = ast.VarDecl(s.loc, "tmp", None)  # type: ignore[arg-type]
             self.xl.params[decl] = self.lc.local_storage("tmp", lt, s)
             tmp = ast.Name(s.loc, "tmp")
             self.info.refs[tmp] = decl
             self.info.types[tmp] = lt
-            return self.assign_fields(tmp, lt, rhs, s) + self.assign_fields(lhs, lt, tmp, s)
+            return self.assign_fields(tmp, lt, rhs, s, fresh=True) + self.assign_fields(lhs, lt, tmp, s)
         if isinstance(rhs, ast.StructExpr):
             values = {f.name: f.value for f in rhs.fields}
         elif isinstance(rhs, ast.ListExpr):

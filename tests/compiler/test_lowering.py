@@ -255,3 +255,35 @@ def test_const_entry_priority_refused(entries: str, message: str) -> None:
     with pytest.raises(CompileError) as info:
         compile_source(src, name="p.p4")
     assert message in info.value.diagnostics.errors[0].message
+
+
+def test_struct_swap_of_a_variable_named_like_the_temporary() -> None:
+    # the temporary of `t = {t.b, t.a}` (p4c's RemoveAliases) must not be taken for the variable `tmp` itself
+    from switch.v1model import V1Switch
+    src = """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct pair_t { bit<8> a; bit<8> b; }
+struct headers { h_t h; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    pair_t tmp = { hdr.h.a, hdr.h.b };
+    apply {
+        tmp = { tmp.b, tmp.a };
+        hdr.h.a = tmp.a;
+        hdr.h.b = tmp.b;
+        sm.egress_spec = 1;
+    }
+}
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), VC(), I(), E(), C(), D()) main;
+"""
+    sw = V1Switch()
+    sw.load(compile_source(src, name="t.p4").json)
+    assert sw.process(0, bytes([1, 2, 0xee])) == [(1, bytes([2, 1, 0xee]))]
