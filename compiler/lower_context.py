@@ -410,6 +410,15 @@ class LowerContext:
         if isinstance(t, StructLikeT) and t.kind == "header_union":
             self.add_union_type(t)
             return self.add_union(self.names.new(name), t)
+        if isinstance(t, StackT) and isinstance(t.element, StructLikeT) and t.element.kind == "header":
+            # a header stack of its own: elements `name[i]` (invalid at first, as every header), `next` at 0
+            sname = self.names.new(name)
+            el = t.element
+            self.add_header_type(el.name, self.struct_fields(el), self.max_length(el))
+            ids = [self.add_header(f"{sname}[{i}]", el.name, False) for i in range(t.size)]
+            self.header_stacks.append({"name": sname, "id": len(self.header_stacks), "header_type": el.name,
+                                       "size": t.size, "header_ids": ids})
+            return StackRef(sname, t)
         if isinstance(t, VarbitT):
             # as p4c: a metadata instance of its own, type `struct$varbitW` with one varbit field named `field`
             tname = f"struct$varbit{t.max_width}"

@@ -508,8 +508,7 @@ class ExprLowerer:
             return y if x is None else expr_json("and", x, y)
 
         if isinstance(a, HeaderRef) and isinstance(b, HeaderRef):
-            if any(isinstance(ft, VarbitT) for _n, ft in a.type.fields):
-                raise self.lc.unsupported(e, f"comparison of {a.type} values (it has a varbit field)")
+            # a varbit field compares by value, whatever the widths (BMv2's Data ==), as p4c leaves it
             lv = expr_json("d2b", None, {"type": "field", "value": [a.name, "$valid$"]})
             rv = expr_json("d2b", None, {"type": "field", "value": [b.name, "$valid$"]})
             valid = expr_json("and", lv, rv)

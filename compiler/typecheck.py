@@ -951,7 +951,7 @@ class Checker:
             t = self.resolve_type(s.type, ctx.scope)
             if isinstance(t, (InfIntT, ExternT, BlockT, VoidT, StringT)):
                 raise self.error(s.type, f"variable '{s.name}' cannot have type {t}")
-            if isinstance(t, StackT):
+            if isinstance(t, StackT) and not (isinstance(t.element, StructLikeT) and t.element.kind == "header"):
                 self.diags.unsupported(s.loc, f"local variable of type {t}")
             self.info.types[s] = t
             if s.init is not None:

@@ -55,3 +55,44 @@ def test_json_of_a_varbit_header() -> None:
     assert ops[1]["parameters"][1]["type"] == "expression"
     eth = next(t for t in j["header_types"] if t["name"] == "eth_t")
     assert "max_length" not in eth
+
+
+COMPARE = """#include <core.p4>
+#include <v1model.p4>
+header n_t { bit<8> len1; bit<8> len2; bit<8> r; }
+header v_t { bit<8> a; varbit<16> v; }
+struct headers { n_t n; v_t x; v_t y; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.n);
+        pkt.extract(hdr.x, (bit<32>)hdr.n.len1);
+        pkt.extract(hdr.y, (bit<32>)hdr.n.len2);
+        transition accept;
+    }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 1; hdr.n.r = hdr.x == hdr.y ? 8w1 : 8w0; }
+}
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), VC(), I(), E(), C(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("x,y,equal", [
+    ("01" "aa", "01" "aa", True),          # both 8-bit varbits, same value
+    ("01" "aa", "01" "ab", False),
+    ("01" "00aa", "01" "aa", True),        # 16 bits vs 8 bits, same number: equal by value, as BMv2's Data ==
+    ("02" "aa", "01" "aa", False),         # a fixed field differs
+])
+def test_headers_with_varbit_fields_compare_field_by_field(x: str, y: str, equal: bool) -> None:
+    from switch.v1model import V1Switch
+    sw = V1Switch()
+    sw.load(compile_source(COMPARE, name="t.p4").json)
+    lx, ly = (len(x) // 2 - 1) * 8, (len(y) // 2 - 1) * 8
+    frame = bytes([lx, ly, 0]) + bytes.fromhex(x + y) + b"\xee"
+    (port, out), = sw.process(0, frame)
+    assert out == bytes([lx, ly, int(equal)]) + bytes.fromhex(x + y) + b"\xee"
