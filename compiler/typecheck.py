@@ -1641,6 +1641,8 @@ class Checker:
             bindings = {tp: a for tp, a in zip(owner.decl.type_params, owner.type_args)}
         else:
             bindings = {}
+        if owner is None and len(ct.decls) == 1 and ct.decls[0] in self.info.functions:
+            self.fill_defaults(e, ct.decls[0].params)
         t = self.call_args(e, ct.decls, e.args, ctx, bindings, f"'{describe(e.callee)}'", e.type_args)
         if owner is None and ct.decls and ct.decls[0] in self.info.functions:
             fn = self.info.functions[ct.decls[0]]
@@ -1665,12 +1667,20 @@ class Checker:
             raise self.error(e, "packet_out.emit() is only allowed in a deparser")
         return t
 
+    @staticmethod
+    def fill_defaults(e: ast.MethodCall, params: list[ast.Param]) -> None:
+        """Append the default values of the trailing parameters `e` leaves out (p4c's DefaultArguments), each a copy
+        of its own, so every call site is typed by itself."""
+        if len(e.args) < len(params) and all(p.default is not None for p in params[len(e.args):]):
+            e.args.extend(copy.deepcopy(p.default) for p in params[len(e.args):])  # type: ignore[misc]
+
     def sub_control_apply(self, e: ast.MethodCall, owner: BlockT, ctx: _Ctx) -> P4Type:
         """`inst.apply(args)` of a control instance: arguments checked against the control's parameters."""
         decl = owner.decl
         assert isinstance(decl, ast.ControlDecl)
         if not ctx.in_apply or ctx.action is not None:
             raise self.error(e, f"control '{decl.name}' can only be applied from an apply block")
+        self.fill_defaults(e, decl.params)
         if len(e.args) != len(decl.params):
             raise self.error(e, f"control '{decl.name}' expects {len(decl.params)} argument(s), got {len(e.args)}")
         for a, p in zip(e.args, decl.params):
@@ -1686,6 +1696,7 @@ class Checker:
         """`inst.apply(args)` of a parser instance in a parser state (inlined by compiler.inline_calls, as p4c does)."""
         if not ctx.in_parser:
             raise self.error(e, f"parser '{decl.name}' can only be applied from a parser state")
+        self.fill_defaults(e, decl.params)
         if len(e.args) != len(decl.params):
             raise self.error(e, f"parser '{decl.name}' expects {len(decl.params)} argument(s), got {len(e.args)}")
         for a, p in zip(e.args, decl.params):
@@ -1702,6 +1713,7 @@ class Checker:
             raise self.error(e, f"action '{d.name}' can only be called from an apply block or an action")
         if e.type_args:
             raise self.error(e, f"action '{d.name}' has no type parameters")
+        self.fill_defaults(e, d.params)
         if len(e.args) != len(d.params):
             raise self.error(e, f"action '{d.name}' expects {len(d.params)} argument(s), got {len(e.args)}")
         self.info.actions[e] = d
