@@ -104,10 +104,7 @@ class PrimitiveLowerer:
                     (isinstance(rhs, ast.Cast) and isinstance(rhs.expr, (ast.StructExpr, ast.ListExpr))):
                 # h = {f = a, ...}: the header becomes valid and each field is assigned
                 return [prim("add_header", [left], si)] + self.assign_fields(lhs, lt, rhs, s)
-            src = self.xl.locate(rhs)
-            if not isinstance(src, (HeaderRef, DynHeaderRef)):
-                raise self.lc.unsupported(rhs, "assigning this value to a header")
-            return [prim("assign_header", [left, self.xl.storage_json(src, rhs)], si)]
+            return [prim("assign_header", [left, self.header_operand(rhs)], si)]
         if isinstance(lt, StructLikeT) and lt.kind == "struct":
             return self.assign_fields(lhs, lt, rhs, s)
         if isinstance(lt, StructLikeT) and lt.kind == "header_union":
@@ -143,6 +140,18 @@ class PrimitiveLowerer:
             self.info.types[src] = ft
             out.extend(self.assign(dst, src, s))
         return out
+
+    def header_operand(self, e: ast.Expr) -> Json:
+        """The source of an assign_header: a header, a stack element, or `c ? a : b` of those (BMv2's TERNARY_OP
+        on headers, as p4c writes a header-valued conditional)."""
+        if isinstance(e, ast.Ternary):
+            cond = self.xl.cond(e.cond)
+            return {"type": "expression", "value": {"op": "?", "left": self.header_operand(e.then),
+                                                    "right": self.header_operand(e.else_), "cond": cond}}
+        src = self.xl.locate(e)
+        if not isinstance(src, (HeaderRef, DynHeaderRef)):
+            raise self.lc.unsupported(e, "assigning this value to a header")
+        return self.xl.storage_json(src, e)
 
     def assign_fields(self, lhs: ast.Expr, lt: StructLikeT, rhs: ast.Expr, s: ast.Node,
                       fresh: bool = False) -> list[Json]:

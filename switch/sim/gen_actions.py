@@ -121,16 +121,8 @@ class ActionGen:
         elif op == "assign_VL":
             lines.extend(self.assign_vl(params[0], params[1], w))
         elif op == "assign_header":
-            dst = self.header_ref(params[0], w)
-            src = self.header_ref(params[1], w)
-            dh = dst[1] if dst[0] == "s" else self.p.headers[dst[1].headers[0]]
-            lines.append(f"if F[{self.href_valid(src)}]:")
-            lines.append(f"    F[{self.href_valid(dst)}] = 1")
-            lines.extend("    " + x for x in self.invalidate_siblings(dst))
-            for i in range(len(dh.fields)):
-                lines.append(f"    F[{self.href_field(dst, i, w)[0]}] = F[{self.href_field(src, i, w)[0]}]")
-            lines.append("else:")
-            lines.append(f"    F[{self.href_valid(dst)}] = 0")
+            dst = self.pinned(self.header_ref(params[0], w), lines)
+            lines.extend(self.assign_header(dst, params[1], w, parser))
         elif op == "assign_header_stack":
             dst, src = self.stack(params[0], w), self.stack(params[1], w)
             for dh, sh in zip(dst.headers, src.headers):
@@ -237,6 +229,43 @@ class ActionGen:
             lines.append(f"if not {c}: raise PacketAbort({(op + ' failed: ' + str(frag))!r})")
         else:
             raise LoadError(f"unsupported primitive {op!r} in {where}")
+        return lines
+
+    def pinned(self, ref: tuple, lines: list[str]) -> tuple:
+        """`ref` with a run-time stack index evaluated once, into a local (BMv2 evaluates a header operand once;
+        a copy into the element must not move when the index reads a field the copy writes)."""
+        if ref[0] != "d" or ref[2].isidentifier() or ref[2].isdigit():
+            return ref
+        self._pins = getattr(self, "_pins", 0) + 1
+        name = f"_hx{self._pins}"
+        lines.append(f"{name} = {ref[2]}")
+        return ("d", ref[1], name)
+
+    def assign_header(self, dst: tuple, src_node: dict, where: str, parser: bool) -> list[str]:
+        """BMv2's assign_header: the destination takes the source's validity and, if valid, its fields. A source
+        `c ? h1 : h2` (p4c's header-valued conditional, BMv2's TERNARY_OP) chooses once, before copying."""
+        v = src_node.get("value") if src_node.get("type") == "expression" else None
+        while isinstance(v, dict) and "op" not in v and v.get("type") == "expression":
+            v = v.get("value")
+        if isinstance(v, dict) and v.get("op") == "?":
+            lines = [f"if {self.expr(v.get('cond'), where, parser)[0]}:"]
+            lines.extend("    " + x for x in self.assign_header(dst, v["left"], where, parser))
+            lines.append("else:")
+            lines.extend("    " + x for x in self.assign_header(dst, v["right"], where, parser))
+            return lines
+        lines = []
+        src = self.pinned(self.header_ref(src_node, where), lines)
+        dh = dst[1] if dst[0] == "s" else self.p.headers[dst[1].headers[0]]
+        sh = src[1] if src[0] == "s" else self.p.headers[src[1].headers[0]]
+        if [f[1:] for f in dh.fields] != [f[1:] for f in sh.fields]:
+            raise LoadError(f"assign_header between headers of different types in {where}")
+        lines.append(f"if F[{self.href_valid(src)}]:")
+        lines.append(f"    F[{self.href_valid(dst)}] = 1")
+        lines.extend("    " + x for x in self.invalidate_siblings(dst))
+        for i in range(len(dh.fields)):
+            lines.append(f"    F[{self.href_field(dst, i, where)[0]}] = F[{self.href_field(src, i, where)[0]}]")
+        lines.append("else:")
+        lines.append(f"    F[{self.href_valid(dst)}] = 0")
         return lines
 
     def header_len(self, ref: tuple, hl: HeaderLayout, where: str) -> str:
