@@ -249,6 +249,13 @@ class PrimitiveLowerer:
                     self.info.types[dst] = self.info.types[src] = ft
                     out.extend(self._predicate(ast.AssignStmt(s.loc, dst, src), c))
                 return out
+            if isinstance(lt, StructLikeT) and lt.kind == "header" \
+                    and isinstance(s.rhs, (ast.Name, ast.Member, ast.Index, ast.Ternary)):
+                # h = c ? src : h, BMv2's TERNARY_OP on headers (p4c's Predication of a header copy)
+                left = self.xl.lvalue(s.lhs)
+                val = {"op": "?", "left": self.header_operand(s.rhs), "right": left, "cond": c}
+                return [prim("assign_header", [left, {"type": "expression", "value": val}],
+                             self.lc.source_info(s))]
             if not isinstance(lt, (BitsT, BoolT, ErrorT, EnumT)) or isinstance(s.lhs, ast.Slice):
                 raise self.lc.unsupported(s, "this assignment inside an if statement in an action")
             left = self.xl.lvalue(s.lhs)

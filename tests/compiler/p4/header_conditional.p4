@@ -1,6 +1,6 @@
 // A header-valued conditional as the source of a header assignment (h = c ? h1 : h2; BMv2's TERNARY_OP on
 // headers): the condition is evaluated once, before the copy, even when it reads the header being written; nested
-// conditionals and a stack element as a branch.
+// conditionals and a stack element as a branch; header copies under an `if` in an action (predicated, as p4c does).
 #include <core.p4>
 #include <v1model.p4>
 
@@ -20,6 +20,9 @@ parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_met
 control VC(inout headers hdr, inout metadata meta) { apply { } }
 
 control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    action pick() {
+        if (hdr.ctl.sel == 1) { hdr.a = hdr.b; } else if (hdr.ctl.sel == 2) { hdr.a = hdr.s[0]; }
+    }
     apply {
         sm.egress_spec = 1;
         if (hdr.ctl.op == 1) {
@@ -32,6 +35,8 @@ control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) 
             hdr.a = hdr.ctl.sel == 1 ? hdr.b : hdr.a;
         } else if (hdr.ctl.op == 4) {
             hdr.a = hdr.ctl.sel == 0 ? hdr.a : (hdr.ctl.sel == 1 ? hdr.b : hdr.s[0]);
+        } else if (hdr.ctl.op == 5) {
+            pick();
         }
     }
 }
