@@ -1299,6 +1299,8 @@ class Checker:
         if not isinstance(bt, StackT):
             raise self.error(e, f"'{describe(e.expr)}' is not a header stack")
         it = self.expr(e.index, ctx, BitsT(32, False))
+        if isinstance(it, EnumT) and it.underlying is not None:  # a serializable enum: its number
+            it = it.underlying
         if not isinstance(it, (BitsT, InfIntT)):
             raise self.error(e.index, f"header stack index must be an integer, not {it}")
         v = self.info.values.get(e.index)
@@ -1404,6 +1406,13 @@ class Checker:
                 and e.op not in ("==", "!=", "<", "<=", ">", ">="):
             lt = self.expr(e.left, ctx, expected)
             rt = self.expr(e.right, ctx, expected)
+        # p4c: a serializable enum meets a value of its underlying type as that type (an implicit cast)
+        if isinstance(lt, EnumT) and lt.underlying is not None and isinstance(rt, BitsT) \
+                and same_type(lt.underlying, rt):
+            lt = rt
+        elif isinstance(rt, EnumT) and rt.underlying is not None and isinstance(lt, BitsT) \
+                and same_type(rt.underlying, lt):
+            rt = lt
         return lt, rt
 
     def e_Binary(self, e: ast.Binary, ctx: _Ctx, expected: P4Type | None) -> P4Type:
