@@ -22,7 +22,7 @@ from compiler.lower_context import (
     expr_json,
     hexval,
 )
-from compiler.lower_expr import ExprLowerer
+from compiler.lower_expr import ExprLowerer, StackLast
 from compiler.typecheck import describe
 from compiler.types import BOOL, BitsT, BoolT, EnumT, ErrorT, ExternT, StackT, StructLikeT, TypeT, VarbitT, width_of
 
@@ -149,6 +149,10 @@ class PrimitiveLowerer:
             return {"type": "expression", "value": {"op": "?", "left": self.header_operand(e.then),
                                                     "right": self.header_operand(e.else_), "cond": cond}}
         src = self.xl.locate(e)
+        if isinstance(src, StackLast):  # `hs.last` as a whole header: the element at lastIndex
+            assert isinstance(src.stack.type.element, StructLikeT)
+            last = expr_json("last_stack_index", None, {"type": "header_stack", "value": src.stack.name})
+            src = DynHeaderRef(src.stack.name, last, src.stack.type.element)
         if not isinstance(src, (HeaderRef, DynHeaderRef)):
             raise self.lc.unsupported(e, "assigning this value to a header")
         return self.xl.storage_json(src, e)

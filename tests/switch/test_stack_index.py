@@ -87,3 +87,33 @@ def test_run_time_index_in_a_parser_is_refused() -> None:
     assert d.message == "unsupported: header stack index that is not a compile-time constant here"
     line = src.splitlines()[d.loc.line - 1]
     assert line[d.loc.col - 1:].startswith("hdr.ctl.i].v; transition")
+
+
+LAST = """
+#include <core.p4>
+#include <v1model.p4>
+header ctl_t { bit<8> n; }
+header e_t { bit<8> v; }
+struct headers { ctl_t ctl; e_t[2] s; e_t copy; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.ctl); pkt.extract(hdr.s.next); transition select(hdr.ctl.n) { 2: two; default: done; } }
+    state two { pkt.extract(hdr.s.next); transition done; }
+    state done { hdr.copy = hdr.s.last; transition accept; }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { sm.egress_spec = 1; } }
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), VC(), I(), E(), C(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("n,elems,copy", [(1, "aa", "aa"), (2, "aabb", "bb")])
+def test_stack_last_as_a_header_in_a_parser(n: int, elems: str, copy: str) -> None:
+    # p4c writes `h = hs.last` as assign_header from dereference_header_stack at last_stack_index
+    sw = V1Switch()
+    sw.load(compile_source(LAST, name="t.p4").json)
+    (port, out), = sw.process(0, bytes([n]) + bytes.fromhex(elems) + b"\xee")
+    assert out == bytes([n]) + bytes.fromhex(elems + copy) + b"\xee"
