@@ -1036,9 +1036,9 @@ class Parser:
         compound = (op.kind in ("+", "-", "*", "|", "&", "^", "|+|", "|-|", "<<") and self.peek().kind == "="
                     and self.peek().pos == op.pos + len(op.kind)) or \
             (op.kind == ">" and self.peek().kind == ">=" and self.peek().pos == op.pos + 1)
-        if compound and any(isinstance(n, ast.MethodCall) for n in ast.walk(e)):
-            # the target would be evaluated twice: its calls too
-            raise self.error(op.loc, "unsupported: compound assignment to a target that contains a call")
+        # a target holding a call (`a[f(x)] += 1`) is one node on both sides, so the call is inlined (and its index
+        # saved) once, as p4c evaluates the target once; any other target is copied
+        target = e if compound and any(isinstance(n, ast.MethodCall) for n in ast.walk(e)) else None
         if op.kind in ("+", "-", "*", "|", "&", "^", "|+|", "|-|", "<<") and self.peek().kind == "=" \
                 and self.peek().pos == op.pos + len(op.kind):
             # `lhs op= rhs` is `lhs = lhs op rhs` (P4_16 1.2.2 compound assignment)
@@ -1046,13 +1046,13 @@ class Parser:
             self.advance()
             rhs = self.expression()
             self.expect_semi("assignment")
-            return ast.AssignStmt(start.loc, e, ast.Binary(op.loc, op.kind, copy.deepcopy(e), rhs))
+            return ast.AssignStmt(start.loc, e, ast.Binary(op.loc, op.kind, target or copy.deepcopy(e), rhs))
         if compound and op.kind == ">":  # `>>=` arrives as `>` `>=` (a `>>` token would break nested generics)
             self.advance()
             self.advance()
             rhs = self.expression()
             self.expect_semi("assignment")
-            return ast.AssignStmt(start.loc, e, ast.Binary(op.loc, ">>", copy.deepcopy(e), rhs))
+            return ast.AssignStmt(start.loc, e, ast.Binary(op.loc, ">>", target or copy.deepcopy(e), rhs))
         if isinstance(e, ast.ConstructorCall):
             raise self.error(start.loc, "instantiations are only allowed at the top level of a control or parser")
         raise self.error(self.tok.loc, f"expected '=' or a method call in statement, found {_describe(self.tok)}")
