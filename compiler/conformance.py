@@ -1,6 +1,7 @@
 """Measure the embedded toolchain on a corpus of v1model programs (e.g. p4c's testdata/p4_16_samples).
 
     python -m compiler.conformance DIR [--json out.json] [--jobs 2] [--timeout 30]
+    python -m compiler.conformance --bmv2-suite P4C_CHECKOUT [...]
 
 Every `*.p4` in DIR that includes v1model.p4 is compiled by `python -m compiler` (in a subprocess, bounded in time);
 a program that compiles and has a `.stf` beside it is run through `python -m switch.stf`. Each program lands in one
@@ -9,6 +10,10 @@ could not run, e.g. a command the runner refuses), `compiled` (no STF), `unsuppo
 construct named), `error` (refused although p4c may accept it), `crash` (a traceback), `timeout`. Prints the counts, the
 wrong packets and the most frequent refusals; `--json` writes every program's class and first message. The corpus is
 not part of this repository (p4c's samples are its own); nothing here copies it.
+
+`--bmv2-suite` measures on the programs p4c's own BMv2 back end is tested with: `testdata/p4_16_samples/*-bmv2.p4`
+of a p4c checkout that include v1model.p4, less those its `backends/bmv2/CMakeLists.txt` lists in `XFAIL_TESTS`
+(programs p4c-bm2-ss or BMv2 fail on), and also prints the share this toolchain accepts.
 """
 
 from __future__ import annotations
@@ -63,15 +68,32 @@ def _construct(message: str) -> str:
     return re.sub(r"'[^']*'", "'…'", message.split("unsupported:", 1)[-1].strip())[:90]
 
 
+def bmv2_suite(p4c: Path) -> list[Path]:
+    """p4c's v1model BMv2 test programs (see the module): `*-bmv2.p4` samples including v1model.p4, less XFAIL_TESTS."""
+    cmake = (p4c / "backends" / "bmv2" / "CMakeLists.txt").read_text()
+    m = re.search(r"set\s*\(\s*XFAIL_TESTS(.*?)\)", cmake, re.S)
+    xfail = {Path(w).name for w in re.findall(r"\S+\.p4", re.sub(r"#.*", "", m.group(1)))} if m else set()
+    samples = p4c / "testdata" / "p4_16_samples"
+    return sorted(x for x in samples.glob("*-bmv2.p4")
+                  if x.name not in xfail and "v1model.p4" in x.read_text(errors="replace"))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m compiler.conformance", description=__doc__.split("\n\n")[0])
-    p.add_argument("corpus", type=Path, help="directory of P4 programs (with .stf files beside some)")
+    p.add_argument("corpus", type=Path, nargs="?", help="directory of P4 programs (with .stf files beside some)")
+    p.add_argument("--bmv2-suite", type=Path, metavar="P4C", help="p4c's BMv2 test programs of this p4c checkout")
     p.add_argument("--json", type=Path, help="write every program's class and message here")
     p.add_argument("--jobs", type=int, default=2)
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per compilation (the STF gets twice that)")
     args = p.parse_args(argv)
-    programs = sorted(x for x in args.corpus.glob("*.p4")
-                      if x.is_file() and "v1model.p4" in x.read_text(errors="replace"))
+    if (args.corpus is None) == (args.bmv2_suite is None):
+        p.error("give a corpus directory or --bmv2-suite P4C")
+    if args.bmv2_suite is not None:
+        programs = bmv2_suite(args.bmv2_suite)
+        args.corpus = args.bmv2_suite / "testdata" / "p4_16_samples"
+    else:
+        programs = sorted(x for x in args.corpus.glob("*.p4")
+                          if x.is_file() and "v1model.p4" in x.read_text(errors="replace"))
     with tempfile.TemporaryDirectory() as tmp:
         def one(prog: Path) -> tuple[str, str, str]:
             work = Path(tmp) / prog.stem
@@ -83,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     with_stf = [r for r in results if (args.corpus / r[0]).with_suffix(".stf").exists()]
     print(f"{len(results)} v1model programs: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
     print(f"with an STF test: {len(with_stf)}, passing {sum(c == 'pass' for _, c, _ in with_stf)}")
+    accepted = counts.get("pass", 0) + counts.get("compiled", 0)
+    print(f"accepted (compiled; with an STF, passing it): {accepted} of {len(results)}"
+          f" ({100 * accepted / max(1, len(results)):.0f} %)")
     for name, c, msg in results:
         if c in ("wrong-packet", "crash"):
             print(f"{c.upper()}: {name}: {msg}")

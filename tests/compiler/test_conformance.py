@@ -42,3 +42,23 @@ def test_classes_and_exit_status(tmp_path: Path, capsys) -> None:  # type: ignor
     assert classes == {"good.p4": "pass", "wrong.p4": "wrong-packet", "refused.p4": "unsupported"}
     assert code == 1 and "WRONG-PACKET: wrong.p4" in out and "packet_in.length()" in out
     assert "with an STF test: 2, passing 1" in out
+
+
+def test_bmv2_suite_is_p4cs_bmv2_test_list(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # a stand-in p4c checkout: *-bmv2.p4 samples including v1model.p4, less CMakeLists' XFAIL_TESTS
+    samples = tmp_path / "testdata" / "p4_16_samples"
+    samples.mkdir(parents=True)
+    prog = (HERE / "p4" / "entry_priority.p4").read_text()
+    (samples / "good-bmv2.p4").write_text(prog)
+    (samples / "good-bmv2.stf").write_text((HERE / "p4" / "entry_priority.stf").read_text())
+    (samples / "xfailed-bmv2.p4").write_text(UNSUPPORTED)
+    (samples / "refused-bmv2.p4").write_text(UNSUPPORTED)
+    (samples / "other.p4").write_text(prog)                      # not named -bmv2: not in the suite
+    (samples / "psa-bmv2.p4").write_text("#include <core.p4>\n")  # not v1model
+    (tmp_path / "backends" / "bmv2").mkdir(parents=True)
+    (tmp_path / "backends" / "bmv2" / "CMakeLists.txt").write_text(
+        "set (XFAIL_TESTS\n  # comment naming fake.p4\n  testdata/p4_16_samples/xfailed-bmv2.p4\n)\n")
+    assert main(["--bmv2-suite", str(tmp_path), "--json", str(tmp_path / "r.json")]) == 0
+    classes = {r["program"]: r["class"] for r in json.loads((tmp_path / "r.json").read_text())}
+    assert classes == {"good-bmv2.p4": "pass", "refused-bmv2.p4": "unsupported"}
+    assert "accepted (compiled; with an STF, passing it): 1 of 2 (50 %)" in capsys.readouterr().out
