@@ -70,9 +70,9 @@ def _construct(message: str) -> str:
 
 def bmv2_suite(p4c: Path) -> list[Path]:
     """p4c's v1model BMv2 test programs (see the module): `*-bmv2.p4` samples including v1model.p4, less XFAIL_TESTS."""
-    cmake = (p4c / "backends" / "bmv2" / "CMakeLists.txt").read_text()
+    cmake = re.sub(r"#.*", "", (p4c / "backends" / "bmv2" / "CMakeLists.txt").read_text())  # comments hold ')'
     m = re.search(r"set\s*\(\s*XFAIL_TESTS(.*?)\)", cmake, re.S)
-    xfail = {Path(w).name for w in re.findall(r"\S+\.p4", re.sub(r"#.*", "", m.group(1)))} if m else set()
+    xfail = {Path(w).name for w in re.findall(r"\S+\.p4", m.group(1))} if m else set()
     samples = p4c / "testdata" / "p4_16_samples"
     return sorted(x for x in samples.glob("*-bmv2.p4")
                   if x.name not in xfail and "v1model.p4" in x.read_text(errors="replace"))

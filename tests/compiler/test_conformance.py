@@ -57,7 +57,7 @@ def test_bmv2_suite_is_p4cs_bmv2_test_list(tmp_path: Path, capsys) -> None:  # t
     (samples / "psa-bmv2.p4").write_text("#include <core.p4>\n")  # not v1model
     (tmp_path / "backends" / "bmv2").mkdir(parents=True)
     (tmp_path / "backends" / "bmv2" / "CMakeLists.txt").write_text(
-        "set (XFAIL_TESTS\n  # comment naming fake.p4\n  testdata/p4_16_samples/xfailed-bmv2.p4\n)\n")
+        "set (XFAIL_TESTS\n  # a comment (with parentheses) naming fake.p4\n  testdata/p4_16_samples/xfailed-bmv2.p4\n)\n")
     assert main(["--bmv2-suite", str(tmp_path), "--json", str(tmp_path / "r.json")]) == 0
     classes = {r["program"]: r["class"] for r in json.loads((tmp_path / "r.json").read_text())}
     assert classes == {"good-bmv2.p4": "pass", "refused-bmv2.p4": "unsupported"}
