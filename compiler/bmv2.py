@@ -184,7 +184,7 @@ class ProgramLowering(LowerContext):
             "errors": [[n, c] for n, c in self.errors],
             "enums": [],
             "parsers": [parser_json],
-            "parse_vsets": [],
+            "parse_vsets": self.parse_vsets,
             "deparsers": [deparser_json],
             "meter_arrays": [],
             "counter_arrays": self.counter_arrays,
@@ -335,6 +335,8 @@ class ProgramLowering(LowerContext):
                     self.add_header_type(ft.name, self.struct_fields(ft), self.max_length(ft))
                     self.add_header(fname, ft.name, False)
                     out[fname] = HeaderRef(fname, ft)
+                elif isinstance(ft, StackT) and isinstance(ft.element, StructLikeT) and ft.element.kind == "header":
+                    out[fname] = self.local_storage(fname, ft, s.decl or self.program)  # a header stack of its own
                 elif isinstance(ft, (BitsT, BoolT, ErrorT, EnumT)):
                     if prefix:
                         base = f"{st.name}.{prefix}_{fname}{counter[0]}"

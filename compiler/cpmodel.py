@@ -168,6 +168,17 @@ class CPDigest:
 
 
 @dataclass
+class CPValueSet:
+    """A parser value set: its members match `match` (one field for a bit<W> element, else the struct's fields)."""
+
+    name: str
+    match: list[CPMatchField]
+    size: int
+    annotations: list[Annotation] = field(default_factory=list)
+    loc: SourceLoc | None = None
+
+
+@dataclass
 class CPModel:
     """Everything a program exposes to the control plane."""
 
@@ -180,6 +191,7 @@ class CPModel:
     registers: list[CPRegister] = field(default_factory=list)
     controller_headers: list[CPControllerHeader] = field(default_factory=list)
     digests: list[CPDigest] = field(default_factory=list)
+    value_sets: list[CPValueSet] = field(default_factory=list)
     arch: str = "v1model"
     calls_extern_functions: bool = False
     """A control calls an extern function (mark_to_drop, hash, clone ...): p4c then writes an (empty) type_info."""

@@ -231,6 +231,7 @@ class LowerContext:
     checksums: list[Json] = field(default_factory=list)
     counter_arrays: list[Json] = field(default_factory=list)
     register_arrays: list[Json] = field(default_factory=list)
+    parse_vsets: list[Json] = field(default_factory=list)
     # param/variable declaration → storage root
     roots: dict[ast.Node, Storage] = field(default_factory=dict)
     # extern instance declaration → JSON/control-plane name

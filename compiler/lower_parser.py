@@ -14,10 +14,11 @@ import itertools
 
 from compiler import ast
 from compiler.lower_actions import PrimitiveLowerer
-from compiler.lower_context import HeaderRef, Json, LowerAbort, LowerContext, hexstr
+from compiler.cpmodel import CPMatchField, CPValueSet
+from compiler.lower_context import HeaderRef, Json, LowerAbort, LowerContext, control_plane_name, hexstr
 from compiler.lower_expr import ExprLowerer, StackNext, UnionStackNext
 from compiler.typecheck import describe
-from compiler.types import BitsT, BlockT, BoolT, ExternT, StackT, StructLikeT, width_of
+from compiler.types import BitsT, BlockT, BoolT, ExternT, P4Type, StackT, StructLikeT, ValueSetT, width_of
 
 
 class ParserLowerer:
@@ -44,6 +45,8 @@ class ParserLowerer:
                     self.lc.instantiate(loc, None)
                 elif isinstance(loc, ast.ConstDecl):
                     pass
+                elif isinstance(loc, ast.ValueSetDecl):
+                    self.value_set(loc)
                 else:
                     raise self.lc.unsupported(loc, f"parser-local {type(loc).__name__}")
             except LowerAbort:
@@ -55,6 +58,36 @@ class ParserLowerer:
             except LowerAbort:
                 pass
         return {"name": "parser", "id": 0, "init_state": "start", "parse_states": states}
+
+    def value_set(self, d: ast.ValueSetDecl) -> None:
+        """p4c's parse_vsets entry (compressed_bitwidth: the element's width) and the P4Info value set (one match
+        field per struct field, `@match` giving its kind, else exact; unnamed for a bit<W> element)."""
+        vt = self.info.types[d]
+        assert isinstance(vt, ValueSetT)
+        name = control_plane_name(d, self.decl.name)
+        self.lc.instance_names[d] = name
+        el = vt.element
+        width = width_of(el)
+        assert width is not None
+        self.lc.parse_vsets.append({"name": name, "id": len(self.lc.parse_vsets), "compressed_bitwidth": width,
+                                    "max_size": vt.size})
+        fields: list[tuple[str, P4Type, list[ast.Annotation]]]
+        if isinstance(el, StructLikeT):
+            decl = el.decl
+            annos = {f.name: list(f.annotations) for f in getattr(decl, "fields", [])}
+            fields = [(n, ft, annos.get(n, [])) for n, ft in el.fields]
+        else:
+            fields = [("", el, [])]
+        match = []
+        for n, ft, annos in fields:
+            kind = "exact"
+            m = next((a for a in annos if a.name == "match"), None)
+            if m is not None and m.args and isinstance(m.args[0], ast.Name):
+                kind = m.args[0].name
+            w = width_of(ft)
+            assert w is not None
+            match.append(CPMatchField(n, w, kind, [a for a in annos if a.name != "match"]))
+        self.lc.cp.value_sets.append(CPValueSet(name, match, vt.size, list(d.annotations), d.loc))
 
     def state(self, st: ast.ParserState, sid: int) -> Json:
         ops: list[Json] = []
@@ -156,6 +189,9 @@ class ParserLowerer:
         """The transitions of one select case (several where a range expands into masks, as p4c does)."""
         nxt = self.next_state(c.state)
         keys = c.keys
+        if len(keys) == 1 and isinstance(self.info.types.get(keys[0]), ValueSetT):
+            d = self.info.refs[keys[0]]
+            return [{"type": "parse_vset", "value": self.lc.instance_names[d], "mask": None, "next_state": nxt}]
         if len(keys) == 1 and isinstance(keys[0], ast.DefaultExpr) or \
                 (len(keys) == 1 and isinstance(keys[0], ast.DontCare) and len(widths) != 1):
             return [{"type": "default", "value": None, "mask": None, "next_state": nxt}]

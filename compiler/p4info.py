@@ -245,12 +245,15 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
         sym(CONTROLLER_HEADER, h.type_name, h.annotations, h.loc)
     for dg in model.digests:
         sym(DIGEST, dg.name, dg.annotations, dg.loc)
+    for vs in model.value_sets:
+        sym(VALUE_SET, vs.name, vs.annotations, vs.loc)
     # p4c: the same name twice within one kind is an error, except for actions (deduplicated silently, since its
     # midend copies global actions into every control that uses them).
     for what, objs in (("table", model.tables), ("counter", model.counters),
                        ("direct counter", model.direct_counters), ("meter", model.meters),
                        ("direct meter", model.direct_meters), ("register", model.registers),
-                       ("controller packet metadata", model.controller_headers), ("digest", model.digests)):
+                       ("controller packet metadata", model.controller_headers), ("digest", model.digests),
+                       ("value set", model.value_sets)):
         seen: set[str] = set()
         for o in objs:
             if o.name in seen:
@@ -382,6 +385,22 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
             member.name = fld.name
             member.type_spec.bitstring.bit.bitwidth = fld.bitwidth
 
+    for vs in model.value_sets:
+        msg = info.value_sets.add()
+        _set_preamble(msg.preamble, ids.get(VALUE_SET, vs.name), vs.name, suffixes.alias(vs.name), vs.annotations)
+        for fid, mf in zip(_field_ids(vs.match, diags, "value set field"), vs.match):
+            m = msg.match.add()
+            m.id = fid
+            if mf.name:
+                m.name = mf.name
+            m.annotations.extend(_annotation_strings(mf.annotations))
+            m.bitwidth = mf.bitwidth
+            if mf.match_type in _MATCH_TYPES:
+                m.match_type = _MATCH_TYPES[mf.match_type]
+            else:
+                m.other_match_type = mf.match_type
+        msg.size = vs.size
+
     # p4c's serializer creates `type_info` (empty unless a type needs describing) whenever it converts a table's
     # match fields (every visible table, keyless too), an action parameter, an extern instance (counter, meter,
     # register ...), an extern function called from a control, a controller-header field or a digest.
@@ -389,7 +408,7 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
             or any(a.params for a in model.actions if not a.hidden)
             or model.counters or model.direct_counters or model.meters or model.direct_meters or model.registers
             or model.calls_extern_functions
-            or any(h.metadata for h in model.controller_headers) or model.digests):
+            or any(h.metadata for h in model.controller_headers) or model.digests or model.value_sets):
         info.type_info.SetInParent()
     diags.check()
     return info

@@ -48,9 +48,11 @@ from compiler.types import (
     TupleT,
     TypeT,
     TypeVarT,
+    ValueSetT,
     VarbitT,
     VoidT,
     same_type,
+    width_of,
 )
 
 MATCH_KINDS_SUPPORTED = ("exact", "lpm", "ternary", "range", "optional")
@@ -309,8 +311,6 @@ class Checker:
             self.check_instantiation(d, ctx)
         elif isinstance(d, ast.FunctionDecl):
             self.check_function(d, ctx)
-        elif isinstance(d, ast.ValueSetDecl):
-            self.diags.unsupported(d.loc, "value_set")
         # extern, parser/control/package type declarations, errors, match kinds: nothing to check
 
     # ------------------------------------------------------------------------------------------------ types
@@ -599,6 +599,8 @@ class Checker:
             keys = case.keys
             if len(keys) == 1 and isinstance(keys[0], (ast.DefaultExpr, ast.DontCare)):
                 self.info.types[keys[0]] = DONTCARE
+            elif len(keys) == 1 and self.value_set_case(keys[0], key_types, ctx):
+                pass
             elif len(keys) != len(key_types):
                 self.diags.error(case.loc, f"select case has {len(keys)} values, the select has {len(key_types)} keys")
             else:
@@ -608,6 +610,38 @@ class Checker:
                     except CheckAbort:
                         pass
             target(case.state)
+
+    def check_value_set(self, d: ast.ValueSetDecl, ctx: _Ctx) -> None:
+        """`value_set<T>(size)`: T is bit<W>, int<W>, a serializable enum or a struct of those (one select key
+        each, as p4c's BMv2 back end takes them)."""
+        t = self.resolve_type(d.element_type, ctx.scope)
+        size = self.const_int(d.size, ctx, "value_set size")
+        fields = t.fields if isinstance(t, StructLikeT) and t.kind == "struct" else [("", t)]
+        for _n, ft in fields:
+            if not (isinstance(ft, BitsT) or isinstance(ft, EnumT) and ft.underlying is not None):
+                raise self.unsupported(d.element_type, f"value_set of {t}")
+        if size < 0:
+            raise self.error(d.size, "value_set size must not be negative")
+        self.info.types[d] = ValueSetT(d, t, size)
+
+    def value_set_case(self, k: ast.Expr, key_types: list[P4Type], ctx: _Ctx) -> bool:
+        """Whether `k` (a case's only label) names a value set; then it must fit the select's keys."""
+        if not isinstance(k, ast.Name):
+            return False
+        d = ctx.scope.lookup(k.name)
+        if not isinstance(d, ast.ValueSetDecl):
+            return False
+        vt = self.info.types.get(d)
+        if not isinstance(vt, ValueSetT):
+            raise CheckAbort()
+        self.info.refs[k] = d
+        self.info.types[k] = vt
+        el = vt.element
+        widths = [width_of(ft) for _n, ft in el.fields] if isinstance(el, StructLikeT) else [width_of(el)]
+        if widths != [width_of(kt) for kt in key_types]:
+            raise self.error(k, f"value set '{d.name}' of {el} does not fit the select's keys "
+                                f"({', '.join(str(kt) for kt in key_types)})")
+        return True
 
     def keyset(self, k: ast.Expr, kt: P4Type, ctx: _Ctx) -> None:
         if isinstance(k, (ast.DefaultExpr, ast.DontCare)):
@@ -659,7 +693,8 @@ class Checker:
             elif isinstance(loc, (ast.VarDecl, ast.ConstDecl)):
                 self.stmt(loc, ctx)
             elif isinstance(loc, ast.ValueSetDecl):
-                raise self.unsupported(loc, "value_set")
+                self.check_value_set(loc, ctx)
+                self.declare(ctx.scope, loc.name, loc, ctx.block)
             else:
                 raise self.unsupported(loc, f"local declaration {type(loc).__name__}")
         except CheckAbort:

@@ -203,6 +203,18 @@ class BlockT(P4Type):
 
 
 @dataclass(eq=False)
+class ValueSetT(P4Type):
+    """A parser value set (`value_set<T>(size) pvs;`), used as a select case."""
+
+    decl: ast.ValueSetDecl
+    element: P4Type
+    size: int
+
+    def __str__(self) -> str:
+        return f"value_set<{self.element}>"
+
+
+@dataclass(eq=False)
 class TableT(P4Type):
     """A table (the type of its name; `apply()` returns `ApplyResultT`)."""
 

@@ -12,7 +12,7 @@ from typing import Any
 from finsy.proto import p4r
 
 from switch.errors import LoadError
-from switch.runtime import externs, pipeline, pre, tables
+from switch.runtime import externs, pipeline, pre, tables, valuesets
 from switch.runtime.p4info import P4InfoIndex
 from switch.runtime.status import Code, P4RuntimeError, invalid
 
@@ -133,7 +133,7 @@ class Device:
             elif kind in ("meter_entry", "direct_meter_entry"):
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "Meters are not supported")
             elif kind == "value_set_entry":
-                raise P4RuntimeError(Code.UNIMPLEMENTED, "ValueSet writes are not supported yet")
+                valuesets.write(self, update.type, entity.value_set_entry)
             elif kind == "digest_entry":
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "Digests are not supported")
             else:
@@ -176,7 +176,7 @@ class Device:
                 elif kind in ("action_profile_member", "action_profile_group"):
                     raise P4RuntimeError(Code.UNIMPLEMENTED, "Action profiles are not supported")
                 elif kind == "value_set_entry":
-                    raise P4RuntimeError(Code.UNIMPLEMENTED, "ValueSet reads are not supported yet")
+                    valuesets.read(self, entity.value_set_entry, out)
                 elif kind == "digest_entry":
                     raise P4RuntimeError(Code.UNIMPLEMENTED, "Digests are not supported")
                 else:

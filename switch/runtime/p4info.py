@@ -102,6 +102,16 @@ class RegisterInfo:
 
 
 @dataclass(frozen=True)
+class ValueSetInfo:
+    """A parser value set: its member fields (P4Info `match`) and size."""
+
+    id: int
+    name: str
+    match: tuple[MatchFieldInfo, ...]
+    size: int
+
+
+@dataclass(frozen=True)
 class PacketMetadataInfo:
     """A controller header ("packet_in" / "packet_out"): fields as (id, name, bitwidth) in declaration order."""
 
@@ -124,6 +134,7 @@ class P4InfoIndex:
     direct_meters: dict[int, str] = field(default_factory=dict)
     action_profiles: dict[int, str] = field(default_factory=dict)
     controller_headers: dict[str, PacketMetadataInfo] = field(default_factory=dict)
+    value_sets: dict[int, ValueSetInfo] = field(default_factory=dict)
     names: dict[tuple[int, str], int] = field(default_factory=dict)
 
     def is_valid_id(self, p4_id: int, prefix: int) -> bool:
@@ -133,7 +144,7 @@ class P4InfoIndex:
         registry = {
             TABLE: self.tables, ACTION: self.actions, COUNTER: self.counters,
             DIRECT_COUNTER: self.direct_counters, REGISTER: self.registers, METER: self.meters,
-            DIRECT_METER: self.direct_meters, ACTION_PROFILE: self.action_profiles,
+            DIRECT_METER: self.direct_meters, ACTION_PROFILE: self.action_profiles, VALUE_SET: self.value_sets,
         }.get(prefix)
         return registry is not None and p4_id in registry
 
@@ -216,6 +227,8 @@ def build_index(p4info: p4i.P4Info) -> P4InfoIndex:
         index.controller_headers[hdr.preamble.name] = PacketMetadataInfo(hdr.preamble.id, hdr.preamble.name, fields)
     for vs in p4info.value_sets:
         add(VALUE_SET, vs.preamble, "value set")
+        match = tuple(MatchFieldInfo(m.id, m.name, m.bitwidth, m.match_type) for m in vs.match)
+        index.value_sets[vs.preamble.id] = ValueSetInfo(vs.preamble.id, vs.preamble.name, match, vs.size)
     for dig in p4info.digests:
         add(DIGEST, dig.preamble, "digest")
 

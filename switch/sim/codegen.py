@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from switch.errors import LoadError
-from switch.sim.externs import CounterArray, RegisterArray
+from switch.sim.externs import CounterArray, RegisterArray, ValueSet
 from switch.sim.gen_actions import ActionGen
 from switch.sim.gen_base import Emitter, PacketAbort, ParserError, _fmt, _noop, _sat, _six, _usat
 from switch.sim.gen_expr import ExprGen
@@ -51,6 +51,7 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         self.action_by_name: dict[str, dict] = {}
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, CounterArray] = {}
+        self.value_sets: dict[str, ValueSet] = {}
         self.calcs: dict[str, str] = {}      # calculation name → generated function name
         self.tables: dict[str, MatchTable] = {}
         self.action_infos: dict[str, ActionInfo] = {}

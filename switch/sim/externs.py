@@ -76,3 +76,26 @@ class CounterArray:
             return
         self.packets[:] = [0] * self.size
         self.bytes[:] = [0] * self.size
+
+
+class ValueSet:
+    """A parser value set (`value_set<T>(size)`, JSON `parse_vsets`). A member is a value of T in BMv2's compressed
+    form (T's fields concatenated at their widths); `members` is the set the generated parser tests a key against."""
+
+    def __init__(self, name: str, vid: int, bitwidth: int, max_size: int | None) -> None:
+        self.name = name
+        self.id = vid
+        self.bitwidth = bitwidth
+        self.max_size = max_size
+        self.members: set[int] = set()
+
+    def set_members(self, values: list[int]) -> None:
+        """Replace the members (P4Runtime writes a value set whole); ValueError if one does not fit or too many."""
+        new = set(values)
+        for v in new:
+            if not isinstance(v, int) or v < 0 or v.bit_length() > self.bitwidth:
+                raise ValueError(f"value {v!r} does not fit value set {self.name!r} ({self.bitwidth} bits)")
+        if self.max_size is not None and len(new) > self.max_size:
+            raise ValueError(f"value set {self.name!r} holds at most {self.max_size} members, got {len(new)}")
+        self.members.clear()
+        self.members.update(new)  # in place: the generated parser holds this set

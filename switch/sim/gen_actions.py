@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from switch.errors import LoadError
-from switch.sim.externs import CounterArray, RegisterArray
+from switch.sim.externs import CounterArray, RegisterArray, ValueSet
 from switch.sim.optimize import optimize_body
 from switch.sim.program import (
     P_EXIT,
@@ -55,6 +55,11 @@ class ActionGen:
         return self.counters[name]
 
     def build_externs(self) -> None:
+        for name, (vid, bw, size) in self.p.vsets.items():
+            old = self.reuse.value_sets.get(name) if self.reuse is not None else None
+            vs = old if old is not None and (old.bitwidth, old.max_size) == (bw, size) else ValueSet(name, vid, bw, size)
+            self.value_sets[name] = vs
+            self.ns[f"_VS{vid}"] = vs.members
         if self.reuse is not None:
             self.registers, self.counters = self.reuse.registers, self.reuse.counters
             for ra in self.registers.values():

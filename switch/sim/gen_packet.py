@@ -606,6 +606,25 @@ class PacketGen:
                     lines.extend("    " + x for x in stmt)
                 has_default = True
                 break
+            if t == "parse_vset":  # BMv2: the key, as the value set's compressed value, is a member
+                vs = self.p.vsets.get(tr.get("value"))
+                if vs is None:
+                    raise LoadError(f"unknown parse_vset {tr.get('value')!r} in {where}")
+                if tr.get("mask") is not None:
+                    raise LoadError(f"parse_vset with a mask in {where} (p4c writes none)")
+                if sum(w for _s, _nb, w in parts) != vs[1]:
+                    raise LoadError(f"parse_vset {tr['value']!r} of {vs[1]} bits against a key of "
+                                    f"{sum(w for _s, _nb, w in parts)} bits in {where}")
+                if not any(x.startswith("kc = ") for x in lines):
+                    shift, comp = vs[1], []
+                    for src, _nb, w in parts:
+                        shift -= w
+                        comp.append(f"(({src}) << {shift})" if shift else f"({src})")
+                    lines.insert(1 if parts else 0, f"kc = {' | '.join(comp)}")
+                lines.append(f"{'if' if first else 'elif'} kc in _VS{vs[0]}:")
+                lines.extend("    " + x for x in goto(tr.get("next_state")))
+                first = False
+                continue
             if t != "hexstr":
                 raise LoadError(f"unsupported transition type {t!r} in {where}")
             val = _hex(tr["value"], where)

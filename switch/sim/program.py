@@ -145,7 +145,14 @@ class Program:
                 fields = [(n, max_len * 8 - fixed if n == vl else w, s) for n, w, s in fields] + [(VL_BITS, 32, False)]
             self.header_types[name] = {"fields": fields, "id": ht.get("id"), "vl": vl}
 
-        for key in ("parse_vsets", "meter_arrays", "learn_lists", "extern_instances"):
+        self.vsets: dict[str, tuple[int, int, int | None]] = {}  # name → (id, compressed bitwidth, max size)
+        for v in j.get("parse_vsets") or []:
+            bw, size = v.get("compressed_bitwidth") if isinstance(v, dict) else None, v.get("max_size")
+            if not isinstance(bw, int) or bw <= 0 or not isinstance(v.get("name"), str) \
+                    or not (size is None or isinstance(size, int) and size >= 0):
+                raise LoadError(f"bad parse_vset {v!r}")
+            self.vsets[v["name"]] = (v.get("id", len(self.vsets)), bw, size)
+        for key in ("meter_arrays", "learn_lists", "extern_instances"):
             if j.get(key):
                 raise LoadError(f"unsupported {key}: {[x.get('name') for x in j[key] if isinstance(x, dict)]}")
 

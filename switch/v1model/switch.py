@@ -21,7 +21,7 @@ from switch.sim.codegen import Codegen, PacketAbort
 from switch.sim.program import (P_CLONE, P_CLONE_FL, P_EXIT, P_ID, P_INLEN, P_LEN, P_PAYLOAD, P_RECIRC, P_RESUBMIT,
                                 P_TRUNC, Program, parse_json)
 from switch.sim.tables import ActionInfo, MatchTable
-from switch.sim.externs import CounterArray, RegisterArray
+from switch.sim.externs import CounterArray, RegisterArray, ValueSet
 from switch.v1model.pre import Mirror, Pre
 from switch.v1model.primitives import v1model_primitives
 
@@ -114,6 +114,7 @@ class V1Switch:
         self.actions: dict[str, ActionInfo] = {}
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, CounterArray] = {}
+        self.value_sets: dict[str, ValueSet] = {}  # parser value sets by name: `set_members([...])`
         self._stats: collections.Counter[str] = collections.Counter()
         # the per-packet counts are plain int attributes (a Counter item costs ~4x an attribute increment);
         # the `stats` property folds them into the Counter whenever someone looks
@@ -211,6 +212,7 @@ class V1Switch:
             self.actions = new.cg.action_infos
             self.registers = new.cg.registers
             self.counters = new.cg.counters
+            self.value_sets = new.cg.value_sets
             self._hi.clear()
             self._queues.clear()
             self._order.clear()
