@@ -197,14 +197,19 @@ class PrimitiveLowerer:
 
     def slice_assign(self, lhs: ast.Slice, rhs: ast.Expr, si: Json | None) -> Json:
         """`x[h:l] = v` → `x = (x & ~mask) | ((v << l) & mask)` (p4c's slice-assignment lowering)."""
-        base_t = self.info.types[lhs.expr]
-        assert isinstance(base_t, BitsT)
         hi, lo = self.info.values[lhs.hi], self.info.values[lhs.lo]
         assert isinstance(hi, int) and isinstance(lo, int)
+        base = lhs.expr
+        while isinstance(base, ast.Slice):  # x[7:4][3:0] is x[7:4]: bits counted from the inner slice's low bit
+            ilo = self.info.values[base.lo]
+            assert isinstance(ilo, int)
+            hi, lo, base = ilo + hi, ilo + lo, base.expr
+        base_t = self.info.types[base]
+        assert isinstance(base_t, BitsT)
         w = base_t.width
         mask = ((1 << (hi - lo + 1)) - 1) << lo
-        left = self.xl.lvalue(lhs.expr)
-        cur = self.xl.rvalue(lhs.expr)
+        left = self.xl.lvalue(base)
+        cur = self.xl.rvalue(base)
         val = self.xl.local(self.xl.rvalue(rhs))
         val = self.xl.fix(val, BitsT(w, False))  # cast to the field width
         if lo:

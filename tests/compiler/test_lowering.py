@@ -287,3 +287,28 @@ V1Switch(P(), VC(), I(), E(), C(), D()) main;
     sw = V1Switch()
     sw.load(compile_source(src, name="t.p4").json)
     assert sw.process(0, bytes([1, 2, 0xee])) == [(1, bytes([2, 1, 0xee]))]
+
+
+def test_assignment_to_a_slice_of_a_slice() -> None:
+    # x[7:4][2:1] is x[6:5] (p4c's slice simplification), as a target too
+    from switch.v1model import V1Switch
+    src = """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct headers { h_t h; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    apply { hdr.h.a[7:4][2:1] = 0; hdr.h.b[6:1][3:0][0:0] = 1; sm.egress_spec = 1; }
+}
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), VC(), I(), E(), C(), D()) main;
+"""
+    sw = V1Switch()
+    sw.load(compile_source(src, name="t.p4").json)
+    assert sw.process(0, bytes([0xFF, 0x00])) == [(1, bytes([0x9F, 0x02]))]
