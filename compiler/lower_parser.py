@@ -15,10 +15,30 @@ import itertools
 from compiler import ast
 from compiler.lower_actions import PrimitiveLowerer
 from compiler.cpmodel import CPMatchField, CPValueSet
-from compiler.lower_context import HeaderRef, Json, LowerAbort, LowerContext, control_plane_name, hexstr
+from compiler.lower_context import (
+    HeaderRef,
+    Json,
+    LowerAbort,
+    LowerContext,
+    control_plane_name,
+    expr_json,
+    hexstr,
+    hexval,
+)
 from compiler.lower_expr import ExprLowerer, StackNext, UnionStackNext
 from compiler.typecheck import describe
-from compiler.types import BitsT, BlockT, BoolT, ExternT, P4Type, StackT, StructLikeT, ValueSetT, width_of
+from compiler.types import (
+    BitsT,
+    BlockT,
+    BoolT,
+    ExternT,
+    P4Type,
+    StackT,
+    StructLikeT,
+    ValueSetT,
+    header_layout,
+    width_of,
+)
 
 
 class ParserLowerer:
@@ -248,6 +268,9 @@ class ParserLowerer:
             return self.stmt(ast.AssignStmt(s.loc, lhs, s.init))
         if isinstance(s, ast.AssignStmt):
             lt = self.info.types[s.lhs]
+            if isinstance(lt, StructLikeT) and lt.kind in ("header", "struct") \
+                    and self.xl.lookahead_bits(s.rhs) is not None:
+                return self.lookahead_into(s.lhs, lt)
             if isinstance(lt, (StructLikeT, StackT)) or isinstance(s.lhs, ast.Slice):
                 return [{"op": "primitive", "parameters": [p]} for p in self.pl.assign(s.lhs, s.rhs, s)]
             left = self.xl.lvalue(s.lhs)
@@ -256,6 +279,34 @@ class ParserLowerer:
         if isinstance(s, ast.MethodCallStmt):
             return self.call(s.call, s)
         raise self.lc.unsupported(s, f"{type(s).__name__} in a parser state")
+
+    def lookahead_into(self, lhs: ast.Expr, t: StructLikeT) -> list[Json]:
+        """`h = pkt.lookahead<T>()` of a header or struct T, as p4c's ExpandLookahead: all of T's bits into a
+        temporary, then (a header becomes valid) each field from its bits."""
+        fields = header_layout(t) if t.kind == "header" else [((n,), n, ft) for n, ft in t.fields]
+        widths = [width_of(ft) for _p, _n, ft in fields]
+        if any(w is None or isinstance(ft, StructLikeT) for w, (_p, _n, ft) in zip(widths, fields)):
+            raise self.lc.unsupported(lhs, f"lookahead of {t} (a field of it has no fixed width)")
+        total = sum(w for w in widths if w is not None)
+        tmp = self.lc.add_scalar("tmp", BitsT(total))
+        tmp_j: Json = {"type": "field", "value": [tmp.header, tmp.field]}
+        ops: list[Json] = [{"parameters": [tmp_j, {"type": "lookahead", "value": [0, total]}], "op": "set"}]
+        if t.kind == "header":
+            ops.append({"op": "primitive", "parameters": [
+                {"op": "add_header", "parameters": [self.xl.lvalue(lhs)]}]})
+        target = self.xl.locate(lhs)
+        shift = total
+        for (path, _n, _ft), w in zip(fields, widths):
+            assert w is not None
+            shift -= w
+            dst = self.lc.header_member(target, path[0]) if isinstance(target, HeaderRef) else \
+                target.members[path[0]] if hasattr(target, "members") else None
+            if dst is None:
+                raise self.lc.unsupported(lhs, f"lookahead into '{describe(lhs)}'")
+            val = expr_json(">>", tmp_j, hexval(shift)) if shift else tmp_j
+            val = expr_json("&", val, hexval((1 << w) - 1, w))
+            ops.append({"parameters": [self.xl.storage_json(dst, lhs), val], "op": "set"})
+        return ops
 
     def call(self, c: ast.MethodCall, s: ast.Stmt) -> list[Json]:
         owner, name = self.info.calls.get(c, (None, ""))
