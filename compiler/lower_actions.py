@@ -375,10 +375,11 @@ class PrimitiveLowerer:
             return [prim("modify_field_rng_uniform", [self.xl.lvalue(a[0]), self.arg(a[1]), self.arg(a[2])], si)]
         if name == "hash":
             algo = self.enum_member(a[1])
-            calc = self.lc_calculation(call, algo, a[3], payload=False)
-            return [prim("modify_field_with_hash_based_offset",
-                         [self.xl.lvalue(a[0]), self.arg(a[2]), {"type": "calculation", "value": calc},
-                          self.arg(a[4])], si)]
+            pre: list[Json] = []
+            calc = make_calculation(self.lc, self.xl, call, algo, a[3], payload=False, pre=pre)
+            return pre + [prim("modify_field_with_hash_based_offset",
+                               [self.xl.lvalue(a[0]), self.arg(a[2]), {"type": "calculation", "value": calc},
+                                self.arg(a[4])], si)]
         if name in ("clone", "clone_preserving_field_list"):
             kind = self.enum_member(a[0])
             op = "clone_ingress_pkt_to_egress" if kind == "I2E" else "clone_egress_pkt_to_egress"
@@ -434,13 +435,15 @@ class PrimitiveLowerer:
         return make_calculation(self.lc, self.xl, node, algo, data, payload)
 
 
-def calc_inputs(lc: LowerContext, xl: ExprLowerer, data: ast.Expr) -> list[Json]:
-    """The `input` list of a calculation: fields, headers and constants (with bitwidth) of a list expression."""
+def calc_inputs(lc: LowerContext, xl: ExprLowerer, data: ast.Expr, pre: list[Json] | None = None) -> list[Json]:
+    """The `input` list of a calculation: fields, headers and constants (with bitwidth) of a list expression. With
+    `pre`, any other value (`h.f ^ 0xFFFF`) is computed into a temporary by an assignment added to `pre` (BMv2
+    calculations take fields only; p4c makes the same temporaries)."""
     out: list[Json] = []
     elems = data.elements if isinstance(data, ast.ListExpr) else [data]
     for e in elems:
         if isinstance(e, ast.ListExpr):
-            out.extend(calc_inputs(lc, xl, e))
+            out.extend(calc_inputs(lc, xl, e, pre))
             continue
         t = lc.info.types.get(e)
         v = lc.info.values.get(e)
@@ -458,6 +461,13 @@ def calc_inputs(lc: LowerContext, xl: ExprLowerer, data: ast.Expr) -> list[Json]
             continue
         if isinstance(t, StructLikeT):
             raise lc.unsupported(e, "a struct in a field list")
+        if pre is not None and not isinstance(e, (ast.Name, ast.Member)) and isinstance(t, (BitsT, BoolT)):
+            tmp = lc.add_scalar("tmp", t)
+            pre.append(prim("assign", [{"type": "field", "value": [tmp.header, tmp.field]},
+                                       xl.convert(e, wrap=True, convert_bool=isinstance(t, BoolT))],
+                            lc.source_info(e)))
+            out.append({"type": "field", "value": [tmp.header, tmp.field]})
+            continue
         s = xl.locate(e)
         if not isinstance(s, FieldRef):
             raise lc.unsupported(e, f"'{describe(e)}' in a field list")
@@ -466,13 +476,13 @@ def calc_inputs(lc: LowerContext, xl: ExprLowerer, data: ast.Expr) -> list[Json]
 
 
 def make_calculation(lc: LowerContext, xl: ExprLowerer, node: ast.Node, algo: str, data: ast.Expr,
-                     payload: bool) -> str:
+                     payload: bool, pre: list[Json] | None = None) -> str:
     if algo not in HASH_ALGOS:
         raise lc.unsupported(node, f"hash algorithm '{algo}'")
     if algo in ("random", "crc16_custom", "crc32_custom"):
         raise lc.unsupported(node, f"hash algorithm '{algo}' on this target")
     name = lc.names.new("calc")
-    inputs = calc_inputs(lc, xl, data)
+    inputs = calc_inputs(lc, xl, data, pre)
     if payload:
         inputs.append({"type": "payload", "value": None})
     c: Json = {"name": name, "id": len(lc.calculations)}

@@ -312,3 +312,36 @@ V1Switch(P(), VC(), I(), E(), C(), D()) main;
     sw = V1Switch()
     sw.load(compile_source(src, name="t.p4").json)
     assert sw.process(0, bytes([0xFF, 0x00])) == [(1, bytes([0x9F, 0x02]))]
+
+
+def test_hash_of_an_expression_goes_through_a_temporary() -> None:
+    # BMv2 calculations take fields only: `{ h.a ^ 0xff }` is computed into a temporary first (as p4c does)
+    from switch.v1model import V1Switch
+    src = """#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<16> a; bit<16> b; bit<16> r1; bit<16> r2; }
+struct headers { h_t h; }
+struct metadata { }
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers hdr, inout metadata meta) { apply { } }
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
+    apply {
+        hash(hdr.h.r1, HashAlgorithm.crc16, 16w0, { hdr.h.a ^ 16w0xffff, 8w7 }, 32w65536);
+        hash(hdr.h.r2, HashAlgorithm.crc16, 16w0, { hdr.h.b, 8w7 }, 32w65536);
+        sm.egress_spec = 1;
+    }
+}
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout metadata meta) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), VC(), I(), E(), C(), D()) main;
+"""
+    j = compile_source(src, name="t.p4").json
+    assert all(i["type"] in ("field", "hexstr") for c in j["calculations"] for i in c["input"])
+    sw = V1Switch()
+    sw.load(j)
+    for a, b, same in ((0x1234, 0x1234 ^ 0xFFFF, True), (0x1234, 0x1234, False)):
+        (port, out), = sw.process(0, a.to_bytes(2, "big") + b.to_bytes(2, "big") + bytes(4))
+        assert (out[4:6] == out[6:8]) == same
