@@ -33,7 +33,7 @@ __all__ = ["ScalePoint", "ScaleRow", "PRESETS", "scaling_points", "run_scaling",
 
 PRESETS: dict[str, dict[str, Sequence[int] | int]] = {
     "default": {"sizes": (65_536, 1_048_576, 16_777_216), "size_workers": 2, "workers": (2, 4, 8, 16),
-                "workers_size": 262_144, "reps": 1},
+                "workers_size": 262_144, "reps": 2},
     "full": {"sizes": (65_536, 262_144, 1_048_576, 4_194_304, 16_777_216), "size_workers": 2,
              "workers": (2, 4, 6, 8, 12, 16), "workers_size": 262_144, "reps": 3},
 }
