@@ -175,10 +175,18 @@ class InProcessNetwork:
                 from_switch(self.sw.process(port, f), now)
 
         pending = sorted(self.hosts.values(), key=lambda h: (h.start_at, h.port))
+        # each host's next timer, kept up to date after every call into the host (only those calls change it)
+        deadlines: dict[int, float] = {}
+
+        def called(h: Endpoint) -> None:
+            d = None if h.done else h.next_deadline()
+            if d is None:
+                deadlines.pop(h.port, None)
+            else:
+                deadlines[h.port] = d
+
         while not until():
-            timers = [(d, h.port) for h in self.hosts.values() if not h.done and h.start_at <= self.now
-                      and (d := h.next_deadline()) is not None]
-            t_timer = min(timers) if timers else (float("inf"), -1)
+            t_timer = min((d, port) for port, d in deadlines.items()) if deadlines else (float("inf"), -1)
             t_start = pending[0].start_at if pending else float("inf")
             t_event = events[0][0] if events else float("inf")
             t_release = self.faults.next_release()
@@ -196,6 +204,7 @@ class InProcessNetwork:
             elif t_start <= now:
                 h = pending.pop(0)
                 from_host(h.port, h.start(self.now), self.now)
+                called(h)
             elif t_event <= now:
                 _, _, to_switch, port, f = heapq.heappop(events)
                 if to_switch:
@@ -204,9 +213,11 @@ class InProcessNetwork:
                     h = self.hosts.get(port)
                     if h is not None and h.start_at <= self.now:
                         from_host(port, h.on_frame(f, self.now), self.now)
+                        called(h)
             else:
                 h = self.hosts[t_timer[1]]
                 from_host(h.port, h.on_timer(self.now), self.now)
+                called(h)
 
 
 def clear_engine(sw: Any, seed: int) -> None:

@@ -296,9 +296,11 @@ def add_arguments(p: argparse.ArgumentParser, prefix: str = "") -> None:
     """The sweep's knobs (prefixed, e.g. "scaling-", when another command line hosts them)."""
     p.add_argument(f"--{prefix}preset", choices=sorted(PRESETS), default="default",
                    help="default: bounded for `make bench`; full: more sizes and worker counts, 3 repetitions")
-    p.add_argument(f"--{prefix}sizes", type=int, nargs="+", default=None, help="size sweep: tensor elements")
+    p.add_argument(f"--{prefix}sizes", type=int, nargs="*", default=None,
+                   help="size sweep: tensor elements (none: no size sweep)")
     p.add_argument(f"--{prefix}size-workers", type=int, default=None, help="size sweep: workers")
-    p.add_argument(f"--{prefix}workers", type=int, nargs="+", default=None, help="worker sweep: worker counts")
+    p.add_argument(f"--{prefix}workers", type=int, nargs="*", default=None,
+                   help="worker sweep: worker counts (none: no worker sweep)")
     p.add_argument(f"--{prefix}workers-size", type=int, default=None, help="worker sweep: tensor elements")
     p.add_argument(f"--{prefix}reps", type=int, default=None, help="repetitions per point")
 
