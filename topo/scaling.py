@@ -8,7 +8,7 @@ Two sweeps on the embedded switch in Mininet, each run one `topo.experiment.Expe
 workers, and worker counts at `workers_size` elements. One network per worker count serves all of its runs
 (`topo.sweep.open_network`, as `make experiment` does). Besides time and goodput a run records the CPU time of the
 workers during their all-reduce (their own report) and of the switch process over the run (/proc/PID/stat), each per
-element of the tensor, and the peak resident memory of the switch (VmHWM) and of the largest worker (ru_maxrss at the
+element of the tensor, and the peak resident memory of the switch (VmHWM) and of the largest worker (its VmHWM at the
 end of its all-reduce, before --verify builds its reference arrays). Writes `<out>.csv` (a row per run), `<out>.md`
 and `<out>.png` (time and CPU per element vs size and vs workers).
 """
@@ -276,7 +276,7 @@ def write_markdown(rows: Sequence[ScaleRow], path: Path, info: dict[str, str], b
         "their all-reduce; *switch CPU*: CPU time of the switch process over the run (/proc/PID/stat); both "
         "divided by the tensor's elements.",
         "- *switch peak RSS*: VmHWM of the switch process (its pool's registers included); *worker peak RSS*: the "
-        "largest worker's ru_maxrss at the end of its all-reduce (Python and numpy included, before verification "
+        "largest worker's VmHWM at the end of its all-reduce (Python and numpy included, before verification "
         "allocates the reference); *worker RSS / tensor*: that over one worker's tensor (float32 bytes).",
         "",
         "## Results",
