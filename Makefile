@@ -50,7 +50,8 @@ help:
 	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
-	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss (root); writes bench/allreduce.*"
+	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then the scaling sweep (BENCH_SCALING="
+	@echo "                   default|full|off) (root); writes bench/allreduce.* and bench/scaling.*"
 	@echo "make bench-switch  switch packets/s benchmark; writes bench/switch.md"
 	@echo "make clean         remove build outputs and emulation leftovers"
 
@@ -136,8 +137,19 @@ p4runtime-shell: shell-venv
 	$(VENV_SHELL)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id 1 --election-id 0,1
 
 # all-reduce goodput, WORKERS 2/4/8 x LOSS 0/1 % on the embedded switch (root: Mininet) -> bench/allreduce.{md,csv,png}
-bench: build
+# then the scaling sweep (time, CPU per element, peak RSS vs size and vs workers) -> bench/scaling.{md,csv,png};
+# BENCH_SCALING=full for the finer, repeated sweep, BENCH_SCALING=off to skip it
+BENCH_SCALING ?= default
+SCALING_POOL  := 8192
+bench: build $(OUT)/switchml-pool$(SCALING_POOL).json
 	$(PY) -m topo.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out bench/allreduce
+	$(if $(filter off,$(BENCH_SCALING)),,$(PY) -m topo.scaling --preset $(BENCH_SCALING) --out bench/scaling \
+	  --json $(OUT)/switchml-pool$(SCALING_POOL).json --p4info $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt)
+
+# switchml.p4 with a full-size pool: the scaling sweep measures the switch's memory with it
+$(OUT)/switchml-pool$(SCALING_POOL).json: p4src/switchml.p4 $(wildcard p4src/include/*) | setup
+	@mkdir -p $(OUT)
+	$(P4C) -I p4src -D INA_POOL_SIZE=$(SCALING_POOL) -o $@ --p4runtime-files $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt $<
 
 bench-switch: setup
 	$(PY) -m switch.bench --out bench/switch.md

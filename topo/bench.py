@@ -8,7 +8,8 @@ Every run is one `topo.experiment.run_experiment` (fresh Mininet star, switch pr
 worker verified its result against the float64 reference and the documented bound; a run that did not is listed as
 such and left out of the statistics. Repetitions are interleaved (rep 1 of every configuration, then rep 2, ...) so
 that load changes of the shared machine spread over all configurations. Writes `<out>.csv` (one row per run),
-`<out>.png` (median goodput with min-max bars) and `<out>.md` (machine, method, table).
+`<out>.png` (median goodput with min-max bars) and `<out>.md` (machine, method, table). `make bench` then runs the
+scaling sweep, `topo.scaling`.
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ Used by the ATP and SwitchML host tests and by the exactly-once soak (topo.soak)
 
 from __future__ import annotations
 
+import functools
 import heapq
-import ipaddress
+import socket
 import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from worker.atp_ps import PsCore
 from worker.blocks import Float32Plan, Int32Plan
 from worker.header import INA_UDP_PORT, Codec
 from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
-from worker.driver import WindowCore
+from worker.driver import DecodeBatch, WindowCore
 from worker.window import Window, WindowOptions
 
 __all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "Endpoint", "SwitchMLNetwork", "SwitchMLRun", "AtpNetwork", "JobRun", "atp_jobs",
@@ -50,7 +51,7 @@ def _mac(text: str) -> bytes:
 
 
 def _ip(text: str) -> bytes:
-    return ipaddress.IPv4Address(text).packed
+    return socket.inet_aton(text)
 
 
 def _csum16(data: bytes) -> int:
@@ -60,13 +61,20 @@ def _csum16(data: bytes) -> int:
     return ~s & 0xFFFF
 
 
-def frame(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes) -> bytes:
-    """Ethernet / IPv4 (checksummed) / UDP (checksum 0: none) around payload."""
-    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + len(payload), 0, 0x4000, 64, 17, 0, _ip(src_ip),
+@functools.lru_cache(maxsize=1024)
+def _headers(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, length: int) -> bytes:
+    """The Ethernet, IPv4 and UDP headers of a frame with a `length`-byte payload (the same for every packet of a
+    flow and size: computed once)."""
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + length, 0, 0x4000, 64, 17, 0, _ip(src_ip),
                                _ip(dst_ip)))
     ip[10:12] = _csum16(bytes(ip)).to_bytes(2, "big")
     return (_mac(dst_mac) + _mac(src_mac) + b"\x08\x00" + bytes(ip)
-            + struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload)
+            + struct.pack("!HHHH", sport, dport, 8 + length, 0))
+
+
+def frame(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes) -> bytes:
+    """Ethernet / IPv4 (checksummed) / UDP (checksum 0: none) around payload."""
+    return _headers(src_mac, dst_mac, src_ip, dst_ip, sport, dport, len(payload)) + payload
 
 
 def loss_rule(loss: float) -> FaultRule:
@@ -167,10 +175,18 @@ class InProcessNetwork:
                 from_switch(self.sw.process(port, f), now)
 
         pending = sorted(self.hosts.values(), key=lambda h: (h.start_at, h.port))
+        # each host's next timer, kept up to date after every call into the host (only those calls change it)
+        deadlines: dict[int, float] = {}
+
+        def called(h: Endpoint) -> None:
+            d = None if h.done else h.next_deadline()
+            if d is None:
+                deadlines.pop(h.port, None)
+            else:
+                deadlines[h.port] = d
+
         while not until():
-            timers = [(d, h.port) for h in self.hosts.values() if not h.done and h.start_at <= self.now
-                      and (d := h.next_deadline()) is not None]
-            t_timer = min(timers) if timers else (float("inf"), -1)
+            t_timer = min((d, port) for port, d in deadlines.items()) if deadlines else (float("inf"), -1)
             t_start = pending[0].start_at if pending else float("inf")
             t_event = events[0][0] if events else float("inf")
             t_release = self.faults.next_release()
@@ -188,6 +204,7 @@ class InProcessNetwork:
             elif t_start <= now:
                 h = pending.pop(0)
                 from_host(h.port, h.start(self.now), self.now)
+                called(h)
             elif t_event <= now:
                 _, _, to_switch, port, f = heapq.heappop(events)
                 if to_switch:
@@ -196,9 +213,11 @@ class InProcessNetwork:
                     h = self.hosts.get(port)
                     if h is not None and h.start_at <= self.now:
                         from_host(port, h.on_frame(f, self.now), self.now)
+                        called(h)
             else:
                 h = self.hosts[t_timer[1]]
                 from_host(h.port, h.on_timer(self.now), self.now)
+                called(h)
 
 
 def clear_engine(sw: Any, seed: int) -> None:
@@ -255,6 +274,8 @@ class WorkerHost:
     encode: Callable[[Any], bytes]
     decode: Callable[[bytes], tuple[Any, np.ndarray]]
     start_at: float = 0.0
+    decode_batch: DecodeBatch | None = None
+    """When set (a core with `on_packets`): received payloads go through it, as `worker.driver.drive` does."""
 
     def __post_init__(self) -> None:
         self.me = self.job.worker(self.rank)
@@ -274,6 +295,10 @@ class WorkerHost:
     def on_frame(self, data: bytes, now: float) -> list[bytes]:
         if self.window.done:
             return []
+        if self.decode_batch is not None:
+            headers, values, malformed = self.decode_batch([data[42:]])
+            self.window.stats.malformed += malformed
+            return self._frames(self.window.on_packets(headers, values, now)) if headers else []  # type: ignore
         hdr, values = self.decode(data[42:])
         return self._frames(self.window.on_packet(hdr, values, now))
 
@@ -342,10 +367,10 @@ class SwitchMLNetwork(InProcessNetwork):
                        first_set=self._next_set[:w], options=self.options) for r in range(n)]
         self.hosts = {}
         dst = (job.switch.mac, job.switch.ip, INA_UDP_PORT)
-        encode = lambda o: self.codec.encode(o.header, o.values)  # noqa: E731
+        encode = lambda o: self.codec.encode_fields(o.fields, o.values)  # noqa: E731
         for r in range(n):
             self.attach(WorkerHost(job, r, wins[r], dst, encode, self.codec.decode,
-                                   self.now + (start_at[r] if start_at else 0.0)))
+                                   self.now + (start_at[r] if start_at else 0.0), self.codec.decode_batch))
         self.run(lambda: all(win.done for win in wins))
         self._next_set[:w] = wins[0].next_first_set()
         after = self.counters()

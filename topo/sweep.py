@@ -31,7 +31,7 @@ from topo.star import host_ip
 from topo.target import Target
 from worker.collective import COLLECTIVES
 
-__all__ = ["Row", "run_scenario", "results_dir", "main"]
+__all__ = ["Row", "run_scenario", "results_dir", "open_network", "main"]
 
 SETUP_ATTEMPTS = 3
 """Tries to bring a network up before its runs are recorded as failed."""
@@ -165,7 +165,7 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
                            mine))
     try:
         for shape, mine in groups:
-            net = _open(shape, log)
+            net = open_network(shape, log)
             if net is None:
                 for rep in range(1, sc.repetitions + 1):
                     for p in mine:
@@ -188,7 +188,7 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
     return rows
 
 
-def _open(cfg: ExperimentConfig, log: Callable[[str], None]) -> ExperimentNetwork | None:
+def open_network(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> ExperimentNetwork | None:
     """A started network (the caller closes it), or None after SETUP_ATTEMPTS failures."""
     for attempt in range(1, SETUP_ATTEMPTS + 1):
         net = ExperimentNetwork(cfg)

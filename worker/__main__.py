@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import time
 from typing import NoReturn, Sequence
@@ -108,6 +109,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _peak_rss_kb() -> int:
+    """This process's peak resident memory in KiB: VmHWM (of this program's image; ru_maxrss would also count the
+    image before exec, e.g. the forked Mininet process that started us), else ru_maxrss."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+
 def _fail(code: int, message: str, as_json: bool, **extra: object) -> int:
     if as_json:
         print(json.dumps({"ok": False, "exit_code": code, "error": message, **extra}))
@@ -160,6 +174,7 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
             cpu0 = time.process_time()
             run = coll.run(data, args.dtype)
             cpu_s = time.process_time() - cpu0
+            peak_rss_kb = _peak_rss_kb()  # before --verify's own arrays
             verdict = None
             if args.verify:
                 inputs = [rank_input(args.size, args.seed, r, args.dtype) for r in range(job.num_workers)]
@@ -188,6 +203,7 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
                                   "workers": job.num_workers,
                                   "dtype": args.dtype, "size": args.size, **stats}
         out["cpu_s"] = round(cpu_s, 6)  # this process's CPU time during the all-reduce (vs elapsed_s: CPU share)
+        out["peak_rss_kb"] = peak_rss_kb  # the process's peak resident memory up to the end of the all-reduce
         if barrier_wait is not None:
             out["barrier_wait_s"] = round(barrier_wait, 6)
         if verdict is not None:

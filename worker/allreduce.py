@@ -129,7 +129,8 @@ class Worker:
 
     def _drive(self, win: Window) -> None:
         codec = self.codec
-        drive(win, self.transport, lambda out: codec.encode(out.header, out.values), codec.decode, self.clock)
+        drive(win, self.transport, lambda out: codec.encode_fields(out.fields, out.values), codec.decode, self.clock,
+              codec.decode_batch)
 
 
 def allreduce(

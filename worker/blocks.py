@@ -15,23 +15,23 @@ A plan cuts the input into blocks of N elements (the last one zero-padded) and m
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Protocol
 
 import numpy as np
 
+from worker.header import WIRE_INT32
 from worker.quantize import (
     EXP_MAX,
     EXP_MIN,
+    EXPONENT_BIAS,
     INT32_MAX,
     block_exponents,
     check_finite_range,
-    decode_exponent,
-    dequantize,
     encode_exponent,
-    quantize,
 )
 
-__all__ = ["PacketPlan", "ProtocolError", "Int32Plan", "Float32Plan", "to_blocks"]
+__all__ = ["PacketPlan", "ProtocolError", "Int32Plan", "Float32Plan", "to_blocks", "block_view"]
 
 
 class ProtocolError(RuntimeError):
@@ -43,12 +43,12 @@ class PacketPlan(Protocol):
 
     num_packets: int
 
-    def packet(self, packet_id: int) -> tuple[int, np.ndarray]:
-        """(biased wire exponent, int32 payload) of packet packet_id."""
+    def packets(self, packet_ids: Sequence[int]) -> tuple[list[int], np.ndarray]:
+        """(biased wire exponent of each packet, their payloads as a (len(packet_ids), N) big-endian int32 array)."""
         ...
 
-    def result(self, packet_id: int, exponent: int, values: np.ndarray) -> None:
-        """Take the switch's result for packet packet_id (biased exponent, int32 sums)."""
+    def results(self, packet_ids: Sequence[int], exponents: Sequence[int], values: np.ndarray) -> None:
+        """Take the switch's results for packet_ids (biased exponents, (k, N) int32 sums in any byte order)."""
         ...
 
 
@@ -59,6 +59,15 @@ def to_blocks(array: np.ndarray, num_elems: int, dtype: type) -> np.ndarray:
     out = np.zeros(b * num_elems, dtype=dtype)
     out[: flat.size] = flat
     return out.reshape(b, num_elems)
+
+
+def block_view(array: np.ndarray, num_elems: int, dtype: type) -> np.ndarray:
+    """The (B, num_elems) blocks of the flattened array in dtype: a view of the input when it already is a contiguous
+    array of dtype whose size is a multiple of num_elems (read only, never written), else a padded copy."""
+    arr = np.asarray(array)
+    if arr.dtype == dtype and arr.flags.c_contiguous and arr.size % num_elems == 0:
+        return arr.reshape(-1, num_elems)
+    return to_blocks(arr, num_elems, dtype)
 
 
 class Int32Plan:
@@ -72,16 +81,25 @@ class Int32Plan:
             raise ValueError("int32 mode: values outside the int32 range")
         self.size = arr.size
         self.shape = arr.shape
-        self.blocks = to_blocks(arr, num_elems, np.int32)
-        self.sums = np.zeros_like(self.blocks)
+        self.blocks = block_view(arr, num_elems, np.int32)
+        self.sums = np.zeros(self.blocks.shape, dtype=np.int32)
         self.num_packets = self.blocks.shape[0]
         self.num_blocks = self.num_packets
 
+    def packets(self, packet_ids: Sequence[int]) -> tuple[list[int], np.ndarray]:
+        return [0] * len(packet_ids), self.blocks[packet_ids].astype(WIRE_INT32)
+
+    def results(self, packet_ids: Sequence[int], exponents: Sequence[int], values: np.ndarray) -> None:
+        self.sums[packet_ids] = values
+
     def packet(self, packet_id: int) -> tuple[int, np.ndarray]:
-        return 0, self.blocks[packet_id]
+        """One packet of `packets`, its payload as native int32."""
+        exps, rows = self.packets([packet_id])
+        return exps[0], rows[0].astype(np.int32)
 
     def result(self, packet_id: int, exponent: int, values: np.ndarray) -> None:
-        self.sums[packet_id] = values
+        """One result of `results`."""
+        self.results([packet_id], [exponent], np.asarray(values)[None])
 
     def output(self) -> np.ndarray:
         """The all-reduced array, in the input's shape."""
@@ -89,62 +107,113 @@ class Int32Plan:
 
 
 class Float32Plan:
-    """float32 block floating point with the exponent sent one window ahead: B + W packets."""
+    """float32 block floating point with the exponent sent one window ahead: B + W packets.
+
+    Memory: the blocks are a view of the input when it is float32 (no copy), the output is one float32 array, the
+    per-block state a few bytes per block; packets are quantized and results dequantized a batch of rows at a time
+    (`packets` / `results`), so nothing proportional to the tensor is allocated per packet."""
 
     def __init__(self, array: np.ndarray, num_elems: int, num_workers: int, window: int) -> None:
         arr = np.asarray(array)
         if not np.issubdtype(arr.dtype, np.floating):
             raise TypeError(f"float32 mode needs a floating-point array, got {arr.dtype}")
-        arr32 = arr.astype(np.float32)
-        check_finite_range(arr32.ravel())
+        arr32 = np.asarray(arr, dtype=np.float32)
+        check_finite_range(arr32)
         if window < 1:
             raise ValueError("window must be >= 1")
         self.size = arr.size
         self.shape = arr.shape
         self.n = num_workers
         self.window = window
-        self.blocks = to_blocks(arr32, num_elems, np.float32)
+        self.blocks = block_view(arr32, num_elems, np.float32)
         self.num_blocks = self.blocks.shape[0]
         self.local_exponents = block_exponents(self.blocks)
-        # per-packet fast path (the window calls packet()/result() once per packet): float64 blocks converted once,
-        # scalar scale factors with math.ldexp; bit-identical to quantize()/dequantize() (tests/worker/test_window.py)
-        self._blocks64 = self.blocks.astype(np.float64)
         self._wire_exp = [int(e) for e in encode_exponent(self.local_exponents)]
         self._m = INT32_MAX // num_workers
-        self._q = np.empty(num_elems, dtype=np.float64)
         self.agreed = np.full(self.num_blocks, EXP_MIN - 1, dtype=np.int64)  # EXP_MIN - 1: not yet known
-        self.out = np.zeros_like(self.blocks)
+        self.out = np.zeros(self.blocks.shape, dtype=np.float32)
         self.num_packets = self.num_blocks + window if self.num_blocks else 0
-        self._zeros = np.zeros(num_elems, dtype=np.int32)
+        self._zeros = np.zeros((1, num_elems), dtype=WIRE_INT32)
+        self._q = np.empty(num_elems, dtype=np.float64)
 
-    def packet(self, packet_id: int) -> tuple[int, np.ndarray]:
-        exp = self._wire_exp[packet_id] if packet_id < self.num_blocks else 0
-        k = packet_id - self.window
-        if k < 0:
-            return exp, self._zeros
+    def packets(self, packet_ids: Sequence[int]) -> tuple[list[int], np.ndarray]:
+        nb, w = self.num_blocks, self.window
+        exps = [self._wire_exp[p] if p < nb else 0 for p in packet_ids]
+        if len(packet_ids) == 1 and packet_ids[0] >= w:
+            return exps, self._one(packet_ids[0] - w)[None]
+        if max(packet_ids) < w:  # all of the first window: exponents only
+            return exps, np.broadcast_to(self._zeros, (len(packet_ids), self._zeros.shape[1]))
+        ids = np.asarray(packet_ids, dtype=np.int64)
+        k = ids - w
+        data = k >= 0
+        kd = k[data] if not data.all() else k
+        e = self.agreed[kd]
+        if e.size and int(e.min()) < EXP_MIN:
+            raise AssertionError(f"packet {int(ids[data][np.argmin(e)])} built before its block's exponent was agreed")
+        # = quantize(blocks[k], e, n): rint(x * f) saturated to +-m, f = m / 2^e exact in float64
+        q = self.blocks[kd].astype(np.float64)
+        q *= np.ldexp(np.float64(self._m), -e)[:, None]
+        np.rint(q, out=q)
+        np.clip(q, -self._m, self._m, out=q)
+        if kd is k:
+            return exps, q.astype(WIRE_INT32)
+        rows = np.zeros((len(ids), q.shape[1]), dtype=WIRE_INT32)
+        rows[data] = q
+        return exps, rows
+
+    def _one(self, k: int) -> np.ndarray:
+        """`packets` of the one packet carrying block k, with scalar arithmetic (a batch of one is the common case
+        when packets arrive one by one)."""
         e = int(self.agreed[k])
         if e < EXP_MIN:
-            raise AssertionError(f"packet {packet_id} built before block {k}'s exponent was agreed")
-        # = quantize(self.blocks[k], e, self.n): rint(x * f) saturated to +-m, f = m / 2^e exact in float64
-        q = np.multiply(self._blocks64[k], math.ldexp(self._m, -e), out=self._q)
+            raise AssertionError(f"packet {k + self.window} built before its block's exponent was agreed")
+        q = self._q
+        q[:] = self.blocks[k]  # float32 -> float64 first: the product must be rounded once, in float64
+        q *= math.ldexp(self._m, -e)
         np.rint(q, out=q)
         np.minimum(q, self._m, out=q)
         np.maximum(q, -self._m, out=q)
-        return exp, q.astype(np.int32)
+        return q.astype(WIRE_INT32)
+
+    def results(self, packet_ids: Sequence[int], exponents: Sequence[int], values: np.ndarray) -> None:
+        nb, w = self.num_blocks, self.window
+        if len(packet_ids) == 1:
+            pid = packet_ids[0]
+            if pid < nb:
+                self._agree(pid, exponents[0])
+            if pid >= w:
+                self.out[pid - w] = values[0] / math.ldexp(self._m, -int(self.agreed[pid - w]))
+            return
+        for pid, exponent in zip(packet_ids, exponents):
+            if pid < nb:
+                self._agree(pid, exponent)
+        ids = np.asarray(packet_ids, dtype=np.int64)
+        data = ids >= w
+        if not data.any():
+            return
+        k = ids[data] - w
+        # = dequantize(values, agreed, n): float64(S) / f, rounded once to float32 on assignment
+        f = np.ldexp(np.float64(self._m), -self.agreed[k])
+        self.out[k] = values[data].astype(np.float64) / f[:, None]
+
+    def _agree(self, pid: int, exponent: int) -> None:
+        """Record the switch's (biased) exponent for block pid, checked against this worker's own."""
+        e = exponent - EXPONENT_BIAS
+        if not EXP_MIN <= e <= EXP_MAX or e < self.local_exponents[pid]:
+            raise ProtocolError(
+                f"switch returned exponent {e} (wire {exponent}) for block {pid}, but this worker's own "
+                f"exponent is {int(self.local_exponents[pid])}: the switch must return the maximum"
+            )
+        self.agreed[pid] = e
+
+    def packet(self, packet_id: int) -> tuple[int, np.ndarray]:
+        """One packet of `packets`, its payload as native int32."""
+        exps, rows = self.packets([packet_id])
+        return exps[0], rows[0].astype(np.int32)
 
     def result(self, packet_id: int, exponent: int, values: np.ndarray) -> None:
-        if packet_id < self.num_blocks:
-            e = int(decode_exponent(exponent))
-            if not EXP_MIN <= e <= EXP_MAX or e < self.local_exponents[packet_id]:
-                raise ProtocolError(
-                    f"switch returned exponent {e} (wire {exponent}) for block {packet_id}, but this worker's own "
-                    f"exponent is {int(self.local_exponents[packet_id])}: the switch must return the maximum"
-                )
-            self.agreed[packet_id] = e
-        k = packet_id - self.window
-        if k >= 0:
-            # = dequantize(values, agreed, n): float64(S) / f, rounded once to float32 on assignment
-            self.out[k] = values / math.ldexp(self._m, -int(self.agreed[k]))
+        """One result of `results`."""
+        self.results([packet_id], [exponent], np.asarray(values)[None])
 
     def output(self) -> np.ndarray:
         """The all-reduced array (float32), in the input's shape."""

@@ -2,7 +2,8 @@
 
 A core (`worker.window.Window`, `worker.atp.AtpWindow`) returns the packets to send from `start`, `on_packet` and
 `on_timer`; `drive` encodes and sends them, feeds the core what arrives (counting datagrams the codec rejects in
-`core.stats.malformed`) and waits at most until the core's next timer.
+`core.stats.malformed`) and waits at most until the core's next timer. With `decode_batch` (and a core that has
+`on_packets`, as `Window`), everything one wake of the transport returned is parsed and handed over at once.
 """
 
 from __future__ import annotations
@@ -36,17 +37,32 @@ class WindowCore(Protocol):
     def next_deadline(self) -> float | None: ...
 
 
+DecodeBatch = Callable[[Sequence[bytes]], tuple[Sequence[Any], np.ndarray, int]]
+"""Datagrams -> (headers, (k, N) payloads, number of malformed datagrams), as `worker.header.Codec.decode_batch`."""
+
+
 def drive(core: WindowCore, transport: Transport, encode: Callable[[Any], bytes],
-          decode: Callable[[bytes], tuple[Any, np.ndarray]], clock: Callable[[], float]) -> None:
+          decode: Callable[[bytes], tuple[Any, np.ndarray]], clock: Callable[[], float],
+          decode_batch: DecodeBatch | None = None) -> None:
     """Run core to completion over transport; `encode` turns one of the core's outgoing packets into bytes."""
     send = transport.send
     start = clock()
     for out in core.start(start):
         send(encode(out))
+    on_packets = getattr(core, "on_packets", None) if decode_batch is not None else None
     while not core.done:
         deadline = core.next_deadline()
         wait = 0.0 if deadline is None else max(0.0, deadline - clock())
-        for data in transport.recv(wait):
+        received = transport.recv(wait)
+        if on_packets is not None and decode_batch is not None:
+            if received:
+                headers, values, malformed = decode_batch(received)
+                core.stats.malformed += malformed
+                if headers:
+                    for out in on_packets(headers, values, clock()):
+                        send(encode(out))
+            received = []
+        for data in received:
             try:
                 hdr, values = decode(data)
             except MalformedPacket:

@@ -12,6 +12,9 @@ compiled JSON (`Codec.from_program_json`) instead of repeating it:
 
 `Codec.encode` / `Codec.decode` turn an `InaHeader` plus an int32 numpy vector into the UDP payload bytes and back.
 Byte-aligned headers (the normal case) use one precompiled `struct.Struct`; other layouts use exact bit packing.
+The worker's hot path skips the `InaHeader` objects: `Codec.encode_fields` takes the field values as a tuple and a
+big-endian payload row (no conversion), `Codec.decode_batch` parses every datagram of one receive at once (header
+tuples and one (k, N) big-endian view of the payloads).
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ __all__ = [
     "HeaderSpec",
     "InaHeader",
     "Codec",
+    "HeaderFields",
+    "astuple_header",
+    "WIRE_INT32",
     "pool_index",
     "split_pool_index",
     "load_program",
@@ -53,6 +59,13 @@ SET_BIT = 0x8000
 EXPONENT_BIAS = 128
 
 INA_HEADER_TYPE = "ina_h"
+
+WIRE_INT32 = np.dtype(">i4")
+"""The payload's element type on the wire (network byte order)."""
+
+HeaderFields = tuple[int, int, int, int, int, int, int]
+"""An INA header's values in `InaHeader` order: msg_type, job_id, pool_index, packet_id, exponent, flags,
+worker_rank."""
 
 
 class CodecError(ValueError):
@@ -188,6 +201,11 @@ class InaHeader:
 _INA_FIELDS: tuple[str, ...] = tuple(f.name for f in dc_fields(InaHeader))
 
 
+def astuple_header(h: InaHeader) -> HeaderFields:
+    """The header's values in `HeaderFields` order."""
+    return (h.msg_type, h.job_id, h.pool_index, h.packet_id, h.exponent, h.flags, h.worker_rank)
+
+
 def load_program(src: str | Path | Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(src, Mapping):
         return src
@@ -258,6 +276,9 @@ class Codec:
         fmt = ina.struct_format()
         self._struct = struct.Struct(fmt) if fmt is not None else None
         self._masks = tuple((1 << f.width) - 1 for f in ina.fields)
+        # the usual layout: the wire fields are InaHeader's, in its order, so a tuple of them packs as it is
+        self._direct = self._struct is not None and self._order == tuple(range(len(_INA_FIELDS)))
+        self._payload = np.dtype([("header", f"V{self.header_len}"), ("values", WIRE_INT32, (num_elems,))])
 
     # --- construction ---------------------------------------------------------------------------------------
 
@@ -276,16 +297,26 @@ class Codec:
             return self._struct.pack(*wire)
         return self.ina.pack(wire)
 
+    def encode_fields(self, fields: HeaderFields, values: np.ndarray | Sequence[int]) -> bytes:
+        """UDP payload bytes from the header's values (`HeaderFields` order) and the payload; a big-endian int32 row
+        of num_elems elements (what the window's plans produce) is copied as it is."""
+        if self._direct and getattr(values, "dtype", None) == WIRE_INT32 and values.shape == (self.num_elems,):
+            try:
+                return self._struct.pack(*fields) + values.tobytes()  # type: ignore[union-attr,union-attr]
+            except struct.error:
+                pass  # a value wider than its field: reduced modulo 2^width below
+        return self.encode(InaHeader(*fields), values)
+
     def encode(self, hdr: InaHeader, values: np.ndarray | Sequence[int]) -> bytes:
         """UDP payload bytes: INA header then exactly num_elems big-endian int32 elements."""
         arr = np.asarray(values)
         if arr.shape != (self.num_elems,):
             raise ValueError(f"payload must have {self.num_elems} elements, got shape {arr.shape}")
-        if arr.dtype != np.int32:
+        if arr.dtype != np.int32 and arr.dtype != WIRE_INT32:
             if not np.issubdtype(arr.dtype, np.integer):
                 raise ValueError(f"payload must be integers, got {arr.dtype}")
             arr = arr.astype(np.int64).astype(np.uint32).view(np.int32)  # two's complement wrap
-        return self.encode_header(hdr) + arr.astype(">i4").tobytes()
+        return self.encode_header(hdr) + arr.astype(WIRE_INT32, copy=False).tobytes()
 
     def decode_header(self, data: bytes) -> InaHeader:
         """The INA header at the start of data."""
@@ -310,6 +341,23 @@ class Codec:
         hdr = self.decode_header(data)
         values = np.frombuffer(data, dtype=">i4", count=self.num_elems, offset=self.header_len).astype(np.int32)
         return hdr, values
+
+    def decode_batch(self, datagrams: Sequence[bytes]) -> tuple[list[HeaderFields], np.ndarray, int]:
+        """Parse the datagrams of one receive at once: (header values per valid datagram, in `HeaderFields` order;
+        their payloads as one (k, num_elems) big-endian int32 view; how many were malformed). A datagram is valid
+        exactly when `decode` accepts it."""
+        size = self.packet_len
+        good = [d for d in datagrams if len(d) == size]
+        if not good:
+            return [], np.empty((0, self.num_elems), dtype=WIRE_INT32), len(datagrams)
+        buf = good[0] if len(good) == 1 else b"".join(good)
+        if self._direct:
+            unpack = self._struct.unpack_from  # type: ignore[union-attr]
+            headers: list[HeaderFields] = [unpack(buf, i) for i in range(0, len(buf), size)]
+        else:
+            headers = [astuple_header(self.decode_header(d)) for d in good]
+        values = np.frombuffer(buf, dtype=self._payload)["values"]
+        return headers, values, len(datagrams) - len(good)
 
     def __repr__(self) -> str:
         layout = ", ".join(f"{f.name}:{f.width}" for f in self.ina.fields)

@@ -57,19 +57,25 @@ class QuantizationError(ValueError):
     """Input that block floating point with an 8-bit biased exponent cannot represent."""
 
 
+CHUNK = 1 << 20
+"""Elements per pass of the whole-tensor checks: their temporaries stay bounded whatever the tensor's size."""
+
+
 def check_finite_range(x: np.ndarray) -> None:
     """Raise QuantizationError if x holds NaN/inf or a magnitude >= 2^127."""
-    if x.size == 0:
-        return
-    if not np.all(np.isfinite(x)):
-        bad = int(np.flatnonzero(~np.isfinite(x))[0])
-        raise QuantizationError(f"element {bad} is {x[bad]!r}: only finite values can be all-reduced")
-    m = float(np.max(np.abs(x)))
-    if m >= _LIMIT:
-        bad = int(np.argmax(np.abs(x)))
-        raise QuantizationError(
-            f"element {bad} = {x[bad]!r} has magnitude >= 2^{EXP_MAX}, beyond the 8-bit block exponent (bias 128)"
-        )
+    flat = x.ravel()
+    for start in range(0, flat.size, CHUNK):
+        part = flat[start:start + CHUNK]
+        if not np.all(np.isfinite(part)):
+            bad = start + int(np.flatnonzero(~np.isfinite(part))[0])
+            raise QuantizationError(f"element {bad} is {flat[bad]!r}: only finite values can be all-reduced")
+        mag = np.abs(part)
+        if float(np.max(mag)) >= _LIMIT:
+            bad = start + int(np.argmax(mag))
+            raise QuantizationError(
+                f"element {bad} = {flat[bad]!r} has magnitude >= 2^{EXP_MAX}, beyond the 8-bit block exponent "
+                "(bias 128)"
+            )
 
 
 def block_exponents(blocks: np.ndarray) -> np.ndarray:
@@ -78,7 +84,10 @@ def block_exponents(blocks: np.ndarray) -> np.ndarray:
         raise ValueError("block_exponents expects a (blocks, elements) array")
     if blocks.shape[0] == 0:
         return np.zeros(0, dtype=np.int64)
-    m = np.max(np.abs(blocks.astype(np.float64)), axis=1)
+    rows = max(1, CHUNK // max(1, blocks.shape[1]))
+    m = np.empty(blocks.shape[0], dtype=np.float64)
+    for start in range(0, blocks.shape[0], rows):  # exact in any dtype: abs and max do not round
+        m[start:start + rows] = np.max(np.abs(blocks[start:start + rows].astype(np.float64, copy=False)), axis=1)
     _, e = np.frexp(m)  # m = mant * 2^e with mant in [0.5, 1): 2^(e-1) <= m < 2^e; frexp(0) gives e = 0
     e = np.where(m == 0, EXP_MIN, e).astype(np.int64)
     if np.any(e > EXP_MAX):

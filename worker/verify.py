@@ -18,14 +18,23 @@ from worker.quantize import block_exponents, error_bound
 __all__ = ["rank_input", "Verdict", "verify", "verify_float_sum", "verify_fixed_point", "float_sum_bound"]
 
 
+INPUT_CHUNK = 1 << 20
+
+
 def rank_input(size: int, seed: int, rank: int, dtype: str) -> np.ndarray:
     """The input of rank `rank`: float32 ~ N(0, (rank+1)^2), or int32 uniform over the whole int32 range."""
+    if dtype not in ("float32", "int32"):
+        raise ValueError(f"dtype must be float32 or int32, got {dtype!r}")
     rng = np.random.default_rng([seed, rank])
-    if dtype == "float32":
-        return (rng.standard_normal(size) * (rank + 1)).astype(np.float32)
-    if dtype == "int32":
-        return rng.integers(-(2**31), 2**31, size=size, dtype=np.int64).astype(np.int32)
-    raise ValueError(f"dtype must be float32 or int32, got {dtype!r}")
+    out = np.empty(size, dtype=np.float32 if dtype == "float32" else np.int32)
+    # generated in chunks (the same stream as one call): the float64/int64 temporaries stay bounded
+    for start in range(0, size, INPUT_CHUNK):
+        n = min(INPUT_CHUNK, size - start)
+        if dtype == "float32":
+            out[start:start + n] = rng.standard_normal(n) * (rank + 1)
+        else:
+            out[start:start + n] = rng.integers(-(2**31), 2**31, size=n, dtype=np.int64)
+    return out
 
 
 @dataclass(frozen=True, slots=True)

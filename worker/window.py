@@ -35,7 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from worker.blocks import PacketPlan, ProtocolError
-from worker.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, SET_BIT, InaHeader
+from worker.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, SET_BIT, HeaderFields, InaHeader, astuple_header
 from worker.rto import RtoEstimator
 from worker.stats import RunTiming
 
@@ -102,12 +102,23 @@ class WindowOptions:
         return self.worst_case_wait(first) + (first if self.fast_retransmit else 0.0)
 
 
-@dataclass(frozen=True, slots=True)
 class Outgoing:
-    """A DATA packet to send: header and int32 payload."""
+    """A DATA packet to send: its header's values (`HeaderFields` order) and its big-endian int32 payload row.
 
-    header: InaHeader
-    values: np.ndarray
+    `header` builds the `InaHeader` on demand: the hot path (`Codec.encode_fields`) packs `fields` directly."""
+
+    __slots__ = ("fields", "values")
+
+    def __init__(self, fields: HeaderFields, values: np.ndarray) -> None:
+        self.fields = fields
+        self.values = values
+
+    @property
+    def header(self) -> InaHeader:
+        return InaHeader(*self.fields)
+
+    def __repr__(self) -> str:
+        return f"Outgoing({self.header!r}, {self.values!r})"
 
 
 @dataclass(slots=True)
@@ -205,7 +216,9 @@ class _Pending:
     """An outstanding packet: what was sent, when, and its timer state."""
 
     packet_id: int
-    out: Outgoing
+    pool_index: int
+    out: Outgoing | None
+    """None only while its batch is being built (`Window._fill`)."""
     first_sent: float
     deadline: float
     timeout: float
@@ -273,74 +286,100 @@ class Window:
         i = packet_id % self.width
         return self.slots[i], self.first_set[i] ^ ((packet_id // self.width) & 1)
 
-    def _build(self, packet_id: int, now: float) -> Outgoing:
-        exponent, values = self.plan.packet(packet_id)
-        slot, set_ = self.position(packet_id)
-        hdr = InaHeader(
-            msg_type=MSG_DATA,
-            job_id=self.job_id,
-            pool_index=slot | (SET_BIT if set_ else 0),
-            packet_id=packet_id,
-            exponent=exponent,
-            flags=0,
-            worker_rank=self.rank,
-        )
-        out = Outgoing(hdr, values)
+    def _register(self, packet_id: int, now: float) -> _Pending:
+        """Book packet_id as sent now (timer, fast-retransmit order); its Outgoing is filled in by `_fill`."""
+        i = packet_id % self.width
+        pool = self.slots[i] | (SET_BIT if self.first_set[i] ^ ((packet_id // self.width) & 1) else 0)
         timeout = self.rto.rto if self.options.adaptive else self.options.timeout
-        p = _Pending(packet_id, out, now, now + timeout, timeout, self._seq)
+        p = _Pending(packet_id, pool, None, now, now + timeout, timeout, self._seq)
         self._seq += 1
-        self._pending[packet_id % self.width] = p
+        self._pending[i] = p
         heapq.heappush(self._heap, (p.deadline, packet_id, 0))
         if self.options.fast_retransmit:
             self._unacked.append(p)
         self.stats.packets_sent += 1
-        return out
+        return p
+
+    def _fill(self, fresh: list[_Pending]) -> None:
+        """Build the packets of fresh pendings, the whole batch quantized in one pass of the plan."""
+        exps, rows = self.plan.packets([p.packet_id for p in fresh])
+        job, rank = self.job_id, self.rank
+        for p, exp, row in zip(fresh, exps, rows):
+            p.out = Outgoing((MSG_DATA, job, p.pool_index, p.packet_id, exp, 0, rank), row)
 
     def start(self, now: float) -> list[Outgoing]:
         """The first window of packets."""
         self._start = now
         first = min(self.width, self.plan.num_packets)
-        return [self._build(p, now) for p in range(first)]
+        fresh = [self._register(p, now) for p in range(first)]
+        if fresh:
+            self._fill(fresh)
+        return [p.out for p in fresh]  # type: ignore[misc]
 
     def on_result(self, hdr: InaHeader, values: np.ndarray, now: float) -> list[Outgoing]:
-        """Take one received packet; returns the packet that replaces it in the window, if any."""
-        if hdr.msg_type != MSG_RESULT or hdr.job_id != self.job_id:
-            self.stats.foreign_ignored += 1
-            return []
-        epoch = hdr.flags >> 1
-        if epoch != self._epoch:
-            if self._epoch:
-                raise SwitchRestarted(self.job_id, self._epoch, epoch)
-            self._epoch = epoch
-        p = self._pending.get(hdr.packet_id % self.width)
-        if p is None or p.packet_id != hdr.packet_id or p.out.header.pool_index != hdr.pool_index:
-            self.stats.duplicates_ignored += 1
-            user = self._pending.get(self._index_of.get(hdr.pool_index, -1))
-            if (user is not None and user.out.header.pool_index == hdr.pool_index
-                    and (hdr.packet_id > user.packet_id or (user.packet_id - hdr.packet_id) % (2 * self.width))):
-                # neither this use of the slot nor an earlier one (those are 2W apart): the workers' sequences differ
-                self._mismatch = (hdr.slot, hdr.set, hdr.packet_id, user.packet_id)
-            return []
-        del self._pending[hdr.packet_id % self.width]
-        self.plan.result(hdr.packet_id, hdr.exponent, values)
-        self.stats.results += 1
-        self._answered += 1
-        self._last_result = now
-        if p.retries == 0 and not p.fast:
-            self.rto.sample(now - p.first_sent)  # Karn: only packets sent once give unambiguous RTTs
-            if self.rto.samples == 1 and self.options.adaptive:
-                self._rearm_from_first_sample()
-        if self.done:
-            self.stats.elapsed = now - self._start
-            self.stats.srtt, self.stats.rto = self.rto.srtt, self.rto.rto
-        out: list[Outgoing] = []
-        if self.options.fast_retransmit and p.seq > self._answered_seq:
-            self._answered_seq = p.seq
-            out.extend(self._fast_retransmits(now))
-        nxt = hdr.packet_id + self.width
-        if nxt < self.plan.num_packets:
-            out.append(self._build(nxt, now))
-        return out
+        """Take one received packet; returns the packets to send (its replacement in the window, fast
+        retransmissions)."""
+        return self.on_packets([astuple_header(hdr)], np.asarray(values)[None], now)
+
+    def on_packets(self, headers: Sequence[HeaderFields], values: np.ndarray, now: float) -> list[Outgoing]:
+        """Take the packets of one receive (header values, (k, N) payloads); returns the packets to send, in the
+        order that taking them one by one would send them. The plan takes the batch's results, then quantizes the
+        batch's new packets, in one pass each."""
+        job_id, width = self.job_id, self.width
+        pending = self._pending
+        stats = self.stats
+        num_packets = self.plan.num_packets
+        out: list[Outgoing | _Pending] = []
+        rows: list[int] = []
+        ids: list[int] = []
+        exps: list[int] = []
+        fresh: list[_Pending] = []
+        for row, (msg_type, job, pool, pid, exp, flags, _rank) in enumerate(headers):
+            if msg_type != MSG_RESULT or job != job_id:
+                stats.foreign_ignored += 1
+                continue
+            epoch = flags >> 1
+            if epoch != self._epoch:
+                if self._epoch:
+                    raise SwitchRestarted(job_id, self._epoch, epoch)
+                self._epoch = epoch
+            p = pending.get(pid % width)
+            if p is None or p.packet_id != pid or p.pool_index != pool:
+                stats.duplicates_ignored += 1
+                user = pending.get(self._index_of.get(pool, -1))
+                if (user is not None and user.pool_index == pool
+                        and (pid > user.packet_id or (user.packet_id - pid) % (2 * width))):
+                    # neither this use of the slot nor an earlier one (those are 2W apart): the workers' sequences
+                    # differ
+                    self._mismatch = (pool & (SET_BIT - 1), (pool >> 15) & 1, pid, user.packet_id)
+                continue
+            del pending[pid % width]
+            rows.append(row)
+            ids.append(pid)
+            exps.append(exp)
+            stats.results += 1
+            self._answered += 1
+            self._last_result = now
+            if p.retries == 0 and not p.fast:
+                self.rto.sample(now - p.first_sent)  # Karn: only packets sent once give unambiguous RTTs
+                if self.rto.samples == 1 and self.options.adaptive:
+                    self._rearm_from_first_sample()
+            if self._answered == num_packets:
+                stats.elapsed = now - self._start
+                stats.srtt, stats.rto = self.rto.srtt, self.rto.rto
+            if self.options.fast_retransmit and p.seq > self._answered_seq:
+                self._answered_seq = p.seq
+                out.extend(self._fast_retransmits(now))
+            nxt = pid + width
+            if nxt < num_packets:
+                q = self._register(nxt, now)
+                fresh.append(q)
+                out.append(q)
+        if ids:
+            self.plan.results(ids, exps, values[rows] if len(rows) < len(values) else values)
+        if fresh:
+            self._fill(fresh)
+        return [o.out if isinstance(o, _Pending) else o for o in out]  # type: ignore[misc]
 
     on_packet = on_result  # the name worker.driver.drive calls
 
@@ -375,17 +414,15 @@ class Window:
         p.generation += 1
         p.timeout = timeout
         p.deadline = now + timeout
-        h = p.out.header
-        if not h.flags & FLAG_RETRANSMIT:
-            p.out = Outgoing(
-                InaHeader(h.msg_type, h.job_id, h.pool_index, h.packet_id, h.exponent, h.flags | FLAG_RETRANSMIT,
-                          h.worker_rank),
-                p.out.values,
-            )
+        o = p.out
+        assert o is not None
+        if not o.fields[5] & FLAG_RETRANSMIT:
+            f = o.fields
+            p.out = o = Outgoing((f[0], f[1], f[2], f[3], f[4], f[5] | FLAG_RETRANSMIT, f[6]), o.values)
         heapq.heappush(self._heap, (p.deadline, p.packet_id, p.generation))
         self.stats.retransmissions += 1
         self.stats.packets_sent += 1
-        return p.out
+        return o
 
     def next_deadline(self) -> float | None:
         """When on_timer must be called next (None: nothing outstanding)."""
