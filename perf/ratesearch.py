@@ -1,5 +1,7 @@
 """The highest offered rate a switch forwards with loss below a bound ("delivered rate at ~0 % loss").
 
+A rate passes when its probe loses less than 0.1 % of the frames and leaves no backlog (results arriving long after
+the sender stopped: the switch's and the kernel's buffers absorbed an overload, which a longer run would lose).
 `find_max_rate(probe)` offers rates through `probe(rate)`: an exponential ramp (start, start·factor, ...) until a
 probe loses too much, then bisection between the highest passing and the lowest failing rate until they are within
 `tolerance` of each other; bounded by `max_probes` and `max_rate`. A probe whose sender could not offer the rate it
@@ -13,6 +15,10 @@ from typing import Callable
 
 MAX_LOSS = 0.001
 """The loss criterion: below 0.1 % of the frames offered."""
+MAX_BACKLOG_FRACTION = 0.05
+MIN_BACKLOG_S = 0.1
+"""A probe passes only if its results stop arriving within max(MIN_BACKLOG_S, MAX_BACKLOG_FRACTION × its length)
+after the sender stops."""
 SENDER_SHORTFALL = 0.95
 """A probe offered less than this fraction of its target rate: the sender, not the switch, was the limit."""
 
@@ -30,6 +36,8 @@ class Probe:
     """How long the sender sent."""
     switch_cpu: float | None = None
     """The switch process's CPU time / wall time during the probe (1.0: one core), when known."""
+    backlog_s: float = 0.0
+    """How long results kept arriving after the sender stopped: a queue that built up during the probe."""
 
     @property
     def offered_pps(self) -> float:
@@ -37,16 +45,24 @@ class Probe:
 
     @property
     def delivered_pps(self) -> float:
-        """Frames received per second of sending."""
-        return self.received / self.seconds if self.seconds > 0 else 0.0
+        """Frames received per second, from the start of sending to the last result (sending time + backlog)."""
+        span = self.seconds + self.backlog_s
+        return self.received / span if span > 0 else 0.0
 
     @property
     def loss(self) -> float:
         """1 − received / offered (0 when nothing was offered; negative would mean frames from elsewhere)."""
         return 1.0 - self.received / self.offered if self.offered else 0.0
 
+    @property
+    def max_backlog_s(self) -> float:
+        """The backlog a sustainable rate may leave: MAX_BACKLOG_FRACTION of the probe, at least MIN_BACKLOG_S."""
+        return max(MIN_BACKLOG_S, MAX_BACKLOG_FRACTION * self.seconds)
+
     def passes(self, max_loss: float = MAX_LOSS) -> bool:
-        return self.offered > 0 and self.loss < max_loss
+        """Loss below `max_loss`, and no queue that took more than max_backlog_s to drain (buffers absorbing an
+        overload for the length of a probe are not a rate the switch sustains)."""
+        return self.offered > 0 and self.loss < max_loss and self.backlog_s <= self.max_backlog_s
 
     @property
     def sender_limited(self) -> bool:

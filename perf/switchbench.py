@@ -121,6 +121,9 @@ class Settings:
     max_probes: int = 12
     start_timeout: float = 30.0
     job_timeout: float = 120.0
+    warmup: bool = True
+    """An unreported round before rep 1 (quarter-length probes, a quarter of the job): the first switch run of a
+    program measured low without it, whichever switch it was."""
 
 
 @contextlib.contextmanager
@@ -163,7 +166,7 @@ class PacketPath:
     def probe(self, rate: float, seconds: float, switch_pid: int | None = None, quiet: float = 0.25,
               drain_limit: float = 5.0) -> Probe:
         """Offer `rate` frames/s for `seconds`, wait until results stop arriving (`quiet` s without one, at most
-        `drain_limit` s), count them."""
+        `drain_limit` s), count them; the backlog is how long after the sender's end the last one came."""
         before = self.receiver.ask({})["received"]
         cpu0, t0 = (proc_cpu_seconds(switch_pid) if switch_pid else 0.0), time.monotonic()
         sent = self.sender.ask({"rate": rate, "duration": seconds}, timeout=seconds + 30)
@@ -175,42 +178,62 @@ class PacketPath:
             if age is None or age >= quiet or time.monotonic() > end:
                 break
             time.sleep(quiet - age)
-        return Probe(rate, sent["sent"] + sent["send_errors"], now["received"] - before, sent["seconds"],
-                     (cpu1 - cpu0) / (t1 - t0) if switch_pid and t1 > t0 else None)
+        received = now["received"] - before
+        backlog = max(0.0, now["last_rx"] - sent["end"]) if received and now["last_rx"] is not None else 0.0
+        return Probe(rate, sent["sent"] + sent["send_errors"], received, sent["seconds"],
+                     (cpu1 - cpu0) / (t1 - t0) if switch_pid and t1 > t0 else None, backlog)
 
     def close(self) -> None:
         self.sender.close()
         self.receiver.close()
 
 
+def search_once(prog: PacketProgram, path: PacketPath, sut: SwitchUnderTest, compiled: Compiled,
+                h1: Host, h2: Host, s: Settings, duration: float, log: Callable[[str], None]) -> SearchResult:
+    """Start `sut`, install the program, warm up at 2 kpps, search its highest loss-free rate, stop it."""
+    with running_switch(sut, (h1, h2), compiled, s.start_timeout) as (proc, client, _):
+        try:
+            prog.p4rt_setup(client, h1, h2)
+        except ControllerError as err:
+            raise HarnessError(f"switch {sut.name!r}: {prog.key}'s table entries: {err}") from None
+        warm = path.probe(2000.0, min(0.5, duration), proc.proc.pid)
+        if warm.received == 0:
+            raise HarnessError(f"switch {sut.name!r} delivered none of the {warm.offered} {prog.key} frames of the "
+                               f"warm-up (ports or pipeline not working?); its last output:\n{proc.output_tail()}")
+
+        def probe(rate: float) -> Probe:
+            p = path.probe(rate, duration, proc.proc.pid)
+            log(f"    {rate / 1000:8.1f} kpps offered: {p.delivered_pps / 1000:8.1f} delivered, loss "
+                f"{100 * p.loss:6.3f} %, backlog {1000 * p.backlog_s:5.0f} ms" + ("" if p.passes() else "  (fails)"))
+            return p
+
+        result = find_max_rate(probe, start=s.start_rate, tolerance=s.tolerance, max_probes=s.max_probes)
+        if proc.proc.poll() is not None:
+            raise HarnessError(f"switch {sut.name!r} exited (code {proc.proc.returncode}) during the {prog.key} "
+                               f"search; its last output:\n{proc.output_tail()}")
+    return result
+
+
+def _rep_label(rep: int, s: Settings) -> str:
+    return "warm-up round (not reported)" if rep == 0 else f"rep {rep}/{s.reps}"
+
+
 def measure_packet_program(prog: PacketProgram, compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Settings,
                            log: Callable[[str], None]) -> list[Measurement]:
-    """Interleaved repetitions of the rate search on every switch, over one pair of namespaces."""
+    """Interleaved repetitions of the rate search on every switch, over one pair of namespaces; first an unreported
+    warm-up round with shorter probes (`s.warmup`)."""
     out: list[Measurement] = []
     with hosts(2) as (h1, h2):
         path = PacketPath(prog, h1, h2)
         try:
-            for rep in range(1, s.reps + 1):
+            for rep in range(0 if s.warmup else 1, s.reps + 1):
                 for sut in suts:
-                    with running_switch(sut, (h1, h2), compiled, s.start_timeout) as (proc, client, _):
-                        prog.p4rt_setup(client, h1, h2)
-                        warm = path.probe(2000.0, min(0.5, s.duration), proc.proc.pid)
-                        if warm.received == 0:
-                            raise HarnessError(f"switch {sut.name!r} delivered none of the {warm.offered} "
-                                               f"{prog.key} frames of the warm-up (ports or pipeline not working?);"
-                                               f" its last output:\n{proc.output_tail()}")
-
-                        def probe(rate: float) -> Probe:
-                            p = path.probe(rate, s.duration, proc.proc.pid)
-                            log(f"    {rate / 1000:8.1f} kpps offered: {p.delivered_pps / 1000:8.1f} delivered, "
-                                f"loss {100 * p.loss:6.3f} %")
-                            return p
-
-                        log(f"{prog.key} rep {rep}/{s.reps}, {sut.name}:")
-                        result = find_max_rate(probe, start=s.start_rate, tolerance=s.tolerance,
-                                               max_probes=s.max_probes)
-                    out.append(_search_measurement(prog, sut, rep, result))
-                    log(f"  → {out[-1].value / 1000 if out[-1].value else 0:.1f} kpps")
+                    log(f"{prog.key} {_rep_label(rep, s)}, {sut.name}:")
+                    duration = s.duration if rep else max(0.25, s.duration / 4)
+                    result = search_once(prog, path, sut, compiled, h1, h2, s, duration, log)
+                    if rep:
+                        out.append(_search_measurement(prog, sut, rep, result))
+                    log(f"  → {result.delivered_pps / 1000:.1f} kpps")
         finally:
             path.close()
     return out
@@ -222,40 +245,53 @@ def _search_measurement(prog: PacketProgram, sut: SwitchUnderTest, rep: int, r: 
         return Measurement(prog.key, sut.name, rep, None, "frames/s", probes=len(r.probes),
                            note=f"no probe passed (lowest tried {min(p.rate for p in r.probes) / 1000:.1f} kpps)")
     failed = [p.rate for p in r.probes if not p.passes()]
-    note = f"next failing offer {min(failed) / 1000:.1f} kpps" if failed else "no probe failed"
+    note = f"lowest failing offer {min(failed) / 1000:.1f} kpps" if failed else "no probe failed"
     if r.sender_limited:
         note = "the sender could not offer more: a lower bound"
     return Measurement(prog.key, sut.name, rep, b.delivered_pps, "frames/s", b.offered_pps, b.loss, b.switch_cpu,
                        len(r.probes), r.sender_limited, note)
 
 
+def job_once(sut: SwitchUnderTest, hs: list[Host], setup: switchml_job.JobSetup, compiled: Compiled, size: int,
+             s: Settings, work_dir: Path) -> tuple[switchml_job.JobRun, float | None]:
+    """Start `sut`, install the job, run it once, stop it: the run and the switch's CPU seconds per all-reduce
+    second."""
+    with running_switch(sut, hs, compiled, s.start_timeout) as (proc, client, thrift):
+        try:
+            switchml_job.install_job(client, thrift, setup)
+        except ControllerError as err:
+            raise HarnessError(f"switch {sut.name!r}: installing the SwitchML job: {err}") from None
+        cpu0 = proc_cpu_seconds(proc.proc.pid)
+        run = switchml_job.run_job(hs, setup, compiled.json, work_dir, size, timeout=s.job_timeout)
+        cpu = (proc_cpu_seconds(proc.proc.pid) - cpu0) / run.elapsed_s if run.elapsed_s > 0 else None
+        if proc.proc.poll() is not None:
+            raise HarnessError(f"switch {sut.name!r} exited (code {proc.proc.returncode}) during the SwitchML job; "
+                               f"its last output:\n{proc.output_tail()}")
+    return run, cpu
+
+
 def measure_switchml(compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Settings, work_dir: Path,
                      log: Callable[[str], None]) -> list[Measurement]:
-    """Interleaved repetitions of one verified 4-worker all-reduce on every switch."""
+    """Interleaved repetitions of one verified 4-worker all-reduce on every switch (after an unreported warm-up
+    round with a quarter of the elements)."""
     out: list[Measurement] = []
     with hosts(4, address=switchml_job.star_address) as hs:
         setup = switchml_job.prepare_job(hs, compiled.json, work_dir)
-        for rep in range(1, s.reps + 1):
+        for rep in range(0 if s.warmup else 1, s.reps + 1):
             for sut in suts:
-                with running_switch(sut, hs, compiled, s.start_timeout) as (proc, client, thrift):
-                    try:
-                        switchml_job.install_job(client, thrift, setup)
-                    except ControllerError as err:
-                        raise HarnessError(f"switch {sut.name!r}: installing the SwitchML job: {err}") from None
-                    cpu0 = proc_cpu_seconds(proc.proc.pid)
-                    run = switchml_job.run_job(hs, setup, compiled.json, work_dir, s.size, timeout=s.job_timeout)
-                    cpu = (proc_cpu_seconds(proc.proc.pid) - cpu0) / run.elapsed_s if run.elapsed_s > 0 else None
+                run, cpu = job_once(sut, hs, setup, compiled, s.size if rep else max(1024, s.size // 4), s, work_dir)
                 note = (f"{run.size} float32 elements, {len(hs)} workers, slowest {run.elapsed_s:.3f} s, "
                         f"{run.retransmissions} retransmissions") if run.elements_per_s else f"failed: {run.error}"
-                out.append(Measurement("switchml", sut.name, rep, run.elements_per_s, "elements/s",
-                                       switch_cpu=cpu, note=note))
-                log(f"switchml rep {rep}/{s.reps}, {sut.name}: "
+                if rep:
+                    out.append(Measurement("switchml", sut.name, rep, run.elements_per_s, "elements/s",
+                                           switch_cpu=cpu, note=note))
+                log(f"switchml {_rep_label(rep, s)}, {sut.name}: "
                     + (f"{run.elements_per_s:,.0f} elements/s" if run.elements_per_s else note))
     return out
 
 
-def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
-        log: Callable[[str], None]) -> int:
+def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path, log: Callable[[str], None],
+        command: str = "python -m perf.switchbench") -> int:
     """Compile, measure, write the report; 0 when every measurement produced a figure."""
     from perf.switchreport import Report, write_report
 
@@ -285,7 +321,8 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
     info["run time"] = f"{time.monotonic() - t_start:.0f} s"
     info["note"] = ("the machine is shared; a load average above the CPU count means other processes took CPU time "
                     "from these measurements")
-    report = Report(info, s, list(suts), rows, engine, " ".join(compiler_command()).replace(sys.executable, "python"))
+    report = Report(info, s, list(suts), rows, engine, " ".join(compiler_command()).replace(sys.executable, "python"),
+                    command)
     write_report(report, out)
     log(f"wrote {out} and {out.with_suffix('.csv')}")
     return 0 if all(m.value for m in rows) else 1
@@ -300,6 +337,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
             setattr(s, name, value)
     if args.programs:
         s.programs = tuple(args.programs)
+    s.warmup = not args.no_warmup
     return s
 
 
@@ -319,6 +357,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--engine-seconds", type=float, help="in-process rows: seconds per mode, 0 to skip (default 3)")
     p.add_argument("--max-probes", type=int, help="probes per rate search (default 12)")
     p.add_argument("--start-timeout", type=float, help="seconds a switch may take to serve P4Runtime (default 30)")
+    p.add_argument("--no-warmup", action="store_true", help="no unreported warm-up round before rep 1")
     p.add_argument("--quick", action="store_true",
                    help="a short run (tests): 1 repetition, 0.5 s probes, a 16 Ki-element job, 0.2 s in-process")
     p.add_argument("--work-dir", type=Path, help="compiled programs and job files (default: a temporary directory)")
@@ -326,7 +365,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    argv_used = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(argv_used)
     s = settings_from(args)
     if os.geteuid() != 0:
         print("error: the harness needs root (network namespaces, veth pairs): run `sudo make bench-switch`",
@@ -341,7 +381,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         work = args.work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="switchbench-")))
         try:
-            return run(s, suts, args.out, work, log)
+            return run(s, suts, args.out, work, log, shlex.join(["python", "-m", "perf.switchbench", *argv_used]))
         except (HarnessError, RuntimeError) as err:
             print(f"error: {err}", file=sys.stderr)
             return 1

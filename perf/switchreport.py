@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import statistics
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from perf.engine import EngineResult
-from perf.ratesearch import MAX_LOSS
+from perf.ratesearch import MAX_BACKLOG_FRACTION, MAX_LOSS, MIN_BACKLOG_S
 
 if TYPE_CHECKING:
     from perf.switchbench import Measurement, Settings, SwitchUnderTest
@@ -30,6 +31,8 @@ class Report:
     rows: list[Measurement]
     engine: list[EngineResult]
     compiler: str
+    command: str = "python -m perf.switchbench"
+    """The command line that produced the report."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,13 +108,14 @@ def write_csv(report: Report, path: Path) -> None:
                         "note": f"{e.mode}: {e.how}; {len(e.rates)} runs, {e.packets} frames"})
 
 
-def markdown(report: Report, csv_name: str, out_name: str) -> str:
+def markdown(report: Report, csv_name: str) -> str:
     """The report's Markdown text."""
     s = report.settings
     names = [x.name for x in report.switches]
     lines = ["# Switch benchmark", "",
-             f"Produced by `make bench-switch` (`python -m perf.switchbench --out {out_name}`); every measurement, "
-             f"median and ratio is also in `{csv_name}`.", "",
+             f"Produced by `{report.command.replace(sys.executable, 'python')}` (`make bench-switch` runs "
+             f"`python -m perf.switchbench --out bench/switch.md`); every measurement, median and ratio is also in "
+             f"`{csv_name}`.", "",
              "**Absolute figures** (kpps, elements/s) hold for this machine and its load only. **Ratios** divide "
              "two switches measured back to back in the same repetition on the same machine: they are the "
              "figures to compare across machines.", "", "## Machine", ""]
@@ -131,16 +135,20 @@ def markdown(report: Report, csv_name: str, out_name: str) -> str:
               "--no-p4 -- --grpc-server-addr 127.0.0.1:P`.",
               f"- {s.reps} repetition{'s' if s.reps != 1 else ''}, interleaved: rep 1 runs every switch in turn "
               f"({', '.join(names)}), then rep 2, ...; a fresh switch process each time, on the same namespaces and "
-              "veth pairs."]
+              "veth pairs." + (" Before rep 1, an unreported warm-up round of the same (quarter-length probes, a "
+                               "quarter of the job): without it the first switch run of a program measured low, "
+                               "whichever switch it was." if s.warmup else "")]
     if programs & {"basic_forward", "agg64"}:
         lines.append(
             "- **basic_forward / agg64**: the switch's ports 1 and 2 are veth pairs to namespaces h1 and h2. A "
             "sender process in h1 offers 16 pre-built frames round-robin over AF_PACKET, paced at a target rate; "
             "a receiver process counts the results (basic_forward: two /32 routes, forwarded to h2; agg64: no "
             f"entries, the running sums reflected to h1). A probe offers one rate for {s.duration:g} s, then waits "
-            "until results stop arriving. The figure is the delivered rate (frames received / sending time) of the "
-            f"highest probe with loss < {100 * MAX_LOSS:g} % (loss = 1 − received / offered, frames the kernel "
-            f"refused counted as lost), found by an exponential ramp from {s.start_rate / 1000:g} kpps (×2), then "
+            "until results stop arriving. The figure is the delivered rate (frames received / time from the first "
+            "send to the last result) of the highest probe with loss < "
+            f"{100 * MAX_LOSS:g} % (loss = 1 − received / offered, frames the kernel refused counted as lost) whose "
+            f"results stopped within max({MIN_BACKLOG_S:g} s, {100 * MAX_BACKLOG_FRACTION:g} % of the probe) after "
+            "the sender did (no queue building up in buffers), found by an exponential ramp from {s.start_rate / 1000:g} kpps (×2), then "
             f"bisection until the passing and failing rates are within {100 * s.tolerance:g} %, at most "
             f"{s.max_probes} probes; a 2 kpps warm-up precedes each search. Sender, receiver and switch share the "
             "machine's CPUs: the figures include what the sender and receiver leave to the switch.")
@@ -198,4 +206,4 @@ def write_report(report: Report, out: Path) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     csv_path = out.with_suffix(".csv")
     write_csv(report, csv_path)
-    out.write_text(markdown(report, csv_path.name, str(out)))
+    out.write_text(markdown(report, csv_path.name))

@@ -37,8 +37,9 @@ def send_socket(ifname: str, sndbuf: int = 8 << 20) -> socket.socket:
 def send_frames(sock: socket.socket, frames: Sequence[bytes], *, rate: float = 0.0, duration: float = 0.0,
                 count: int = 0) -> dict[str, Any]:
     """Send `frames` (cycled) for `count` frames or `duration` seconds at `rate` frames/s (0: as fast as possible),
-    in chunks of 64 paced against the clock. Returns {"sent", "seconds", "send_errors"}: frames the kernel refused
-    are counted in send_errors, not in sent."""
+    in chunks of 64 paced against the clock. Returns {"sent", "seconds", "send_errors", "end"}: frames the kernel
+    refused are counted in send_errors, not in sent; `end` is time.monotonic() when sending stopped (CLOCK_MONOTONIC:
+    comparable across the namespaces' processes)."""
     send = sock.send
     n, nf, errors = 0, len(frames), 0
     limit = count if count else 1 << 62
@@ -60,7 +61,8 @@ def send_frames(sock: socket.socket, frames: Sequence[bytes], *, rate: float = 0
             except OSError:  # ENOBUFS and friends under overload
                 errors += 1
         n += k
-    return {"sent": n - errors, "seconds": time.perf_counter() - t0, "send_errors": errors}
+    return {"sent": n - errors, "seconds": time.perf_counter() - t0, "send_errors": errors,
+            "end": time.monotonic()}
 
 
 class MatchCounter:
@@ -87,7 +89,7 @@ class MatchCounter:
             for f in frames:
                 if f[off:end_off] == match:
                     self.received += 1
-                    self.last = time.perf_counter()
+                    self.last = time.monotonic()
                     if self.first is None:
                         self.first = self.last
                     if len(self.kept) < self.keep:
@@ -140,8 +142,8 @@ def cmd_send_server(args: argparse.Namespace) -> int:
 
 
 def cmd_recv_server(args: argparse.Namespace) -> int:
-    """Count matching frames all the time; answer each request line with {"received", "last_rx_age"} (the count so
-    far and seconds since the last matching frame, null before the first)."""
+    """Count matching frames all the time; answer each request line with {"received", "last_rx", "last_rx_age"}: the
+    count so far, time.monotonic() of the last matching frame and seconds since (null before the first)."""
     counter = MatchCounter(args.iface, bytes.fromhex(args.match), args.offset)
     poll = select.poll()
     poll.register(counter.fileno(), select.POLLIN)
@@ -161,8 +163,9 @@ def cmd_recv_server(args: argparse.Namespace) -> int:
             pending += chunk
             while b"\n" in pending:
                 _, pending = pending.split(b"\n", 1)
-                age = None if counter.last is None else time.perf_counter() - counter.last
-                print(json.dumps({"received": counter.received, "last_rx_age": age}), flush=True)
+                age = None if counter.last is None else time.monotonic() - counter.last
+                print(json.dumps({"received": counter.received, "last_rx": counter.last, "last_rx_age": age}),
+                      flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -78,3 +78,15 @@ def test_rejects_nonsense_parameters() -> None:
         find_max_rate(probe, factor=1.0)
     with pytest.raises(ValueError):
         find_max_rate(probe, start=100, min_rate=1000)
+
+
+def test_a_backlog_fails_the_probe_even_without_loss() -> None:
+    """Buffers that absorb an overload for the length of a probe deliver everything, late: not a sustained rate."""
+    def probe(rate: float) -> Probe:  # 1 s probes; above 50 kpps the excess queues and drains after the sender stops
+        backlog = max(0.0, rate / 50_000 - 1)
+        return Probe(rate, round(rate), round(rate), 1.0, backlog_s=backlog)
+
+    r = find_max_rate(probe, start=10_000)
+    assert r.best is not None and 50_000 <= r.best.rate <= 55_000  # ≤ 0.1 s of backlog allowed on a 1 s probe
+    assert all(p.loss == 0 for p in r.probes)
+    assert r.best.delivered_pps == pytest.approx(r.best.rate / (1 + r.best.backlog_s))

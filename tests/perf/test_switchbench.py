@@ -132,7 +132,7 @@ def test_ratios_pair_the_repetitions_and_the_report_says_what_is_absolute(tmp_pa
     assert r.per_rep == (0.5, 0.6) and r.median == pytest.approx(0.55)
     assert ratio(m, "switchml", "embedded", "bmv2").median is None  # no pair: no ratio
     report = _report(m, ["embedded", "bmv2"])
-    text = markdown(report, "switch.csv", "bench/switch.md")
+    text = markdown(report, "switch.csv")
     assert "**Absolute figures**" in text and "**Ratios**" in text
     assert "| agg64 (64 × int32 into registers) | embedded / bmv2 | **0.55** | 0.50, 0.60 |" in text
     assert "| agg64 (64 × int32 into registers) | bmv2 | **65.0 kpps** | 80.0 kpps, 50.0 kpps | ≤ 0.020 % |" in text
