@@ -192,7 +192,7 @@ def markdown(report: Report, csv_name: str) -> str:
         lines += ["", "## Embedded engine without I/O (absolute, this machine)", "",
                   "The embedded switch only: `V1Switch.process(1, frame)` in a loop over the same 16 frames "
                   "(**in-process**), and the switch's `PacketLoop` (receive a batch, one `drain`) over in-memory "
-                  f"ports (**loop**); 5 runs sharing {s.engine_seconds:g} s each, the median. *CPU* is this process's "
+                  f"ports (**loop**); 5 runs of {s.engine_seconds / 5:g} s each, the median. *CPU* is this process's "
                   "CPU time / wall time (below 1.0: other processes took part of the CPU).", "",
                   "| program | mode | median kpps | min–max kpps | CPU | notes |", "|---|---|---:|---:|---:|---|"]
         for e in report.engine:
