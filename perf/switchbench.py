@@ -1,12 +1,13 @@
 """Switches side by side (`make bench-switch`): the embedded switch, real BMv2 when installed, any `--compare CMD`.
 
     python -m perf.switchbench [--out bench/switch.md] [--compare 'CMD' ...] [--no-bmv2] [--reps 3] [--duration 2]
-                               [--programs basic_forward agg64 switchml] [--size 262144] [--quick]
+                               [--programs basic_forward agg64 switchml] [--size 262144] [--no-warmup] [--quick]
 
 Every switch is a command that takes simple_switch_grpc's flags (`python -m switch` always, `simple_switch_grpc`
 when on PATH, then each --compare). Each runs on the same veth/namespace setup with the same traffic; the same
 compiled JSON (p4c-bm2-ss when on PATH, else `python -m compiler`) and P4Info are installed over P4Runtime, then the
-same table entries. Repetitions are interleaved (rep 1: A, B; rep 2: A, B; ...), a fresh switch process each time.
+same table entries. Repetitions are interleaved (rep 1: A, B; rep 2: A, B; ...), a fresh switch process each time,
+after an unreported warm-up round. The default run takes about 2.5 minutes per switch on a 2-core machine.
 
 - basic_forward, agg64: the highest paced offered rate delivered with < 0.1 % loss (perf.ratesearch: ramp, then
   bisection), in frames/s;
