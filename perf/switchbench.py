@@ -50,7 +50,10 @@ class HarnessError(RuntimeError):
 
 @dataclasses.dataclass(frozen=True)
 class SwitchUnderTest:
-    """A switch command (simple_switch_grpc's flags follow) and its name in the report."""
+    """A switch command (simple_switch_grpc's flags follow) and its name in the report.
+
+    Words after a `--` in the command are target options: they go after the harness's own `-- --grpc-server-addr`
+    (`python -m switch -- --strict-bmv2`)."""
 
     name: str
     command: tuple[str, ...]
@@ -58,7 +61,17 @@ class SwitchUnderTest:
     @property
     def shown(self) -> str:
         """The command as the report shows it."""
-        return "python -m switch" if self.command == EMBEDDED_SWITCH else shlex.join(self.command)
+        return shlex.join(self.command).replace(sys.executable, "python")
+
+    def argv(self, general: Sequence[str], target: Sequence[str]) -> tuple[list[str], list[str]]:
+        """(program, flags): the command before its `--`, then `general`, `--`, `target` and the command's own
+        target options."""
+        cmd = list(self.command)
+        own_target: list[str] = []
+        if "--" in cmd:
+            cut = cmd.index("--")
+            cmd, own_target = cmd[:cut], cmd[cut + 1:]
+        return cmd, [*general, "--", *target, *own_target]
 
 
 def parse_command(text: str) -> tuple[str, ...]:
@@ -134,11 +147,11 @@ def running_switch(sut: SwitchUnderTest, host_list: Sequence[Host], compiled: Co
     process, a connected primary client and the Thrift port it was given. HarnessError (bounded: `start_timeout`
     to serve, `rpc_timeout` per P4Runtime call) when it does not start or its P4Runtime server does not answer."""
     grpc_addr, thrift = f"127.0.0.1:{free_tcp_port()}", free_tcp_port()
-    args = ["--device-id", str(DEVICE_ID), "--thrift-port", str(thrift),
-            *[a for h in host_list for a in ("-i", f"{h.port}@{h.switch_if}")],
-            "--no-p4", "--", "--grpc-server-addr", grpc_addr]
+    command, args = sut.argv(["--device-id", str(DEVICE_ID), "--thrift-port", str(thrift),
+                              *[a for h in host_list for a in ("-i", f"{h.port}@{h.switch_if}")], "--no-p4"],
+                             ["--grpc-server-addr", grpc_addr])
     try:
-        proc = SwitchProcess(args, ready_timeout=start_timeout, command=sut.command)
+        proc = SwitchProcess(args, ready_timeout=start_timeout, command=command)
     except RuntimeError as err:
         raise HarnessError(f"switch {sut.name!r}: {err}") from None
     client = P4RuntimeClient(grpc_addr, device_id=DEVICE_ID, timeout=rpc_timeout)
@@ -349,7 +362,8 @@ def parser() -> argparse.ArgumentParser:
                    help="Markdown report; the CSV goes next to it (default %(default)s)")
     p.add_argument("--compare", action="append", type=parse_command, default=[], metavar="CMD",
                    help="another switch: a command taking simple_switch_grpc's flags (repeatable; a leading "
-                        "`python` is this interpreter)")
+                        "`python` is this interpreter; words after a `--` are target options, placed after the "
+                        "harness's `-- --grpc-server-addr ...`)")
     p.add_argument("--no-bmv2", action="store_true", help="leave simple_switch_grpc out even when it is on PATH")
     p.add_argument("--programs", nargs="+", choices=PROGRAMS, help="default: all")
     p.add_argument("--reps", type=int, help="interleaved repetitions per program (default 3)")

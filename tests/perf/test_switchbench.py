@@ -114,6 +114,12 @@ def test_switches_under_test_and_compare_commands() -> None:
     assert [s.name for s in suts] == ["embedded", "python -m switch --strict-bmv2",
                                       "python -m switch --strict-bmv2 #2"]
     assert suts[0].command == EMBEDDED_SWITCH and suts[0].shown == "python -m switch"
+    strict = SwitchUnderTest("strict", switchbench.parse_command("python -m switch --seed 3 -- --strict-bmv2"))
+    assert strict.argv(["--no-p4"], ["--grpc-server-addr", "a:1"]) == (
+        [sys.executable, "-m", "switch", "--seed", "3"], ["--no-p4", "--", "--grpc-server-addr", "a:1",
+                                                          "--strict-bmv2"])
+    assert suts[0].argv(["--no-p4"], ["--grpc-server-addr", "a:1"]) == (
+        list(EMBEDDED_SWITCH), ["--no-p4", "--", "--grpc-server-addr", "a:1"])
 
 
 def _report(rows: list[Measurement], switches: list[str]) -> Report:
