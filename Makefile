@@ -14,6 +14,7 @@ P4SRC       := $(wildcard p4src/*.p4)
 # p4c-bm2-ss when installed (a P4 VM), else the embedded compiler; the same flags and output paths either way.
 P4C         ?= $(shell command -v p4c-bm2-ss >/dev/null 2>&1 && echo p4c-bm2-ss || echo "$(PY) -m compiler")
 PYTEST_ARGS ?=
+BENCH_SWITCH_ARGS ?=
 VENV_SHELL  ?= .venv-shell
 SCENARIO    ?= experiments/size-sweep.toml
 # `make run` knobs
@@ -52,7 +53,8 @@ help:
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
 	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then the scaling sweep (BENCH_SCALING="
 	@echo "                   default|full|off) (root); writes bench/allreduce.* and bench/scaling.*"
-	@echo "make bench-switch  switch packets/s benchmark; writes bench/switch.md"
+	@echo "make bench-switch  switches side by side (embedded, BMv2 if installed; root): kpps at ~0 % loss, SwitchML"
+	@echo "                   elements/s, ratios; writes bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\")"
 	@echo "make clean         remove build outputs and emulation leftovers"
 
 # --- setup -------------------------------------------------------------------------------------------------
@@ -152,7 +154,7 @@ $(OUT)/switchml-pool$(SCALING_POOL).json: p4src/switchml.p4 $(wildcard p4src/inc
 	$(P4C) -I p4src -D INA_POOL_SIZE=$(SCALING_POOL) -o $@ --p4runtime-files $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt $<
 
 bench-switch: setup
-	$(PY) -m switch.bench --out bench/switch.md
+	$(PY) -m perf.switchbench --out bench/switch.md $(BENCH_SWITCH_ARGS)
 
 clean:
 	rm -rf $(OUT) .pytest_cache /tmp/ina-testbed

@@ -12,7 +12,6 @@ flags and forwards the same bytes. Layers follow BMv2's split (core vs architect
     switch.ports         AF_PACKET, in-memory and pcap ports; the packet event loop
     switch.stf           p4c STF test runner (`python -m switch.stf PROG.json TEST.stf`)
     switch.trace         BMv2-style formatting of the per-packet trace (`--log-console`, `--log-file`)
-    switch.bench         `make bench-switch`: packets/s in-process and over veth pairs in network namespaces
     switch.__main__      CLI with simple_switch_grpc's flags (`python -m switch --help`)
 
 Engine API (the contract every other layer codes against)

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from switch.bench import machine_info
+from perf.machine import machine_info
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, run_experiment
 from topo.target import Target
 

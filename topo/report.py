@@ -18,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from switch.bench import machine_info  # noqa: E402
+from perf.machine import machine_info  # noqa: E402
 from topo.scenario import Scenario  # noqa: E402
 from topo.sweep import Row  # noqa: E402
 

@@ -271,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         text += "\n" + fz.text()
         failed |= bool(fz.failures)
     if args.results is not None:
-        from switch.bench import machine_info
+        from perf.machine import machine_info
         from topo.sweep import results_dir
 
         out = results_dir(args.results, "soak")

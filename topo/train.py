@@ -26,7 +26,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from switch.bench import machine_info  # noqa: E402
+from perf.machine import machine_info  # noqa: E402
 from topo.experiment import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
 from topo.report import IN_NETWORK  # noqa: E402
 from topo.sweep import results_dir  # noqa: E402

@@ -157,7 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("error: Mininet needs root: run `sudo make twolevel`", file=sys.stderr)
         return 2
-    from switch.bench import machine_info
+    from perf.machine import machine_info
 
     machine = machine_info()
     out = results_dir(args.results, "twolevel")

@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from switch.bench import NsProcess, hosts, sh, udp_frame
+from perf.frames import udp_frame
+from perf.netns import NsProcess, hosts, sh
 from switch.ports import AfPacketPort, PortError
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(60)]
@@ -27,7 +28,7 @@ def test_receive_and_transmit_without_reading_back_own_frames(ring: bool) -> Non
         assert port.mode == ("rx-ring" if ring else "recvmsg")
         try:
             # host → switch port
-            sender = NsProcess(h1, "_send", "--count", "5", *sum((["--frame", _frame(i).hex()] for i in range(5)), []))
+            sender = NsProcess(h1, "send", "--count", "5", *sum((["--frame", _frame(i).hex()] for i in range(5)), []))
             assert sender.result(20)["sent"] == 5
             got: list[bytes] = []
             deadline = time.monotonic() + 5
@@ -37,7 +38,7 @@ def test_receive_and_transmit_without_reading_back_own_frames(ring: bool) -> Non
             assert got == [_frame(i) for i in range(5)]
 
             # switch port → host; the port must not see its own transmissions
-            receiver = NsProcess(h1, "_recv", "--match", (7777).to_bytes(2, "big").hex(), "--offset", "36",
+            receiver = NsProcess(h1, "recv", "--match", (7777).to_bytes(2, "big").hex(), "--offset", "36",
                                  "--count", "3", "--duration", "10", "--keep", "3", wait_ready=True)
             out = [udp_frame("02:00:00:00:01:01", "02:00:00:00:00:99", "10.0.9.9", "10.0.1.1", 5000 + i, 7777,
                              b"to-host" + bytes([i]) * 30) for i in range(3)]
@@ -67,7 +68,7 @@ def test_link_down_and_up_does_not_break_the_port(ring: bool) -> None:
             assert port.link_down_events == 1
             assert port.send(_frame(0)) is False  # counted as a tx drop by the loop, not an exception
             sh("ip", "link", "set", h1.switch_if, "up")
-            sender = NsProcess(h1, "_send", "--count", "1", "--frame", _frame(1).hex())
+            sender = NsProcess(h1, "send", "--count", "1", "--frame", _frame(1).hex())
             assert sender.result(20)["sent"] == 1
             got: list[bytes] = []
             deadline = time.monotonic() + 5
@@ -90,7 +91,7 @@ def test_vlan_tags_stripped_by_the_kernel_are_put_back(ring: bool) -> None:
         port = AfPacketPort(1, h1.switch_if, ring=ring)
         assert port.mode == ("rx-ring" if ring else "recvmsg")
         try:
-            assert NsProcess(h1, "_send", "--count", "2", "--frame", tagged.hex(), "--frame", qinq.hex()) \
+            assert NsProcess(h1, "send", "--count", "2", "--frame", tagged.hex(), "--frame", qinq.hex()) \
                 .result(20)["sent"] == 2
             got: list[bytes] = []
             deadline = time.monotonic() + 5
@@ -112,7 +113,7 @@ def test_frame_larger_than_its_ring_slot_arrives_whole() -> None:
             sh("ip", "netns", "exec", h1.ns, "ip", "link", "set", h1.ifname, "mtu", "9000")
             big = udp_frame("02:00:00:00:00:99", h1.mac, "10.0.1.1", "10.0.9.9", 1, 9999, bytes(range(256)) * 24)
             assert len(big) > 6000
-            assert NsProcess(h1, "_send", "--count", "2", "--frame", big.hex(), "--frame", _frame(4).hex()) \
+            assert NsProcess(h1, "send", "--count", "2", "--frame", big.hex(), "--frame", _frame(4).hex()) \
                 .result(20)["sent"] == 2
             got: list[bytes] = []
             deadline = time.monotonic() + 5

@@ -207,7 +207,9 @@ def test_trace_lines_look_like_bmv2() -> None:
 
 
 def test_loop_with_the_engine_on_basic_forward() -> None:
-    from switch.bench import FIXTURES, _forward_engine_setup, _fake_hosts, forwarded, udp_frame
+    from perf.frames import forwarded, udp_frame
+    from perf.netns import FIXTURES
+    from perf.workloads import forward_engine_setup, placeholder_hosts
 
     v1model = pytest.importorskip("switch.v1model")
     path = FIXTURES / "basic_forward.json"
@@ -215,8 +217,8 @@ def test_loop_with_the_engine_on_basic_forward() -> None:
         pytest.skip("tests/fixtures/basic_forward.json not written yet")
     sw = v1model.V1Switch()
     sw.load(path.read_text())
-    h1, h2 = _fake_hosts()
-    _forward_engine_setup(sw, h1, h2)
+    h1, h2 = placeholder_hosts()
+    forward_engine_setup(sw, h1, h2)
     p1, p2 = MemoryPort(1), MemoryPort(2)
     loop = PacketLoop(sw, [p1, p2])
     sent = [udp_frame("02:00:00:00:00:fe", h1.mac, h1.ip, h2.ip, 100 + i, 53, bytes(i + 1), ttl=9) for i in range(20)]

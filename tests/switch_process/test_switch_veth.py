@@ -11,7 +11,9 @@ import grpc
 import pytest
 
 from controller.client import ControllerError, P4RuntimeClient
-from switch.bench import FIXTURES, NsProcess, SwitchProcess, forwarded, free_tcp_port, hosts, lpm_route, udp_frame
+from perf.frames import forwarded, udp_frame
+from perf.netns import FIXTURES, NsProcess, SwitchProcess, free_tcp_port, hosts
+from perf.workloads import lpm_route
 from switch.ports import read_pcap
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
@@ -45,9 +47,9 @@ def test_forwarding_between_namespaces_over_p4runtime(tmp_path: Path) -> None:
             sent = [udp_frame("02:00:00:00:00:fe", h1.mac, h1.ip, h2.ip, 1000 + i, UDP_DPORT, bytes([i]) * (18 + i),
                               ttl=64 - i, ident=i) for i in range(5)]
             expect = [forwarded(f, h2.mac) for f in sent]
-            rx2 = NsProcess(h2, "_recv", "--match", UDP_DPORT.to_bytes(2, "big").hex(), "--offset", "36",
+            rx2 = NsProcess(h2, "recv", "--match", UDP_DPORT.to_bytes(2, "big").hex(), "--offset", "36",
                             "--idle", "0.7", "--duration", "15", "--keep", "10", wait_ready=True)  # no duplicates
-            tx1 = NsProcess(h1, "_send", *sum((["--frame", f.hex()] for f in sent), []), "--count", "5")
+            tx1 = NsProcess(h1, "send", *sum((["--frame", f.hex()] for f in sent), []), "--count", "5")
             assert tx1.result(20)["sent"] == 5
             got = [bytes.fromhex(x) for x in rx2.result(30)["frames"]]
             assert got == expect
@@ -57,9 +59,9 @@ def test_forwarding_between_namespaces_over_p4runtime(tmp_path: Path) -> None:
 
             # and back: h2 → h1
             back = udp_frame("02:00:00:00:00:fe", h2.mac, h2.ip, h1.ip, 7, UDP_DPORT, b"reply" * 10)
-            rx1 = NsProcess(h1, "_recv", "--match", UDP_DPORT.to_bytes(2, "big").hex(), "--offset", "36",
+            rx1 = NsProcess(h1, "recv", "--match", UDP_DPORT.to_bytes(2, "big").hex(), "--offset", "36",
                             "--count", "1", "--duration", "15", "--keep", "2", wait_ready=True)
-            assert NsProcess(h2, "_send", "--frame", back.hex(), "--count", "1").result(20)["sent"] == 1
+            assert NsProcess(h2, "send", "--frame", back.hex(), "--count", "1").result(20)["sent"] == 1
             assert [bytes.fromhex(x) for x in rx1.result(30)["frames"]] == [forwarded(back, h1.mac)]
 
             # a second client with a lower election id is a backup: its Write is refused
@@ -110,11 +112,11 @@ def test_cpu_port_packet_in_and_packet_out(tmp_path: Path) -> None:
 
             # h1 → 10.0.9.9 is routed to the CPU port: a PacketIn with the forwarded frame (no packet_in header)
             to_cpu = udp_frame("02:00:00:00:00:fe", h1.mac, h1.ip, "10.0.9.9", 1, UDP_DPORT, b"for the controller")
-            assert NsProcess(h1, "_send", "--frame", to_cpu.hex(), "--count", "1").result(20)["sent"] == 1
+            assert NsProcess(h1, "send", "--frame", to_cpu.hex(), "--count", "1").result(20)["sent"] == 1
             assert c.packet_in(10).payload == forwarded(to_cpu, "02:00:00:00:09:09")
 
             # a PacketOut enters the pipeline on the CPU port and is routed like any packet: to h2
-            rx2 = NsProcess(h2, "_recv", "--match", UDP_DPORT.to_bytes(2, "big").hex(), "--offset", "36",
+            rx2 = NsProcess(h2, "recv", "--match", UDP_DPORT.to_bytes(2, "big").hex(), "--offset", "36",
                             "--count", "1", "--duration", "15", "--keep", "2", wait_ready=True)
             out = udp_frame("02:00:00:00:00:fe", "02:00:00:00:09:09", "10.0.9.9", h2.ip, 2, UDP_DPORT, b"from cpu" * 4)
             c.packet_out(out)

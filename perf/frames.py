@@ -1,0 +1,66 @@
+"""Frames the benchmarks and the namespace tests send: Ethernet/IPv4/UDP with a correct IPv4 checksum, the INA DATA
+header, and what an IPv4 LPM router makes of a frame."""
+
+from __future__ import annotations
+
+import socket
+import struct
+from typing import Sequence
+
+INA_UDP_PORT = 48864
+"""UDP destination port of INA packets (BRIEF.md; tests/p4/agg64.p4 parses it)."""
+
+
+def mac_bytes(mac: str) -> bytes:
+    """"02:00:00:00:01:01" → 6 bytes."""
+    return bytes.fromhex(mac.replace(":", ""))
+
+
+def ip_bytes(ip: str) -> bytes:
+    """"10.0.1.1" → 4 bytes."""
+    return socket.inet_aton(ip)
+
+
+def mac_int(mac: str) -> int:
+    """A MAC address as an integer (a P4Runtime/engine match value)."""
+    return int.from_bytes(mac_bytes(mac), "big")
+
+
+def ip_int(ip: str) -> int:
+    """An IPv4 address as an integer (a P4Runtime/engine match value)."""
+    return int.from_bytes(ip_bytes(ip), "big")
+
+
+def ipv4_checksum(header: bytes) -> int:
+    """RFC 1071 checksum of an IPv4 header whose checksum field is zero."""
+    if len(header) % 2:
+        header += b"\0"
+    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    return ~total & 0xFFFF
+
+
+def udp_frame(dst_mac: str, src_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes,
+              ttl: int = 64, ident: int = 0) -> bytes:
+    """An Ethernet/IPv4/UDP frame with a correct IPv4 header checksum and a zero (absent) UDP checksum."""
+    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident, 0, ttl, 17, 0, ip_bytes(src_ip), ip_bytes(dst_ip))
+    hdr = hdr[:10] + struct.pack("!H", ipv4_checksum(hdr)) + hdr[12:]
+    return mac_bytes(dst_mac) + mac_bytes(src_mac) + b"\x08\x00" + hdr + udp
+
+
+def forwarded(frame: bytes, new_dst_mac: str) -> bytes:
+    """What an IPv4 LPM router (p4lang tutorials' basic.p4 ipv4_forward) makes of `frame`: src MAC := old dst MAC,
+    dst MAC := new_dst_mac, TTL - 1, IPv4 checksum recomputed."""
+    ip = bytearray(frame[14:34])
+    ip[8] -= 1
+    ip[10:12] = b"\0\0"
+    ip[10:12] = struct.pack("!H", ipv4_checksum(bytes(ip)))
+    return mac_bytes(new_dst_mac) + frame[0:6] + frame[12:14] + bytes(ip) + frame[34:]
+
+
+def ina_data(pool_index: int, packet_id: int, elems: Sequence[int], rank: int = 0) -> bytes:
+    """The INA DATA header (BRIEF.md layout) and int32 elements."""
+    return struct.pack("!BBHIBBH", 1, 0, pool_index, packet_id, 128, 0, rank) + \
+        struct.pack(f"!{len(elems)}i", *elems)

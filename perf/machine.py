@@ -1,0 +1,36 @@
+"""The machine a measurement ran on, for the header of every report."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+
+
+def cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo (platform.processor() where there is none)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages, as `uptime` prints them."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def machine_info() -> dict[str, str]:
+    """Date, CPU model and logical CPU count, kernel, Python and the load average now (call `load_average()` again
+    at the end of a run)."""
+    return {
+        "date (UTC)": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "CPU": f"{cpu_model()}, {os.cpu_count()} logical CPUs",
+        "kernel": platform.release(),
+        "Python": platform.python_version() + f" ({platform.python_implementation()})",
+        "load average at start": load_average(),
+    }

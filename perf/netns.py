@@ -1,0 +1,299 @@
+"""Network namespaces wired by veth pairs to a switch process, shared by the namespace tests, the benchmarks and
+the harness (perf.switchbench).
+
+`hosts(n)` makes namespaces h1..hn, each with one interface whose veth peer stays in the root namespace for switch
+port i; `SwitchProcess` runs a switch with simple_switch_grpc's flags (`python -m switch` by default, any command
+that takes those flags otherwise) and waits, bounded in time, until it serves; `NsProcess` runs a `perf.traffic`
+helper inside a namespace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import secrets
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "tests" / "fixtures"
+EMBEDDED_SWITCH: tuple[str, ...] = (sys.executable, "-m", "switch")
+"""The embedded switch's command (simple_switch_grpc's flags follow)."""
+
+
+def sh(*argv: str, timeout: float = 15, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a command (no shell); raise with its stderr when it fails."""
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r
+
+
+@dataclasses.dataclass
+class Host:
+    """A network namespace with one interface `ifname` whose peer `switch_if` stays in the root namespace."""
+
+    ns: str
+    ifname: str
+    switch_if: str
+    mac: str
+    ip: str
+    port: int
+
+    def cmd(self, *argv: str) -> list[str]:
+        """argv that runs inside this host's namespace."""
+        return ["ip", "netns", "exec", self.ns, *argv]
+
+    def add_neighbour(self, ip: str, mac: str) -> None:
+        """A permanent ARP entry: `ip` is at `mac` (the switch's service address has no one to answer ARP)."""
+        sh(*self.cmd("ip", "neigh", "replace", ip, "lladdr", mac, "dev", self.ifname, "nud", "permanent"))
+
+
+def tutorial_address(i: int) -> tuple[str, str]:
+    """Host i's (MAC, IPv4) in p4lang tutorial style: 02:00:00:00:0i:0i, 10.0.i.i."""
+    return f"02:00:00:00:{i:02x}:{i:02x}", f"10.0.{i}.{i}"
+
+
+def quiet_link(ifname: str, ns: str | None = None) -> None:
+    """No checksum offload (partial checksums on veth) and no IPv6 (router/neighbour solicitations)."""
+    pre = ["ip", "netns", "exec", ns] if ns else []
+    sh(*pre, "ethtool", "-K", ifname, "tx", "off", "rx", "off", check=False)
+    sh(*pre, "sysctl", "-q", "-w", f"net.ipv6.conf.{ifname}.disable_ipv6=1", check=False)
+
+
+@contextlib.contextmanager
+def hosts(count: int, tag: str | None = None, *, address: Callable[[int], tuple[str, str]] = tutorial_address,
+          prefix_len: int = 24) -> Iterator[list[Host]]:
+    """`count` namespaces h1..hN, each wired by a veth pair to an interface in the root namespace for switch port i.
+
+    Names are unique per call (`tag`, default random) and everything is deleted on exit, even after errors.
+    Host i gets `address(i)` = (MAC, IPv4) on a /`prefix_len` (default: 02:00:00:00:0i:0i and 10.0.i.i/24).
+    """
+    tag = tag or secrets.token_hex(3)
+    made_ns: list[str] = []
+    made_links: list[str] = []
+    try:
+        result = []
+        for i in range(1, count + 1):
+            ns = f"inasp-{tag}-h{i}"
+            sw_if, h_if = f"s{tag}p{i}", f"h{tag}e{i}"
+            sh("ip", "netns", "add", ns)
+            made_ns.append(ns)
+            sh("ip", "link", "add", sw_if, "type", "veth", "peer", "name", h_if)
+            made_links.append(sw_if)
+            sh("ip", "link", "set", h_if, "netns", ns)
+            mac, ip = address(i)
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", h_if, "address", mac)
+            sh("ip", "netns", "exec", ns, "ip", "addr", "add", f"{ip}/{prefix_len}", "dev", h_if)
+            quiet_link(sw_if)
+            quiet_link(h_if, ns)
+            sh("ip", "link", "set", sw_if, "up")
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", h_if, "up")
+            sh("ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up")
+            result.append(Host(ns, h_if, sw_if, mac, ip, i))
+        yield result
+    finally:
+        for link in made_links:
+            sh("ip", "link", "del", link, check=False)
+        for ns in made_ns:
+            sh("ip", "netns", "del", ns, check=False)
+
+
+def free_tcp_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (0.0 once it is gone)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class SwitchStartError(RuntimeError):
+    """A switch command exited or did not serve P4Runtime in time; the message quotes its last output lines."""
+
+
+def _grpc_address(args: Sequence[str]) -> str | None:
+    """The value of --grpc-server-addr in a switch command line, if any."""
+    for i, a in enumerate(args):
+        if a == "--grpc-server-addr" and i + 1 < len(args):
+            return args[i + 1]
+        if a.startswith("--grpc-server-addr="):
+            return a.split("=", 1)[1]
+    return None
+
+
+def _port_open(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=0.2):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
+class SwitchProcess:
+    """A switch process: `command` (default `python -m switch`) followed by `args` (simple_switch_grpc's flags).
+
+    Ready once it prints "Server listening on" (both simple_switch_grpc and `python -m switch` do) or its
+    --grpc-server-addr accepts TCP connections (then its output up to that line, when it comes within 1 s, is in
+    `lines`). If it exits first or is not ready within `ready_timeout` seconds,
+    it is stopped and SwitchStartError quotes the command and its last output lines.
+    """
+
+    def __init__(self, args: Sequence[str], ready_timeout: float = 30.0,
+                 command: Sequence[str] = EMBEDDED_SWITCH) -> None:
+        self.args = [*command, *args]
+        self.lines: list[str] = []
+        self._stderr: deque[str] = deque(maxlen=200)
+        self._ready = threading.Event()
+        try:
+            self.proc = subprocess.Popen(self.args, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         stdin=subprocess.DEVNULL, start_new_session=True,
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        except OSError as err:
+            raise SwitchStartError(f"switch command `{shlex.join(command)}` could not be run: {err}") from None
+        self._readers = [threading.Thread(target=self._read_stdout, daemon=True),
+                         threading.Thread(target=self._read_stderr, daemon=True)]
+        for t in self._readers:
+            t.start()
+        address = _grpc_address(args)
+        deadline = time.monotonic() + ready_timeout
+        while not self._ready.wait(0.05):
+            if address is not None and _port_open(address):
+                # serving; its "Server listening" line may still be on the way (or block-buffered in a pipe)
+                self._ready.wait(1.0)
+                break
+            if self.proc.poll() is not None:
+                self.stop()
+                raise SwitchStartError(f"switch `{shlex.join(self.args)}` exited with code {self.proc.returncode} "
+                                       f"during startup:\n{self.output_tail()}")
+            if time.monotonic() > deadline:
+                self.stop()
+                where = f"its P4Runtime address {address} was not open" if address else "it printed no " \
+                    "'Server listening on' line"
+                raise SwitchStartError(f"switch `{shlex.join(self.args)}` did not start: {where} after "
+                                       f"{ready_timeout:g} s:\n{self.output_tail()}")
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            line = raw.decode(errors="replace").rstrip("\n")
+            if len(self.lines) < 100000:
+                self.lines.append(line)
+            if line.startswith("Server listening on"):
+                self._ready.set()
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for raw in self.proc.stderr:
+            self._stderr.append(raw.decode(errors="replace"))
+
+    def output_tail(self, lines: int = 20) -> str:
+        """The last lines the process wrote (stdout, then stderr), or a note that it wrote nothing."""
+        tail = [*self.lines[-lines:], *(s.rstrip("\n") for s in list(self._stderr)[-lines:])]
+        return "\n".join(tail) if tail else "(no output)"
+
+    def _signal_group(self, sig: int) -> None:
+        """Signal the process and whatever it started (its own session and process group)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, sig)
+
+    def stop(self, timeout: float = 10.0) -> str:
+        """SIGTERM to its process group, wait (SIGKILL after `timeout`), then SIGKILL to anything the command left
+        behind; returns stderr."""
+        if self.proc.poll() is None:
+            self._signal_group(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self._signal_group(signal.SIGKILL)
+                self.proc.wait(5)
+        self._signal_group(signal.SIGKILL)
+        for t in self._readers:
+            t.join(5)
+        return "".join(self._stderr)
+
+
+class NsProcess:
+    """A `python -m perf.traffic SUB --iface IF ...` helper inside a host's namespace.
+
+    One-shot helpers (`send`, `recv`) print one JSON line at the end: `.result()` parses it. Serving helpers
+    (`send-server`, `recv-server`) print "ready", then answer each JSON request line with a JSON line: `.ask()`.
+    """
+
+    def __init__(self, host: Host, sub: str, *args: str, wait_ready: bool = False) -> None:
+        argv = host.cmd(sys.executable, "-m", "perf.traffic", sub, "--iface", host.ifname, *args)
+        self.where = f"{sub} in {host.ns}"
+        self.proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        if wait_ready:
+            line = self._readline(30.0)
+            if line.strip() != "ready":
+                self.proc.kill()
+                raise RuntimeError(f"{self.where} failed: {line}{self.proc.stderr.read()}")
+
+    def _readline(self, timeout: float) -> str:
+        """One stdout line, or RuntimeError after `timeout` seconds."""
+        assert self.proc.stdout is not None
+        box: list[str] = []
+        reader = threading.Thread(target=lambda: box.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if not box:
+            self.proc.kill()
+            raise RuntimeError(f"{self.where}: no answer within {timeout:g} s")
+        return box[0]
+
+    def ask(self, request: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+        """Send one request to a serving helper; its JSON answer."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise RuntimeError(f"{self.where} exited: {self.proc.stderr.read().strip()}") from None
+        line = self._readline(timeout)
+        if not line:
+            raise RuntimeError(f"{self.where} exited: {self.proc.stderr.read().strip()}")
+        return json.loads(line)
+
+    def result(self, timeout: float = 60.0) -> dict[str, Any]:
+        """Wait for a one-shot helper to finish; its JSON line."""
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+            raise RuntimeError(f"namespace helper timed out: {err}")
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"namespace helper failed ({self.proc.returncode}): {err.strip()}")
+        return json.loads(out.strip().splitlines()[-1])
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End a serving helper (EOF on its stdin; killed after `timeout`)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)

@@ -1,0 +1,406 @@
+"""Switches side by side (`make bench-switch`): the embedded switch, real BMv2 when installed, any `--compare CMD`.
+
+    python -m perf.switchbench [--out bench/switch.md] [--compare 'CMD' ...] [--no-bmv2] [--reps 3] [--duration 2]
+                               [--programs basic_forward agg64 switchml] [--size 262144] [--no-warmup] [--quick]
+
+Every switch is a command that takes simple_switch_grpc's flags (`python -m switch` always, `simple_switch_grpc`
+when on PATH, then each --compare). Each runs on the same veth/namespace setup with the same traffic; the same
+compiled JSON (p4c-bm2-ss when on PATH, else `python -m compiler`) and P4Info are installed over P4Runtime, then the
+same table entries. Repetitions are interleaved (rep 1: A, B; rep 2: A, B; ...), a fresh switch process each time,
+after an unreported warm-up round. The default run takes about 2.5 minutes per switch on a 2-core machine.
+
+- basic_forward, agg64: the highest paced offered rate delivered with < 0.1 % loss (perf.ratesearch: ramp, then
+  bisection), in frames/s;
+- switchml: a 4-worker SwitchML all-reduce (perf.switchml_job), aggregated elements/s;
+- embedded only: the engine in-process and its PacketLoop (perf.engine).
+
+Ratios are per repetition (A and B measured back to back), then the median. The report goes to --out (Markdown)
+and a CSV next to it (perf.switchreport).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import dataclasses
+import os
+import shlex
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from controller.client import ControllerError, P4RuntimeClient
+from perf import switchml_job
+from perf.engine import EngineResult, bench_in_process, bench_loop
+from perf.machine import load_average, machine_info
+from perf.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts, proc_cpu_seconds
+from perf.ratesearch import Probe, SearchResult, find_max_rate
+from perf.workloads import PACKET_PROGRAMS, Compiled, PacketProgram, compile_program, compiler_command
+
+PROGRAMS = ("basic_forward", "agg64", "switchml")
+DEVICE_ID = 1
+
+
+class HarnessError(RuntimeError):
+    """A switch under test could not be started, programmed or measured; the message says which and why."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SwitchUnderTest:
+    """A switch command (simple_switch_grpc's flags follow) and its name in the report.
+
+    Words after a `--` in the command are target options: they go after the harness's own `-- --grpc-server-addr`
+    (`python -m switch -- --strict-bmv2`)."""
+
+    name: str
+    command: tuple[str, ...]
+
+    @property
+    def shown(self) -> str:
+        """The command as the report shows it."""
+        return shlex.join(self.command).replace(sys.executable, "python")
+
+    def argv(self, general: Sequence[str], target: Sequence[str]) -> tuple[list[str], list[str]]:
+        """(program, flags): the command before its `--`, then `general`, `--`, `target` and the command's own
+        target options."""
+        cmd = list(self.command)
+        own_target: list[str] = []
+        if "--" in cmd:
+            cut = cmd.index("--")
+            cmd, own_target = cmd[:cut], cmd[cut + 1:]
+        return cmd, [*general, "--", *target, *own_target]
+
+
+def parse_command(text: str) -> tuple[str, ...]:
+    """A --compare command: shell words; a leading `python`/`python3` is this interpreter (its packages)."""
+    argv = shlex.split(text)
+    if not argv:
+        raise argparse.ArgumentTypeError("empty --compare command")
+    if argv[0] in ("python", "python3"):
+        argv[0] = sys.executable
+    return tuple(argv)
+
+
+def switches_under_test(compare: Sequence[tuple[str, ...]], bmv2: bool = True) -> list[SwitchUnderTest]:
+    """The embedded switch first, simple_switch_grpc when on PATH (and `bmv2`), then each --compare command."""
+    out = [SwitchUnderTest("embedded", EMBEDDED_SWITCH)]
+    if bmv2 and shutil.which("simple_switch_grpc"):
+        out.append(SwitchUnderTest("bmv2", ("simple_switch_grpc",)))
+    names = {s.name for s in out}
+    for cmd in compare:
+        name = shlex.join(cmd).replace(sys.executable, "python")
+        base, k = name, 2
+        while name in names:
+            name, k = f"{base} #{k}", k + 1
+        names.add(name)
+        out.append(SwitchUnderTest(name, cmd))
+    return out
+
+
+@dataclasses.dataclass
+class Measurement:
+    """One switch's figure for one program in one repetition (value None: it failed; `note` says why)."""
+
+    program: str
+    switch: str
+    rep: int
+    value: float | None
+    unit: str
+    """frames/s | elements/s"""
+    offered_pps: float | None = None
+    loss: float | None = None
+    switch_cpu: float | None = None
+    probes: int = 0
+    sender_limited: bool = False
+    note: str = ""
+
+
+@dataclasses.dataclass
+class Settings:
+    """Knobs of one harness run."""
+
+    reps: int = 3
+    duration: float = 2.0
+    """Seconds per rate probe."""
+    programs: tuple[str, ...] = PROGRAMS
+    size: int = 262144
+    """SwitchML job: elements per worker."""
+    engine_seconds: float = 3.0
+    """In-process rows: seconds per mode (5 runs)."""
+    start_rate: float = 10_000.0
+    tolerance: float = 0.05
+    max_probes: int = 12
+    start_timeout: float = 30.0
+    job_timeout: float = 120.0
+    warmup: bool = True
+    """An unreported round before rep 1 (quarter-length probes, a quarter of the job): the first switch run of a
+    program measured low without it, whichever switch it was."""
+
+
+@contextlib.contextmanager
+def running_switch(sut: SwitchUnderTest, host_list: Sequence[Host], compiled: Compiled, start_timeout: float,
+                   rpc_timeout: float = 10.0) -> Iterator[tuple[SwitchProcess, P4RuntimeClient, int]]:
+    """`sut` on the hosts' switch-side interfaces (host i on port i), the pipeline set over P4Runtime; yields the
+    process, a connected primary client and the Thrift port it was given. HarnessError (bounded: `start_timeout`
+    to serve, `rpc_timeout` per P4Runtime call) when it does not start or its P4Runtime server does not answer."""
+    grpc_addr, thrift = f"127.0.0.1:{free_tcp_port()}", free_tcp_port()
+    command, args = sut.argv(["--device-id", str(DEVICE_ID), "--thrift-port", str(thrift),
+                              *[a for h in host_list for a in ("-i", f"{h.port}@{h.switch_if}")], "--no-p4"],
+                             ["--grpc-server-addr", grpc_addr])
+    try:
+        proc = SwitchProcess(args, ready_timeout=start_timeout, command=command)
+    except RuntimeError as err:
+        raise HarnessError(f"switch {sut.name!r}: {err}") from None
+    client = P4RuntimeClient(grpc_addr, device_id=DEVICE_ID, timeout=rpc_timeout)
+    try:
+        try:
+            client.connect()
+            client.set_pipeline(compiled.p4info, compiled.json)
+        except ControllerError as err:
+            raise HarnessError(f"switch {sut.name!r} (`{shlex.join(proc.args)}`): {err}\n"
+                               f"its last output:\n{proc.output_tail()}") from None
+        yield proc, client, thrift
+    finally:
+        client.close()
+        proc.stop()
+
+
+class PacketPath:
+    """h1's paced sender and the results' receiver, kept running across every switch and probe of a program."""
+
+    def __init__(self, prog: PacketProgram, h1: Host, h2: Host) -> None:
+        frame_args = [a for f in prog.frames(h1, h2) for a in ("--frame", f.hex())]
+        self.sender = NsProcess(h1, "send-server", *frame_args, wait_ready=True)
+        self.receiver = NsProcess((h1, h2)[prog.reply_to], "recv-server", "--match", prog.match.hex(),
+                                  "--offset", str(prog.match_offset), wait_ready=True)
+
+    def probe(self, rate: float, seconds: float, switch_pid: int | None = None, quiet: float = 0.25,
+              drain_limit: float = 5.0) -> Probe:
+        """Offer `rate` frames/s for `seconds`, wait until results stop arriving (`quiet` s without one, at most
+        `drain_limit` s), count them; the backlog is how long after the sender's end the last one came."""
+        before = self.receiver.ask({})["received"]
+        cpu0, t0 = (proc_cpu_seconds(switch_pid) if switch_pid else 0.0), time.monotonic()
+        sent = self.sender.ask({"rate": rate, "duration": seconds}, timeout=seconds + 30)
+        cpu1, t1 = (proc_cpu_seconds(switch_pid) if switch_pid else 0.0), time.monotonic()
+        end = time.monotonic() + drain_limit
+        while True:
+            now = self.receiver.ask({})
+            age = now["last_rx_age"]
+            if age is None or age >= quiet or time.monotonic() > end:
+                break
+            time.sleep(quiet - age)
+        received = now["received"] - before
+        backlog = max(0.0, now["last_rx"] - sent["end"]) if received and now["last_rx"] is not None else 0.0
+        return Probe(rate, sent["sent"] + sent["send_errors"], received, sent["seconds"],
+                     (cpu1 - cpu0) / (t1 - t0) if switch_pid and t1 > t0 else None, backlog)
+
+    def close(self) -> None:
+        self.sender.close()
+        self.receiver.close()
+
+
+def search_once(prog: PacketProgram, path: PacketPath, sut: SwitchUnderTest, compiled: Compiled,
+                h1: Host, h2: Host, s: Settings, duration: float, log: Callable[[str], None]) -> SearchResult:
+    """Start `sut`, install the program, warm up at 2 kpps, search its highest loss-free rate, stop it."""
+    with running_switch(sut, (h1, h2), compiled, s.start_timeout) as (proc, client, _):
+        try:
+            prog.p4rt_setup(client, h1, h2)
+        except ControllerError as err:
+            raise HarnessError(f"switch {sut.name!r}: {prog.key}'s table entries: {err}") from None
+        warm = path.probe(2000.0, min(0.5, duration), proc.proc.pid)
+        if warm.received == 0:
+            raise HarnessError(f"switch {sut.name!r} delivered none of the {warm.offered} {prog.key} frames of the "
+                               f"warm-up (ports or pipeline not working?); its last output:\n{proc.output_tail()}")
+
+        def probe(rate: float) -> Probe:
+            p = path.probe(rate, duration, proc.proc.pid)
+            log(f"    {rate / 1000:8.1f} kpps offered: {p.delivered_pps / 1000:8.1f} delivered, loss "
+                f"{100 * p.loss:6.3f} %, backlog {1000 * p.backlog_s:5.0f} ms" + ("" if p.passes() else "  (fails)"))
+            return p
+
+        result = find_max_rate(probe, start=s.start_rate, tolerance=s.tolerance, max_probes=s.max_probes)
+        if proc.proc.poll() is not None:
+            raise HarnessError(f"switch {sut.name!r} exited (code {proc.proc.returncode}) during the {prog.key} "
+                               f"search; its last output:\n{proc.output_tail()}")
+    return result
+
+
+def _rep_label(rep: int, s: Settings) -> str:
+    return "warm-up round (not reported)" if rep == 0 else f"rep {rep}/{s.reps}"
+
+
+def measure_packet_program(prog: PacketProgram, compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Settings,
+                           log: Callable[[str], None]) -> list[Measurement]:
+    """Interleaved repetitions of the rate search on every switch, over one pair of namespaces; first an unreported
+    warm-up round with shorter probes (`s.warmup`)."""
+    out: list[Measurement] = []
+    with hosts(2) as (h1, h2):
+        path = PacketPath(prog, h1, h2)
+        try:
+            for rep in range(0 if s.warmup else 1, s.reps + 1):
+                for sut in suts:
+                    log(f"{prog.key} {_rep_label(rep, s)}, {sut.name}:")
+                    duration = s.duration if rep else max(0.25, s.duration / 4)
+                    result = search_once(prog, path, sut, compiled, h1, h2, s, duration, log)
+                    if rep:
+                        out.append(_search_measurement(prog, sut, rep, result))
+                    log(f"  → {result.delivered_pps / 1000:.1f} kpps")
+        finally:
+            path.close()
+    return out
+
+
+def _search_measurement(prog: PacketProgram, sut: SwitchUnderTest, rep: int, r: SearchResult) -> Measurement:
+    b = r.best
+    if b is None:
+        return Measurement(prog.key, sut.name, rep, None, "frames/s", probes=len(r.probes),
+                           note=f"no probe passed (lowest tried {min(p.rate for p in r.probes) / 1000:.1f} kpps)")
+    failed = [p.rate for p in r.probes if not p.passes()]
+    note = f"lowest failing offer {min(failed) / 1000:.1f} kpps" if failed else "no probe failed"
+    if r.sender_limited:
+        note = "the sender could not offer more: a lower bound"
+    return Measurement(prog.key, sut.name, rep, b.delivered_pps, "frames/s", b.offered_pps, b.loss, b.switch_cpu,
+                       len(r.probes), r.sender_limited, note)
+
+
+def job_once(sut: SwitchUnderTest, hs: list[Host], setup: switchml_job.JobSetup, compiled: Compiled, size: int,
+             s: Settings, work_dir: Path) -> tuple[switchml_job.JobRun, float | None]:
+    """Start `sut`, install the job, run it once, stop it: the run and the switch's CPU seconds per all-reduce
+    second."""
+    with running_switch(sut, hs, compiled, s.start_timeout) as (proc, client, thrift):
+        try:
+            switchml_job.install_job(client, thrift, setup)
+        except ControllerError as err:
+            raise HarnessError(f"switch {sut.name!r}: installing the SwitchML job: {err}") from None
+        cpu0 = proc_cpu_seconds(proc.proc.pid)
+        run = switchml_job.run_job(hs, setup, compiled.json, work_dir, size, timeout=s.job_timeout)
+        cpu = (proc_cpu_seconds(proc.proc.pid) - cpu0) / run.elapsed_s if run.elapsed_s > 0 else None
+        if proc.proc.poll() is not None:
+            raise HarnessError(f"switch {sut.name!r} exited (code {proc.proc.returncode}) during the SwitchML job; "
+                               f"its last output:\n{proc.output_tail()}")
+    return run, cpu
+
+
+def measure_switchml(compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Settings, work_dir: Path,
+                     log: Callable[[str], None]) -> list[Measurement]:
+    """Interleaved repetitions of one verified 4-worker all-reduce on every switch (after an unreported warm-up
+    round with a quarter of the elements)."""
+    out: list[Measurement] = []
+    with hosts(4, address=switchml_job.star_address) as hs:
+        setup = switchml_job.prepare_job(hs, compiled.json, work_dir)
+        for rep in range(0 if s.warmup else 1, s.reps + 1):
+            for sut in suts:
+                run, cpu = job_once(sut, hs, setup, compiled, s.size if rep else max(1024, s.size // 4), s, work_dir)
+                note = (f"{run.size} float32 elements, {len(hs)} workers, slowest {run.elapsed_s:.3f} s, "
+                        f"{run.retransmissions} retransmissions") if run.elements_per_s else f"failed: {run.error}"
+                if rep:
+                    out.append(Measurement("switchml", sut.name, rep, run.elements_per_s, "elements/s",
+                                           switch_cpu=cpu, note=note))
+                log(f"switchml {_rep_label(rep, s)}, {sut.name}: "
+                    + (f"{run.elements_per_s:,.0f} elements/s" if run.elements_per_s else note))
+    return out
+
+
+def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path, log: Callable[[str], None],
+        command: str = "python -m perf.switchbench") -> int:
+    """Compile, measure, write the report; 0 when every measurement produced a figure."""
+    from perf.switchreport import Report, write_report
+
+    info = machine_info()
+    t_start = time.monotonic()
+    wanted = [p for p in PROGRAMS if p in s.programs]
+    compiled: dict[str, Compiled] = {}
+    for key in wanted:
+        if key == "switchml":
+            compiled[key] = compile_program(switchml_job.SOURCE, work_dir, include=switchml_job.SOURCE.parent)
+        else:
+            compiled[key] = compile_program(PACKET_PROGRAMS[key].source, work_dir)
+    engine: list[EngineResult] = []
+    if s.engine_seconds > 0:
+        for key in wanted:
+            if key in PACKET_PROGRAMS:
+                log(f"{key}: in-process engine ...")
+                engine.append(bench_in_process(PACKET_PROGRAMS[key], compiled[key].json, s.engine_seconds))
+                engine.append(bench_loop(PACKET_PROGRAMS[key], compiled[key].json, s.engine_seconds))
+    rows: list[Measurement] = []
+    for key in wanted:
+        if key == "switchml":
+            rows += measure_switchml(compiled[key], suts, s, work_dir / "switchml", log)
+        else:
+            rows += measure_packet_program(PACKET_PROGRAMS[key], compiled[key], suts, s, log)
+    info["load average at end"] = load_average()
+    info["run time"] = f"{time.monotonic() - t_start:.0f} s"
+    info["note"] = ("the machine is shared; a load average above the CPU count means other processes took CPU time "
+                    "from these measurements")
+    report = Report(info, s, list(suts), rows, engine, " ".join(compiler_command()).replace(sys.executable, "python"),
+                    command)
+    write_report(report, out)
+    log(f"wrote {out} and {out.with_suffix('.csv')}")
+    return 0 if all(m.value for m in rows) else 1
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    """--quick first, then explicit flags on top."""
+    s = Settings(reps=1, duration=0.5, size=16384, engine_seconds=0.2, max_probes=10) if args.quick else Settings()
+    for name in ("reps", "duration", "size", "engine_seconds", "max_probes", "start_timeout"):
+        value = getattr(args, name)
+        if value is not None:
+            setattr(s, name, value)
+    if args.programs:
+        s.programs = tuple(args.programs)
+    s.warmup = not args.no_warmup
+    return s
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m perf.switchbench", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", type=Path, default=Path("bench/switch.md"),
+                   help="Markdown report; the CSV goes next to it (default %(default)s)")
+    p.add_argument("--compare", action="append", type=parse_command, default=[], metavar="CMD",
+                   help="another switch: a command taking simple_switch_grpc's flags (repeatable; a leading "
+                        "`python` is this interpreter; words after a `--` are target options, placed after the "
+                        "harness's `-- --grpc-server-addr ...`)")
+    p.add_argument("--no-bmv2", action="store_true", help="leave simple_switch_grpc out even when it is on PATH")
+    p.add_argument("--programs", nargs="+", choices=PROGRAMS, help="default: all")
+    p.add_argument("--reps", type=int, help="interleaved repetitions per program (default 3)")
+    p.add_argument("--duration", type=float, help="seconds per rate probe (default 2)")
+    p.add_argument("--size", type=int, help="SwitchML job: elements per worker (default 262144)")
+    p.add_argument("--engine-seconds", type=float, help="in-process rows: seconds per mode, 0 to skip (default 3)")
+    p.add_argument("--max-probes", type=int, help="probes per rate search (default 12)")
+    p.add_argument("--start-timeout", type=float, help="seconds a switch may take to serve P4Runtime (default 30)")
+    p.add_argument("--no-warmup", action="store_true", help="no unreported warm-up round before rep 1")
+    p.add_argument("--quick", action="store_true",
+                   help="a short run (tests): 1 repetition, 0.5 s probes, a 16 Ki-element job, 0.2 s in-process")
+    p.add_argument("--work-dir", type=Path, help="compiled programs and job files (default: a temporary directory)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv_used = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(argv_used)
+    s = settings_from(args)
+    if os.geteuid() != 0:
+        print("error: the harness needs root (network namespaces, veth pairs): run `sudo make bench-switch`",
+              file=sys.stderr)
+        return 2
+    suts = switches_under_test(args.compare, bmv2=not args.no_bmv2)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    log("switches: " + ", ".join(f"{x.name} (`{x.shown}`)" for x in suts))
+    with contextlib.ExitStack() as stack:
+        work = args.work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="switchbench-")))
+        try:
+            return run(s, suts, args.out, work, log, shlex.join(["python", "-m", "perf.switchbench", *argv_used]))
+        except (HarnessError, RuntimeError) as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,149 @@
+"""perf.switchbench: the harness compares the embedded switch with itself (netns), its report and ratios from
+synthetic rows, and clear, bounded errors for switch commands that do not start or do not serve P4Runtime."""
+
+from __future__ import annotations
+
+import csv
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from perf import switchbench
+from perf.machine import machine_info
+from perf.netns import EMBEDDED_SWITCH, FIXTURES, Host, SwitchProcess, SwitchStartError, free_tcp_port
+from perf.ratesearch import MAX_LOSS
+from perf.switchbench import HarnessError, Measurement, Settings, SwitchUnderTest, running_switch
+from perf.switchreport import Report, markdown, ratio, write_report
+from perf.workloads import Compiled
+
+SELF = f"{sys.executable} -m switch"
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    return list(csv.DictReader(open(path)))
+
+
+@pytest.mark.netns
+@pytest.mark.timeout(300)
+def test_embedded_switch_against_itself(tmp_path: Path) -> None:
+    out = tmp_path / "switch.md"
+    code = switchbench.main(["--quick", "--no-bmv2", "--compare", SELF, "--programs", "basic_forward", "agg64",
+                             "--out", str(out), "--work-dir", str(tmp_path / "work")])
+    assert code == 0
+    rows = _rows(out.with_suffix(".csv"))
+    other = switchbench.switches_under_test([switchbench.parse_command(SELF)], bmv2=False)[1].name
+    for prog in ("basic_forward", "agg64"):
+        found = {r["switch"]: r for r in rows if r["kind"] == "measurement" and r["program"] == prog}
+        assert set(found) == {"embedded", other}
+        for r in found.values():
+            assert float(r["value"]) > 0 and int(r["probes"]) >= 2  # found by a search, not one probe
+            assert float(r["loss"]) < MAX_LOSS  # the loss criterion holds at the reported rate
+            assert float(r["value"]) <= float(r["offered_pps"])
+        [med] = [r for r in rows if r["kind"] == "ratio" and r["program"] == prog and r["rep"] == "median"]
+        assert med["unit"] == f"embedded / {other}"
+        assert 0.25 <= float(med["value"]) <= 4.0
+        assert any(r["kind"] == "engine" and r["program"] == prog for r in rows)
+    text = out.read_text()
+    assert "## Ratios" in text and f"| embedded / {other} |" in text and "## Machine" in text
+    assert "Only the embedded switch ran here" not in text
+
+
+@pytest.mark.netns
+@pytest.mark.timeout(300)
+def test_switchml_job_on_the_embedded_switch(tmp_path: Path) -> None:
+    out = tmp_path / "switch.md"
+    assert switchbench.main(["--quick", "--no-bmv2", "--programs", "switchml", "--out", str(out),
+                             "--work-dir", str(tmp_path / "work")]) == 0
+    [row] = [r for r in _rows(out.with_suffix(".csv")) if r["kind"] == "measurement"]
+    assert row["program"] == "switchml" and row["unit"] == "elements/s" and float(row["value"]) > 0
+    assert "16384 float32 elements, 4 workers" in row["note"]
+    text = out.read_text()
+    assert "Only the embedded switch ran here" in text and "--compare" in text  # how to get a ratio elsewhere
+
+
+@pytest.mark.netns
+@pytest.mark.timeout(120)
+def test_a_compare_command_that_does_not_start_is_one_clear_error(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    t0 = time.monotonic()
+    code = switchbench.main(["--quick", "--no-bmv2", "--compare", "false", "--programs", "agg64",
+                             "--engine-seconds", "0", "--out", str(tmp_path / "switch.md")])
+    err = capsys.readouterr().err
+    assert code == 1 and "error: switch 'false'" in err and "exited with code 1" in err
+    assert time.monotonic() - t0 < 90
+
+
+def _fake_hosts() -> list[Host]:
+    return [Host("-", "-", "lo", "02:00:00:00:01:01", "10.0.1.1", 1)]
+
+
+def test_switch_process_errors_are_bounded_and_quote_the_command() -> None:
+    addr = f"127.0.0.1:{free_tcp_port()}"
+    args = ["--no-p4", "--", "--grpc-server-addr", addr]
+    with pytest.raises(SwitchStartError, match="exited with code 1 during startup"):
+        SwitchProcess(args, command=["false"])
+    t0 = time.monotonic()
+    with pytest.raises(SwitchStartError, match=rf"`sh -c 'sleep 30' .*` did not start: its P4Runtime address {addr} "
+                                               r"was not open after 1 s"):
+        SwitchProcess(args, ready_timeout=1.0, command=["sh", "-c", "sleep 30"])
+    assert time.monotonic() - t0 < 10
+    with pytest.raises(SwitchStartError, match="could not be run"):
+        SwitchProcess(args, command=["/nonexistent/simple_switch_grpc"])
+
+
+def test_a_switch_without_a_p4runtime_server_is_a_clear_error() -> None:
+    # listens on the gRPC address and says so, but speaks no gRPC
+    fake = ("import socket, sys, time; a = sys.argv[sys.argv.index('--grpc-server-addr') + 1]; "
+            "h, p = a.rsplit(':', 1); s = socket.socket(); s.bind((h, int(p))); s.listen(); "
+            "print('Server listening on', a, flush=True); time.sleep(60)")
+    sut = SwitchUnderTest("mute", (sys.executable, "-c", fake))
+    compiled = Compiled(FIXTURES / "basic_forward.json", FIXTURES / "basic_forward.p4info.txt")
+    t0 = time.monotonic()
+    with pytest.raises(HarnessError, match=r"switch 'mute' .*P4Runtime server .* within 1s"):
+        with running_switch(sut, _fake_hosts(), compiled, start_timeout=10, rpc_timeout=1.0):
+            pass
+    assert time.monotonic() - t0 < 20
+
+
+def test_switches_under_test_and_compare_commands() -> None:
+    cmd = switchbench.parse_command("python -m switch --strict-bmv2")
+    assert cmd == (sys.executable, "-m", "switch", "--strict-bmv2")
+    suts = switchbench.switches_under_test([cmd, cmd], bmv2=False)
+    assert [s.name for s in suts] == ["embedded", "python -m switch --strict-bmv2",
+                                      "python -m switch --strict-bmv2 #2"]
+    assert suts[0].command == EMBEDDED_SWITCH and suts[0].shown == "python -m switch"
+    strict = SwitchUnderTest("strict", switchbench.parse_command("python -m switch --seed 3 -- --strict-bmv2"))
+    assert strict.argv(["--no-p4"], ["--grpc-server-addr", "a:1"]) == (
+        [sys.executable, "-m", "switch", "--seed", "3"], ["--no-p4", "--", "--grpc-server-addr", "a:1",
+                                                          "--strict-bmv2"])
+    assert suts[0].argv(["--no-p4"], ["--grpc-server-addr", "a:1"]) == (
+        list(EMBEDDED_SWITCH), ["--no-p4", "--", "--grpc-server-addr", "a:1"])
+
+
+def _report(rows: list[Measurement], switches: list[str]) -> Report:
+    return Report(machine_info(), Settings(reps=2), [SwitchUnderTest(n, ("x",)) for n in switches], rows, [],
+                  "python -m compiler")
+
+
+def test_ratios_pair_the_repetitions_and_the_report_says_what_is_absolute(tmp_path: Path) -> None:
+    m = [Measurement("agg64", "embedded", 1, 40_000.0, "frames/s", 40_000.0, 0.0, 0.9, 7),
+         Measurement("agg64", "bmv2", 1, 80_000.0, "frames/s", 80_000.0, 0.0002, 1.0, 8),
+         Measurement("agg64", "embedded", 2, 30_000.0, "frames/s", 30_000.0, 0.0, 0.9, 7),
+         Measurement("agg64", "bmv2", 2, 50_000.0, "frames/s", 50_000.0, 0.0, 1.0, 8),
+         Measurement("switchml", "embedded", 1, 200_000.0, "elements/s"),
+         Measurement("switchml", "bmv2", 1, None, "elements/s", note="failed: rank 0: exit 2")]
+    r = ratio(m, "agg64", "embedded", "bmv2")
+    assert r.per_rep == (0.5, 0.6) and r.median == pytest.approx(0.55)
+    assert ratio(m, "switchml", "embedded", "bmv2").median is None  # no pair: no ratio
+    report = _report(m, ["embedded", "bmv2"])
+    text = markdown(report, "switch.csv")
+    assert "**Absolute figures**" in text and "**Ratios**" in text
+    assert "| agg64 (64 × int32 into registers) | embedded / bmv2 | **0.55** | 0.50, 0.60 |" in text
+    assert "| agg64 (64 × int32 into registers) | bmv2 | **65.0 kpps** | 80.0 kpps, 50.0 kpps | ≤ 0.020 % |" in text
+    assert "failed: rank 0: exit 2" in text
+    write_report(report, tmp_path / "switch.md")
+    rows = _rows(tmp_path / "switch.csv")
+    assert [r["value"] for r in rows if r["kind"] == "ratio" and r["program"] == "agg64"] == \
+        ["0.5000", "0.6000", "0.5500"]
