@@ -346,7 +346,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from switch.bench import machine_info
+    from perf.machine import machine_info
 
     args = _parser().parse_args(argv)
     if os.geteuid() != 0:
