@@ -610,7 +610,6 @@ class ControlLowerer:
 
     def value_switch(self, s: ast.SwitchStmt, nxt: NodeRef | None) -> NodeRef | None:
         """A switch on a value becomes a chain of conditionals `expr == label || ...`, as p4c lowers it."""
-        t = self.info.types[s.expr]
         groups: list[tuple[list[ast.Expr], ast.BlockStmt]] = []
         pending: list[ast.Expr] = []
         default_body: ast.BlockStmt | None = None

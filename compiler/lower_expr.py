@@ -47,7 +47,6 @@ from compiler.types import (
     StackT,
     StructLikeT,
     TypeT,
-    VarbitT,
     header_layout,
     width_of,
 )
