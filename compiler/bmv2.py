@@ -379,8 +379,6 @@ class ProgramLowering(LowerContext):
                 if name is None:
                     self.diags.error(a.loc, "@controller_header needs a string argument")
                     continue
-                t = self.info.types.get(d.fields[0]) if d.fields else None
-                del t
                 md = []
                 for f in d.fields:
                     ft = self.info.types.get(f)
