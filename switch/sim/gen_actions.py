@@ -38,6 +38,9 @@ def _guarded(test: str | None, stmt: str) -> list[str]:
     return [stmt] if test is None else [f"if {test}: {stmt}"]
 
 
+MAX_JUMP_STEPS = 1 << 22  # primitives one action may run (a loop in an action); beyond it the packet is dropped
+
+
 class ActionGen:
     """Mixin of Codegen (see codegen.py for the shared state: self.p, self.j, self.ns, self.out, self.trace)."""
 
@@ -403,10 +406,12 @@ class ActionGen:
         self.action_width = []
 
     def jumping_body(self, prims: list[dict], where: str) -> list[str]:
-        """An action with `_jump` / `_jump_if_zero` (p4c's `if` inside actions): a small program-counter loop."""
+        """An action with `_jump` / `_jump_if_zero` (p4c's `if` and `for` inside actions): a small program-counter
+        loop. BMv2 bounds nothing; the step bound here only stops an endless loop (two nested loops over bit<8>
+        counters take ~65k iterations, well below it)."""
         n = len(prims)
         lines = ["pc = 0", "steps = 0", "while True:", "    steps += 1",
-                 f"    if steps > {64 * (n + 1)}: raise PacketAbort('jump loop in action')"]
+                 f"    if steps > {MAX_JUMP_STEPS}: raise PacketAbort('endless jump loop in action')"]
         for k, prim in enumerate(prims):
             op = prim.get("op")
             params = prim.get("parameters", [])

@@ -302,6 +302,35 @@ def test_conditional_jumps_inside_an_action(fixture_dict):
     assert int.from_bytes(run_prims(fixture_dict, prims(65))[:6], "big") == 0x222
 
 
+def test_a_loop_in_an_action_runs_every_iteration(fixture_dict):
+    """p4c's `for` in an action: 200 iterations of a 4-primitive loop (BMv2 bounds no loop; an earlier step bound of
+    64 per primitive dropped the packet)."""
+    def extra(j):
+        j["header_types"][0]["fields"].append(["i", 8, False])
+    i = F("scalars", "i")
+    dst = F("ethernet", "dstAddr")
+    prims = [
+        {"op": "assign", "parameters": [i, HEX(0)]},
+        {"op": "_jump_if_zero", "parameters": [OP("b2d", None, OP("<", i, HEX(200))), HEX(5)]},
+        assign(dst, OP("&", OP("+", dst, HEX(1)), HEX((1 << 48) - 1))),
+        assign(i, OP("&", OP("+", i, HEX(1)), HEX(0xFF))),
+        {"op": "_jump", "parameters": [HEX(1)]},
+    ]
+    before = int.from_bytes(FRAME[:6], "big")
+    assert int.from_bytes(run_prims(fixture_dict, prims, extra)[:6], "big") == before + 200
+
+
+def test_an_endless_jump_loop_costs_the_packet_not_the_switch(fixture_dict, monkeypatch):
+    monkeypatch.setattr("switch.sim.gen_actions.MAX_JUMP_STEPS", 1000)  # the real bound takes seconds to reach
+    j = copy.deepcopy(fixture_dict("basic_forward"))
+    act = next(a for a in j["actions"] if a["name"] == "MyIngress.drop")
+    act["primitives"] = [{"op": "_jump", "parameters": [HEX(0)]}]
+    sw = V1Switch()
+    sw.load(j)
+    assert sw.process(0, FRAME) == []
+    assert sw.stats["dropped"] == 1 and "endless jump loop" in (sw.last_error or "")
+
+
 def test_priority_beyond_queue_count_drops_like_simple_switch(fixture_dict):
     out_prims = [{"op": "assign", "parameters": [F("standard_metadata", "priority"), HEX(3)]}]
     j = copy.deepcopy(fixture_dict("basic_forward"))
