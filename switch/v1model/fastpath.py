@@ -10,10 +10,10 @@ result is the same packet walk as `V1Switch._receive` + `_drain` (module docstri
 Three functions, each returning None when it handed the packet (or its failure) to the generic code (which may
 then have left work in the queues):
 
-- `process(port, frame)`: receive, ingress, enqueue on an empty queue and egress at once (what `process()` does when
-  nothing else is queued); returns the transmitted (port, frame) pairs;
-- `receive(port, frame)`: receive, ingress and `_enqueue`;
-- `egress(port, F, qdepth, depth)`: `_egress` of a dequeued packet; appends what it transmits to `sw._out`.
+- `fast_process(port, frame)`: receive, ingress, enqueue on an empty queue and egress at once (what `process()` does
+  when nothing else is queued); returns the transmitted (port, frame) pairs;
+- `fast_receive(port, frame)`: receive, ingress and enqueue (`_enqueue` unless the queue exists and has room);
+- `fast_egress(port, F, qdepth, depth)`: `_egress` of a dequeued packet; appends what it transmits to `sw._out`.
 """
 
 from __future__ import annotations
@@ -127,18 +127,48 @@ def _enqueue_lines(L: "_Loaded") -> list[str]:
     return out
 
 
+def _queue_lines(L: "_Loaded") -> list[str]:
+    """`_enqueue` of `F` on `eport`: the generic method when the queue does not exist yet or the priority is out of
+    range; a full queue first egresses its head packets (simple_switch's ingress thread blocks until the egress
+    thread makes room). Failures are the packet's, as in `_receive`."""
+    out = []
+    if L.s_priority is not None:
+        out += [f"if F[{L.s_priority}] >= sw.priority_queues:",
+                "    sw._enqueue(L, eport, F, 0)",
+                "    return True"]
+    out += ["q = QUEUES.get(eport)",
+            "cap = sw.queue_capacity",
+            "if q is None or cap < 1:",
+            "    sw._enqueue(L, eport, F, 0)",
+            "    return True",
+            "while len(q) >= cap:",
+            "    sw._n_queue_full_waits += 1",
+            "    ORDER.remove(eport)",
+            "    G, d = q.popleft()",
+            "    fast_egress(eport, G, len(q), d)"]
+    if L.ts_enq is not None:
+        out.append(f"F[{L.ts_enq}] = ((_mono() - sw._start_ns) // 1000) & 0xFFFFFFFF")
+    if L.s_enq_qdepth is not None:
+        out.append(f"F[{L.s_enq_qdepth}] = len(q)")
+    out += ["q.append((F, 0))", "ORDER.append(eport)", "return True"]
+    return ["try:"] + ["    " + x for x in out] + ["except Exception as exc:",
+                                                  "    sw._packet_failed(F, exc)",
+                                                  "    return None"]
+
+
 def build_fast_paths(sw: "V1Switch", L: "_Loaded") -> dict[str, Callable[..., Any]]:
     """The generated `process`, `receive` and `egress` of `L` on `sw` (see module docstring)."""
     drop = sw.drop_port
     src = ["def fast_process(port, frame):"] + ["    " + x for x in _receive_lines(L, drop, "[]") + _enqueue_lines(L)]
     src += ["    " + x for x in _egress_lines(L, drop, "0", "0", "[]", ["return [(eport, out)]"])]
     src += ["def fast_receive(port, frame):"] + ["    " + x for x in _receive_lines(L, drop, "True")]
-    src += ["    sw._enqueue(L, eport, F, 0)", "    return True"]
+    src += ["    " + x for x in _queue_lines(L)]
     src += ["def fast_egress(eport, F, qdepth, depth):"]
     src += ["    " + x for x in _egress_lines(L, drop, "qdepth", "depth", "True",
                                               ["sw._out.append((eport, out))", "return True"])]
     ns: dict[str, Any] = {"sw": sw, "L": L, "TPL": L.template, "parse": L.parse, "verify": L.verify,
                           "ingress": L.ingress, "egress": L.egress, "deparse": L.deparse,
-                          "_mono": time.monotonic_ns, "__builtins__": __builtins__}
+                          "_mono": time.monotonic_ns,
+                          "QUEUES": sw._queues, "ORDER": sw._order, "__builtins__": __builtins__}
     exec(compile("\n".join(src) + "\n", "<v1switch fast path>", "exec"), ns)  # noqa: S102 - our own code
     return {k: ns["fast_" + k] for k in ("process", "receive", "egress")}

@@ -123,7 +123,7 @@ class V1Switch:
         # the per-packet counts are plain int attributes (a Counter item costs ~4x an attribute increment);
         # the `stats` property folds them into the Counter whenever someone looks
         self._n_received = self._n_transmitted = self._n_dropped_ingress = self._n_dropped_egress = 0
-        self._n_replicated = 0
+        self._n_replicated = self._n_queue_full_waits = 0
         self.last_error: str | None = None
         self._trace = trace
         self._l: _Loaded | None = None
@@ -154,6 +154,9 @@ class V1Switch:
         if self._n_replicated:
             st["replicated"] += self._n_replicated
             self._n_replicated = 0
+        if self._n_queue_full_waits:
+            st["queue_full_waits"] += self._n_queue_full_waits
+            self._n_queue_full_waits = 0
         for key, n in (("dropped_ingress", self._n_dropped_ingress), ("dropped_egress", self._n_dropped_egress)):
             if n:
                 st[key] += n
@@ -245,7 +248,14 @@ class V1Switch:
     def receive(self, port: int, frame: bytes) -> None:
         """Ingress-process one frame received on `port`; its outputs wait in the egress FIFOs until `drain()`."""
         with self.lock:
-            self._receive(port, frame)
+            L = self._l
+            if L is not None and L.fast_receive is not None:
+                L.fast_receive(port, frame)
+                while self._hi:
+                    G, depth = self._hi.popleft()
+                    self._run_ingress(L, G, depth)
+            else:
+                self._receive(port, frame)
 
     def drain(self) -> list[tuple[int, bytes]]:
         """Run egress for every queued packet (and whatever it recirculates); return the transmitted frames."""
@@ -289,16 +299,17 @@ class V1Switch:
     def _drain(self) -> list[tuple[int, bytes]]:
         L = self._l
         if L is not None:
-            while self._order or self._hi:
-                while self._hi:
-                    G, depth = self._hi.popleft()
+            order, hi, queues, fast = self._order, self._hi, self._queues, L.fast_egress
+            while order or hi:
+                while hi:
+                    G, depth = hi.popleft()
                     self._run_ingress(L, G, depth)
-                if self._order:
-                    port = self._order.popleft()
-                    q = self._queues[port]
+                if order:
+                    port = order.popleft()
+                    q = queues[port]
                     F, depth = q.popleft()
-                    if L.fast_egress is not None:
-                        L.fast_egress(port, F, len(q), depth)
+                    if fast is not None:
+                        fast(port, F, len(q), depth)
                         continue
                     try:
                         self._egress(L, port, F, len(q), depth)
@@ -314,6 +325,9 @@ class V1Switch:
             self._packet_failed(F, exc)
 
     def _run_egress(self, L: _Loaded, port: int, F: list, qdepth: int, depth: int) -> None:
+        if L.fast_egress is not None:
+            L.fast_egress(port, F, qdepth, depth)
+            return
         try:
             self._egress(L, port, F, qdepth, depth)
         except Exception as exc:  # noqa: BLE001
@@ -478,7 +492,7 @@ class V1Switch:
             q = self._queues[port] = collections.deque()
         while len(q) >= self.queue_capacity:
             # simple_switch blocks its ingress thread until the egress thread makes room: do that egress work now
-            self._stats["queue_full_waits"] += 1
+            self._n_queue_full_waits += 1
             self._order.remove(port)
             G, d = q.popleft()
             self._run_egress(L, port, G, len(q), d)
