@@ -553,25 +553,33 @@ class PacketLoop:
         cpu = self.cpu_port
         pcap_out = self._pcap_out
         now = time.time() if pcap_out else 0.0
-        for number, frame in out:
-            port = ports.get(number)
-            if port is not None:
-                if port.send(frame):
-                    stats["tx"] += 1
-                    w = pcap_out.get(number)
-                    if w is not None:
-                        w.write(frame, now)
+        tx = tx_dropped = 0  # counted locally: a Counter item update per frame costs more than the send itself
+        try:
+            for number, frame in out:
+                port = ports.get(number)
+                if port is not None:
+                    if port.send(frame):
+                        tx += 1
+                        if pcap_out:
+                            w = pcap_out.get(number)
+                            if w is not None:
+                                w.write(frame, now)
+                    else:
+                        tx_dropped += 1
+                elif number == cpu and cpu is not None:
+                    stats["to_cpu"] += 1
+                    if self.packet_in is not None:
+                        try:
+                            self.packet_in(frame)
+                        except Exception as e:
+                            self._engine_error(e, "packet-in")
                 else:
-                    stats["tx_dropped"] += 1
-            elif number == cpu and cpu is not None:
-                stats["to_cpu"] += 1
-                if self.packet_in is not None:
-                    try:
-                        self.packet_in(frame)
-                    except Exception as e:
-                        self._engine_error(e, "packet-in")
-            else:
-                stats["tx_no_port"] += 1
+                    stats["tx_no_port"] += 1
+        finally:
+            if tx:
+                stats["tx"] += tx
+            if tx_dropped:
+                stats["tx_dropped"] += tx_dropped
 
     def _engine_error(self, e: Exception, where: str = "pipeline") -> None:
         self.stats["errors"] += 1

@@ -9,7 +9,8 @@ Modules:
     gen_packet    parser states, deparser, calculations and checksums
     gen_pipeline  match tables (defaults, const entries) and the table / conditional node functions (traced code)
     gen_flow      untraced pipelines as one function: the control DAG back into nested if/else, const actions inlined
-    optimize      AST peepholes on straight-line action code: PHV slots in locals, merged and hoisted bounds checks
+    optimize      AST peepholes on straight-line action code: PHV slots in locals, merged and hoisted bounds checks,
+                  register windows as slices, forwarded temporaries
     tables        MatchTable (exact / lpm / ternary / range / optional), Entry, KeyField, ActionInfo
     externs       RegisterArray, CounterArray
     calculations  hash and checksum algorithms (crc16, crc32, csum16, xor16, identity)

@@ -14,6 +14,16 @@ bounds are tested, never what ends up in them):
    one range test of `b` up front proves every index in bounds and every mask a no-op; the run then executes a
    copy without per-access checks and masks, and the original statements otherwise.
 
+4. Register windows as slices. In the checked copy of a hoisted run whose accesses all go to one register `R` at
+   `b + c` for every c of a contiguous range (a register array holding a vector: `values[base + e]`), each element
+   reads its own cell before writing it, so the run reads the window once (`_v0, _v1, ... = R[b + c0:b + c1]`),
+   works on locals and writes it back once (`R[b + c0:b + c1] = (...)`): two list operations in C instead of one
+   subscript per access. The bounds are the ones the hoisted test already proved.
+5. Forwarded temporaries. In straight-line code, `t = E` whose value the next statement reads once and nothing
+   reads afterwards (t is assigned again before any other use) is substituted into that statement; `t = E`
+   followed only by copies `X1 = t; X2 = t` of a then dead `t` becomes `X1 = X2 = E`. Register
+   read-modify-write sequences (`t = R[i]; t = t + h & M; R[i] = t; h = t`) shrink to one statement.
+
 A body that does not fit the assumptions (loops, `F` passed to a call, computed slots) is returned unchanged.
 """
 
@@ -41,6 +51,7 @@ def optimize_body(lines: list[str]) -> list[str]:
         return lines
     body = _merge_guards(body)
     body = _hoist_affine_checks(body)
+    body = _forward_temporaries(body)
     out: list[str] = []
     for stmt in body:
         out.extend(ast.unparse(ast.fix_missing_locations(stmt)).split("\n"))
@@ -321,4 +332,241 @@ def _hoist_segment(seg: list[ast.stmt]) -> list[ast.stmt]:
         else:
             fast.append(copy.deepcopy(s))
     test = ast.parse(f"{-cmin} <= {base} <= {limit}", mode="eval").body
-    return [ast.If(test=test, body=fast, orelse=seg)]
+    return [ast.If(test=test, body=_register_window(fast, base) or fast, orelse=seg)]
+
+
+# --- 4. register windows as slices -----------------------------------------------------------------------------
+_MIN_WINDOW = 4  # elements that make a slice worth it
+
+
+def _register_subscripts(s: ast.stmt) -> list[ast.Subscript]:
+    """Every `X[i]` subscript in s (X any name)."""
+    return [n for n in ast.walk(s) if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Name)
+            and n.slice.id == "i"]
+
+
+def _register_window(fast: list[ast.stmt], base: str) -> list[ast.stmt] | None:
+    """The checked run `fast` (index statements `i = base` / `i = base + c`, every access proven in bounds) with its
+    accesses to one register turned into one slice read and one slice write; None when it does not qualify: more
+    than one register or a register accessed other than at `i`, c not one contiguous range, anything but plain
+    assignments (a call or branch could observe a cell between the original access and the slice access)."""
+    groups: list[tuple[int, list[ast.stmt]]] = []
+    reg: str | None = None
+    for s in fast:
+        if _is_index_assign(s):
+            aff = _affine(s.value)  # type: ignore[attr-defined]
+            if aff is None or aff[0] != base or aff[2] is not None:
+                return None
+            groups.append((aff[1], []))
+            continue
+        if not groups or not isinstance(s, ast.Assign):
+            return None
+        for n in ast.walk(s):
+            if isinstance(n, (ast.Call, ast.NamedExpr, ast.Lambda, ast.IfExp)):
+                return None
+        subs = _register_subscripts(s)
+        for sub in subs:
+            if not (isinstance(sub.value, ast.Name) and sub.value.id.startswith("R")) or sub.value.id == "F":
+                return None
+            if reg is None:
+                reg = sub.value.id
+            elif sub.value.id != reg:
+                return None
+        if any(isinstance(n, ast.Name) and n.id == "i" for n in ast.walk(s)) and \
+                len([n for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == "i"]) != len(subs):
+            return None  # `i` used other than as the register index
+        groups[-1][1].append(s)
+    if reg is None or len(groups) < _MIN_WINDOW:
+        return None
+    offsets = sorted(c for c, _ in groups)
+    c0 = offsets[0]
+    if offsets != list(range(c0, c0 + len(offsets))):
+        return None
+    if any(isinstance(n, ast.Name) and n.id == reg for s in fast for n in ast.walk(s)
+           if not any(n is sub.value for sub in _register_subscripts(s))):
+        return None  # the register is also used as a whole
+    n = len(offsets)
+    reads = writes = False
+
+    class Cells(ast.NodeTransformer):
+        def __init__(self, k: int) -> None:
+            self.k = k
+
+        def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+            nonlocal reads, writes
+            if isinstance(node.slice, ast.Name) and node.slice.id == "i":
+                if isinstance(node.ctx, ast.Store):
+                    writes = True
+                else:
+                    reads = True
+                return ast.copy_location(ast.Name(f"_v{self.k}", node.ctx), node)
+            self.generic_visit(node)
+            return node
+
+    body: list[ast.stmt] = []
+    for c, stmts in groups:
+        body.extend(Cells(c - c0).visit(copy.deepcopy(st)) for st in stmts)
+    lo = f"{base} + {c0}" if c0 else base
+    window = f"{reg}[{lo}:{base} + {c0 + n}]"
+    names = [f"_v{k}" for k in range(n)]
+    out: list[ast.stmt] = []
+    if reads:
+        out.append(ast.parse(f"{', '.join(names)} = {window}").body[0])
+    elif writes:  # cells the run does not write keep their value: start from the window
+        unwritten = set(range(n)) - {int(t.id[2:]) for st in body for t in ast.walk(st)
+                                     if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)
+                                     and t.id.startswith("_v")}
+        if unwritten:
+            out.append(ast.parse(f"{', '.join(names)} = {window}").body[0])
+    if not writes and _copies_out(body, n):
+        # a plain load of the window into n places: one unpacking (or slice) assignment
+        targets = [st.targets[0] for st in body]  # type: ignore[attr-defined]
+        out = [ast.Assign(targets=[_consecutive_slots(targets) or ast.Tuple(elts=targets, ctx=ast.Store())],
+                          value=ast.parse(window, mode="eval").body)]
+    else:
+        values = _forward_into_tuple(body, names)
+        out.extend(body)
+        if writes:
+            tup = _consecutive_slots(values) or ast.Tuple(elts=values, ctx=ast.Load())
+            out.append(ast.Assign(targets=[ast.parse(window, mode="eval").body], value=tup))
+    last = groups[-1][0]
+    out.append(ast.parse(f"i = {base} + {last}" if last else f"i = {base}").body[0])  # `i` as the run left it
+    return out
+
+
+def _copies_out(body: list[ast.stmt], n: int) -> bool:
+    """Whether body is exactly `X0 = _v0; ...; X(n-1) = _v(n-1)` with distinct targets that are locals or constant
+    slots, none read by another (a load of the window, nothing else)."""
+    if len(body) != n:
+        return False
+    seen = set()
+    for k, st in enumerate(body):
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.value, ast.Name)
+                and st.value.id == f"_v{k}"):
+            return False
+        t = st.targets[0]
+        key = t.id if isinstance(t, ast.Name) else _slot(t)
+        if key is None or key in seen or (isinstance(key, str) and key.startswith("_v")):
+            return False
+        seen.add(key)
+    return True
+
+
+def _consecutive_slots(items: list[ast.expr]) -> ast.expr | None:
+    """`F[a:a + n]` when items are F[a], F[a + 1], ..., else None."""
+    slots = [_slot(x) for x in items]
+    if not slots or slots[0] is None or slots != list(range(slots[0], slots[0] + len(slots))):
+        return None
+    ctx = items[0].ctx  # type: ignore[attr-defined]
+    return ast.Subscript(value=ast.Name("F", ast.Load()), slice=ast.Slice(ast.Constant(slots[0]),
+                                                                          ast.Constant(slots[0] + len(slots))), ctx=ctx)
+
+
+def _forward_into_tuple(body: list[ast.stmt], names: list[str]) -> list[ast.expr]:
+    """The values to write back for the cells `names`: a cell whose last store is a copy `_vk = X` (X a local or a
+    constant slot that nothing stores to afterwards, _vk not read afterwards) is written from X and the copy is
+    dropped from body (in place)."""
+    values: list[ast.expr] = [ast.Name(nm, ast.Load()) for nm in names]
+    drop: set[int] = set()
+    for k, nm in enumerate(names):
+        last = None
+        for j, st in enumerate(body):
+            if any(isinstance(t, ast.Name) and t.id == nm for x in st.targets for t in ast.walk(x)):  # type: ignore[attr-defined]
+                last = j
+        if last is None:
+            continue
+        st = body[last]
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+            continue
+        src = st.value
+        key: str | int | None = src.id if isinstance(src, ast.Name) else _slot(src)
+        if key is None or (isinstance(key, str) and key.startswith("_v")):
+            continue
+        later = body[last + 1:]
+        if any(isinstance(n, ast.Name) and n.id == nm for x in later for n in ast.walk(x)):
+            continue  # _vk read again
+        stored = (any(isinstance(n, ast.Name) and n.id == key and isinstance(n.ctx, ast.Store)
+                      for x in later for n in ast.walk(x)) if isinstance(key, str)
+                  else any(_slot(t) == key for x in later for t in ast.walk(x)))
+        if stored:
+            continue
+        values[k] = copy.deepcopy(src)
+        drop.add(last)
+    body[:] = [st for j, st in enumerate(body) if j not in drop]
+    return values
+
+
+# --- 5. forwarded temporaries ----------------------------------------------------------------------------------
+def _names(node: ast.AST, ctx: type) -> list[ast.Name]:
+    return [n for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ctx)]
+
+
+def _simple(s: ast.stmt) -> bool:
+    """A plain assignment without calls (its evaluation has no effect but its stores)."""
+    return isinstance(s, ast.Assign) and not any(
+        isinstance(n, (ast.Call, ast.NamedExpr, ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom))
+        for n in ast.walk(s))
+
+
+def _temp(s: ast.stmt) -> str | None:
+    """t for a plain `t = E` with t a generated local."""
+    if _simple(s) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):  # type: ignore[attr-defined]
+        t = s.targets[0].id  # type: ignore[attr-defined]
+        if t.startswith(("_f", "_v")):
+            return t
+    return None
+
+
+def _dead_after(stmts: list[ast.stmt], start: int, t: str) -> bool:
+    """Whether the value of local t is never read from stmts[start:] on: the first statement that mentions t must
+    assign it without reading it. A t nobody mentions again may still be read after the block: live."""
+    for s in stmts[start:]:
+        if not any(isinstance(n, ast.Name) and n.id == t for n in ast.walk(s)):
+            continue
+        if not _simple(s):
+            return False
+        reads = any(n.id == t for n in _names(s, ast.Load))
+        return not reads and any(isinstance(x, ast.Name) and x.id == t for x in s.targets)  # type: ignore[attr-defined]
+    return False
+
+
+def _forward_temporaries(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    out = list(stmts)
+    for s in out:  # nested blocks first
+        if isinstance(s, ast.If):
+            s.body = _forward_temporaries(s.body)
+            s.orelse = _forward_temporaries(s.orelse)
+    k = 0
+    while k < len(out) - 1:
+        s, nxt = out[k], out[k + 1]
+        t = _temp(s)
+        if t is None or not _simple(nxt):
+            k += 1
+            continue
+        uses = [n for n in _names(nxt.value, ast.Load) if n.id == t]  # type: ignore[attr-defined]
+        in_targets = any(n.id == t for x in nxt.targets for n in ast.walk(x)  # type: ignore[attr-defined]
+                         if isinstance(n, ast.Name) and not (x is n))
+        redefined = any(isinstance(x, ast.Name) and x.id == t for x in nxt.targets)  # type: ignore[attr-defined]
+        # A: substitute t = E into the one use in the next statement
+        if len(uses) == 1 and not in_targets and (redefined or _dead_after(out, k + 2, t)):
+            value = s.value  # type: ignore[attr-defined]
+
+            class Sub(ast.NodeTransformer):
+                def visit_Name(self, node: ast.Name) -> ast.AST:
+                    return value if node is uses[0] else node
+
+            nxt.value = Sub().visit(nxt.value)  # type: ignore[attr-defined]
+            del out[k]
+            continue
+        # B: t = E; X1 = t; ...; Xm = t with t dead afterwards -> X1 = ... = Xm = E
+        j = k + 1
+        targets: list[ast.expr] = []
+        while j < len(out) and _simple(out[j]) and len(out[j].targets) == 1 \
+                and isinstance(out[j].value, ast.Name) and out[j].value.id == t \
+                and not any(isinstance(n, ast.Name) and n.id == t for n in ast.walk(out[j].targets[0])):  # type: ignore[attr-defined]
+            targets.append(out[j].targets[0])  # type: ignore[attr-defined]
+            j += 1
+        if targets and _dead_after(out, j, t):
+            out[k:j] = [ast.Assign(targets=targets, value=s.value)]  # type: ignore[attr-defined]
+        k += 1
+    return out

@@ -22,6 +22,7 @@ from switch.sim.program import (P_CLONE, P_CLONE_FL, P_EXIT, P_ID, P_INLEN, P_LE
                                 P_TRUNC, Program, parse_json)
 from switch.sim.tables import ActionInfo, MatchTable
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
+from switch.v1model.fastpath import build_fast_paths
 from switch.v1model.pre import Mirror, Pre
 from switch.v1model.primitives import v1model_primitives
 
@@ -92,6 +93,10 @@ class _Loaded:
         self.m0, self.m1 = prog.meta_start, prog.meta_end
         self.template = prog.template
         self.field_lists = prog.field_lists
+        # untraced: generated per-packet paths (fastpath.py), set by V1Switch._build
+        self.fast_process: Callable[[int, bytes], list[tuple[int, bytes]] | None] | None = None
+        self.fast_receive: Callable[[int, bytes], Any] | None = None
+        self.fast_egress: Callable[[int, list, int, int], Any] | None = None
 
 
 class V1Switch:
@@ -119,7 +124,7 @@ class V1Switch:
         # the per-packet counts are plain int attributes (a Counter item costs ~4x an attribute increment);
         # the `stats` property folds them into the Counter whenever someone looks
         self._n_received = self._n_transmitted = self._n_dropped_ingress = self._n_dropped_egress = 0
-        self._n_replicated = 0
+        self._n_replicated = self._n_queue_full_waits = 0
         self.last_error: str | None = None
         self._trace = trace
         self._l: _Loaded | None = None
@@ -150,6 +155,9 @@ class V1Switch:
         if self._n_replicated:
             st["replicated"] += self._n_replicated
             self._n_replicated = 0
+        if self._n_queue_full_waits:
+            st["queue_full_waits"] += self._n_queue_full_waits
+            self._n_queue_full_waits = 0
         for key, n in (("dropped_ingress", self._n_dropped_ingress), ("dropped_egress", self._n_dropped_egress)):
             if n:
                 st[key] += n
@@ -194,7 +202,11 @@ class V1Switch:
         cg = Codegen(prog, v1model_primitives(self.drop_port), self._trace is not None, reuse=reuse,
                      extra_ns={"_T": self._emit_trace, "_random": self.rng.randint})
         ns = cg.build()
-        return _Loaded(j, prog, cg, ns)
+        L = _Loaded(j, prog, cg, ns)
+        if self._trace is None:
+            fast = build_fast_paths(self, L)
+            L.fast_process, L.fast_receive, L.fast_egress = fast["process"], fast["receive"], fast["egress"]
+        return L
 
     def load(self, source: str | bytes | dict) -> None:
         """Load a BMv2 JSON program (text, bytes or dict). LoadError if refused; the old program then stays."""
@@ -225,13 +237,27 @@ class V1Switch:
     def process(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
         """Run one frame through the switch until quiescent; return the (port, frame) pairs transmitted."""
         with self.lock:
-            self._receive(port, frame)
+            L = self._l
+            if L is not None and L.fast_process is not None and not (self._order or self._hi or self._out):
+                # nothing queued: the packet's egress follows its ingress at once (fastpath.py)
+                out = L.fast_process(port, frame)
+                if out is not None:
+                    return out
+            else:
+                self._receive(port, frame)
             return self._drain()
 
     def receive(self, port: int, frame: bytes) -> None:
         """Ingress-process one frame received on `port`; its outputs wait in the egress FIFOs until `drain()`."""
         with self.lock:
-            self._receive(port, frame)
+            L = self._l
+            if L is not None and L.fast_receive is not None:
+                L.fast_receive(port, frame)
+                while self._hi:
+                    G, depth = self._hi.popleft()
+                    self._run_ingress(L, G, depth)
+            else:
+                self._receive(port, frame)
 
     def drain(self) -> list[tuple[int, bytes]]:
         """Run egress for every queued packet (and whatever it recirculates); return the transmitted frames."""
@@ -240,6 +266,12 @@ class V1Switch:
 
     def _receive(self, port: int, frame: bytes) -> None:
         L = self._l
+        if L is not None and L.fast_receive is not None:
+            L.fast_receive(port, frame)
+            while self._hi:
+                G, depth = self._hi.popleft()
+                self._run_ingress(L, G, depth)
+            return
         self._n_received += 1
         if L is None:  # like simple_switch without a program: nothing to run, the frame is dropped
             self._stats["dropped"] += 1
@@ -269,14 +301,18 @@ class V1Switch:
     def _drain(self) -> list[tuple[int, bytes]]:
         L = self._l
         if L is not None:
-            while self._order or self._hi:
-                while self._hi:
-                    G, depth = self._hi.popleft()
+            order, hi, queues, fast = self._order, self._hi, self._queues, L.fast_egress
+            while order or hi:
+                while hi:
+                    G, depth = hi.popleft()
                     self._run_ingress(L, G, depth)
-                if self._order:
-                    port = self._order.popleft()
-                    q = self._queues[port]
+                if order:
+                    port = order.popleft()
+                    q = queues[port]
                     F, depth = q.popleft()
+                    if fast is not None:
+                        fast(port, F, len(q), depth)
+                        continue
                     try:
                         self._egress(L, port, F, len(q), depth)
                     except Exception as exc:  # noqa: BLE001
@@ -291,6 +327,9 @@ class V1Switch:
             self._packet_failed(F, exc)
 
     def _run_egress(self, L: _Loaded, port: int, F: list, qdepth: int, depth: int) -> None:
+        if L.fast_egress is not None:
+            L.fast_egress(port, F, qdepth, depth)
+            return
         try:
             self._egress(L, port, F, qdepth, depth)
         except Exception as exc:  # noqa: BLE001
@@ -358,6 +397,12 @@ class V1Switch:
             F[L.s_checksum_error] = 1
         L.ingress(F)
         F[P_EXIT] = 0
+        self._ingress_tail(L, F, depth, data)
+
+    def _ingress_tail(self, L: _Loaded, F: list, depth: int, data: bytes) -> None:
+        """After the ingress pipeline: clone, resubmit, multicast, drop or enqueue (`data`: the packet as it
+        entered)."""
+        T = self._trace
         in_len = F[P_INLEN]
 
         clone = F[P_CLONE]
@@ -449,7 +494,7 @@ class V1Switch:
             q = self._queues[port] = collections.deque()
         while len(q) >= self.queue_capacity:
             # simple_switch blocks its ingress thread until the egress thread makes room: do that egress work now
-            self._stats["queue_full_waits"] += 1
+            self._n_queue_full_waits += 1
             self._order.remove(port)
             G, d = q.popleft()
             self._run_egress(L, port, G, len(q), d)
@@ -478,7 +523,11 @@ class V1Switch:
         if T is not None or not L.egress_empty:
             L.egress(F)
             F[P_EXIT] = 0
+        self._egress_tail(L, port, F, depth)
 
+    def _egress_tail(self, L: _Loaded, port: int, F: list, depth: int) -> None:
+        """After the egress pipeline: clone, drop, deparse, recirculate or transmit."""
+        T = self._trace
         clone = F[P_CLONE]
         if clone:
             F[P_CLONE] = 0
