@@ -148,7 +148,8 @@ def markdown(report: Report, csv_name: str) -> str:
             "send to the last result) of the highest probe with loss < "
             f"{100 * MAX_LOSS:g} % (loss = 1 − received / offered, frames the kernel refused counted as lost) whose "
             f"results stopped within max({MIN_BACKLOG_S:g} s, {100 * MAX_BACKLOG_FRACTION:g} % of the probe) after "
-            "the sender did (no queue building up in buffers), found by an exponential ramp from {s.start_rate / 1000:g} kpps (×2), then "
+            f"the sender did (no queue building up in buffers), found by an exponential ramp from "
+            f"{s.start_rate / 1000:g} kpps (×2), then "
             f"bisection until the passing and failing rates are within {100 * s.tolerance:g} %, at most "
             f"{s.max_probes} probes; a 2 kpps warm-up precedes each search. Sender, receiver and switch share the "
             "machine's CPUs: the figures include what the sender and receiver leave to the switch.")
