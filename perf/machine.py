@@ -1,4 +1,4 @@
-"""The machine a measurement ran on, for the header of every report."""
+"""The machine a measurement ran on, for the header of every report, and what /proc says of a process in it."""
 
 from __future__ import annotations
 
@@ -34,3 +34,21 @@ def machine_info() -> dict[str, str]:
         "Python": platform.python_version() + f" ({platform.python_implementation()})",
         "load average at start": load_average(),
     }
+
+
+def proc_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (all its threads) so far (0.0 once it is gone)."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_peak_rss_kb(pid: int) -> int:
+    """Peak resident set size of a process (VmHWM) in KiB."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    raise ValueError(f"/proc/{pid}/status has no VmHWM")

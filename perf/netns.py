@@ -116,15 +116,6 @@ def free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
-def proc_cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process so far (0.0 once it is gone)."""
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 class SwitchStartError(RuntimeError):
     """A switch command exited or did not serve P4Runtime in time; the message quotes its last output lines."""
 

@@ -35,8 +35,8 @@ from typing import Callable, Iterator, Sequence
 from controller.client import ControllerError, P4RuntimeClient
 from perf import switchml_job
 from perf.engine import EngineResult, bench_in_process, bench_loop
-from perf.machine import load_average, machine_info
-from perf.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts, proc_cpu_seconds
+from perf.machine import load_average, machine_info, proc_cpu_seconds
+from perf.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
 from perf.ratesearch import Probe, SearchResult, find_max_rate
 from perf.workloads import PACKET_PROGRAMS, Compiled, PacketProgram, compile_program, compiler_command
 

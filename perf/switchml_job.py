@@ -5,7 +5,6 @@ elements/s: the tensor's elements over the slowest worker's all-reduce time (sta
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from controller.switchml import INGRESS, SwitchMLController
 from perf.netns import REPO, Host
 from worker.header import INA_HEADER_TYPE, header_and_payload, load_program
 from worker.job import JobConfig, PoolRange
+from worker.stats import read_json_report
 
 SOURCE = REPO / "p4src" / "switchml.p4"
 POOL = PoolRange(base=0, size=64)
@@ -110,13 +110,7 @@ def run_job(hosts: list[Host], setup: JobSetup, program_json: Path, run_dir: Pat
             p.kill()
             out, err = p.communicate()
             err += f"\nkilled after {timeout:g} s"
-        report: dict[str, Any] = {}
-        for line in reversed(out.strip().splitlines()):
-            try:
-                report = json.loads(line)
-                break
-            except json.JSONDecodeError:
-                continue
+        report = read_json_report(out)
         reports.append(report)
         if p.returncode != 0 or not report.get("ok") or not report.get("verified", False):
             errors.append(f"rank {rank}: exit {p.returncode}: {(report.get('error') or err or 'no output').strip()}")

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from perf.machine import machine_info
+from perf.machine import load_average, machine_info
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, run_experiment
 from topo.target import Target
 
@@ -233,7 +233,7 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         "## Machine",
         "",
         *[f"- {k}: {v}" for k, v in info.items()],
-        f"- load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"- load average at end: {load_average()}",
         "- note: the machine is shared; the switch, the workers and everything else run on the same CPUs, so a "
         "load average above the CPU count means the figures are lower than on an idle machine",
         "",

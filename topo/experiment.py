@@ -57,6 +57,7 @@ from topo.target import Target
 from topo.twotier import TwoTierFabric
 from worker.collective import COLLECTIVES
 from worker.job import JobConfig, PoolRange
+from worker.stats import read_json_report
 
 CONTROLLERS: dict[str, type[ProgramController]] = {"switchml": SwitchMLController, "atp": AtpController}
 """The controller of each P4 program a collective can name."""
@@ -270,13 +271,7 @@ def _collect(rank: int, proc: subprocess.Popen[str], deadline: float, started: f
         proc.kill()
         out, err = proc.communicate()
         err += "\nkilled: the experiment's time bound expired"
-    report: dict[str, Any] = {}
-    for line in reversed(out.strip().splitlines()):
-        try:
-            report = json.loads(line)
-            break
-        except json.JSONDecodeError:
-            continue
+    report = read_json_report(out)
     return WorkerOutcome(rank, proc.returncode, report, err.strip()[-2000:], time.monotonic() - started, out)
 
 

@@ -25,11 +25,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
+from perf.machine import load_average, machine_info, proc_cpu_seconds, proc_peak_rss_kb
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult
 from topo.target import Target
 
 __all__ = ["ScalePoint", "ScaleRow", "PRESETS", "scaling_points", "run_scaling", "write_csv", "write_plot",
-           "summary_table", "write_markdown", "proc_cpu_s", "proc_peak_rss_kb", "main"]
+           "summary_table", "write_markdown", "main"]
 
 PRESETS: dict[str, dict[str, Sequence[int] | int]] = {
     "default": {"sizes": (65_536, 1_048_576, 16_777_216), "size_workers": 2, "workers": (2, 4, 8, 16),
@@ -43,23 +44,6 @@ repeated."""
 SWITCH_POOL = 8192
 """Slots of the switch program the sweep runs (`make bench` compiles switchml.p4 with -D INA_POOL_SIZE=8192), so
 that the switch's memory is that of a full-size pool."""
-
-_TICK = os.sysconf("SC_CLK_TCK")
-
-
-def proc_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process pid (all its threads) so far."""
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    rest = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) ": state is field 3, utime 14, stime 15
-    return (int(rest[11]) + int(rest[12])) / _TICK
-
-
-def proc_peak_rss_kb(pid: int) -> int:
-    """Peak resident set size of process pid (VmHWM) in KiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise ValueError(f"/proc/{pid}/status has no VmHWM")
 
 
 @dataclass(frozen=True)
@@ -151,9 +135,9 @@ def run_scaling(points: Sequence[ScalePoint], reps: int, base: ExperimentConfig,
                     try:
                         proc = net.switch.process
                         assert proc is not None
-                        cpu0 = proc_cpu_s(proc.pid)
+                        cpu0 = proc_cpu_seconds(proc.pid)
                         result = net.run(cfg)
-                        row = ScaleRow.of(p, rep, result, proc_cpu_s(proc.pid) - cpu0, proc_peak_rss_kb(proc.pid))
+                        row = ScaleRow.of(p, rep, result, proc_cpu_seconds(proc.pid) - cpu0, proc_peak_rss_kb(proc.pid))
                     except Exception as exc:  # recorded, the sweep goes on
                         row = ScaleRow.failed(p, rep, f"{type(exc).__name__}: {exc}")
                     rows.append(row)
@@ -262,7 +246,7 @@ def write_markdown(rows: Sequence[ScaleRow], path: Path, info: dict[str, str], b
         "## Machine",
         "",
         *[f"- {k}: {v}" for k, v in info.items()],
-        f"- load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"- load average at end: {load_average()}",
         "- every figure here is absolute for this machine (shared, 2 cores: the switch, all workers and other "
         "users' processes compete for them; with more workers than cores the processes take turns)",
         "",
@@ -346,8 +330,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from perf.machine import machine_info
-
     args = _parser().parse_args(argv)
     if os.geteuid() != 0:
         print("error: Mininet needs root: run `sudo make bench`", file=sys.stderr)

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["RunTiming"]
+__all__ = ["RunTiming", "read_json_report"]
+
+
+def read_json_report(stdout: str) -> dict[str, Any]:
+    """The report `python -m worker --json` printed: its last line that parses as JSON ({} if none)."""
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            report = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(report, dict):
+            return report
+    return {}
 
 
 @dataclass(slots=True)

@@ -129,7 +129,7 @@ class ActionGen:
         elif op == "assign_VL":
             lines.extend(self.assign_vl(params[0], params[1], w))
         elif op == "assign_header":
-            dst = self.pinned(self.header_ref(params[0], w), lines)
+            dst = self.pinned(self.header_ref(params[0], w), lines, "_hx_dst")
             lines.extend(self.assign_header(dst, params[1], w, parser))
         elif op == "assign_header_stack":
             dst, src = self.stack(params[0], w), self.stack(params[1], w)
@@ -239,13 +239,12 @@ class ActionGen:
             raise LoadError(f"unsupported primitive {op!r} in {where}")
         return lines
 
-    def pinned(self, ref: tuple, lines: list[str]) -> tuple:
-        """`ref` with a run-time stack index evaluated once, into a local (BMv2 evaluates a header operand once;
-        a copy into the element must not move when the index reads a field the copy writes)."""
+    @staticmethod
+    def pinned(ref: tuple, lines: list[str], name: str) -> tuple:
+        """`ref` with a run-time stack index evaluated once, into the local `name` (BMv2 evaluates a header operand
+        once; a copy into the element must not move when the index reads a field the copy writes)."""
         if ref[0] != "d" or ref[2].isidentifier() or ref[2].isdigit():
             return ref
-        self._pins = getattr(self, "_pins", 0) + 1
-        name = f"_hx{self._pins}"
         lines.append(f"{name} = {ref[2]}")
         return ("d", ref[1], name)
 
@@ -262,7 +261,7 @@ class ActionGen:
             lines.extend("    " + x for x in self.assign_header(dst, v["right"], where, parser))
             return lines
         lines = []
-        src = self.pinned(self.header_ref(src_node, where), lines)
+        src = self.pinned(self.header_ref(src_node, where), lines, "_hx_src")
         dh = dst[1] if dst[0] == "s" else self.p.headers[dst[1].headers[0]]
         sh = src[1] if src[0] == "s" else self.p.headers[src[1].headers[0]]
         if [f[1:] for f in dh.fields] != [f[1:] for f in sh.fields]:

@@ -593,6 +593,13 @@ class PacketGen:
                 shift -= nb
                 expr.append(f"(({src}) << {shift})" if shift else f"({src})")
             lines.append(f"k = {' | '.join(expr)}")
+        if any(tr.get("type") == "parse_vset" for tr in trans):
+            # value sets hold the key's fields packed at their widths (BMv2's compressed form), not byte-padded
+            shift, comp = sum(w for _s, _nb, w in parts), []
+            for src, _nb, w in parts:
+                shift -= w
+                comp.append(f"(({src}) << {shift})" if shift else f"({src})")
+            lines.append(f"kc = {' | '.join(comp) or '0'}")
         first = True
         has_default = False
         for tr in trans:
@@ -615,12 +622,6 @@ class PacketGen:
                 if sum(w for _s, _nb, w in parts) != vs[1]:
                     raise LoadError(f"parse_vset {tr['value']!r} of {vs[1]} bits against a key of "
                                     f"{sum(w for _s, _nb, w in parts)} bits in {where}")
-                if not any(x.startswith("kc = ") for x in lines):
-                    shift, comp = vs[1], []
-                    for src, _nb, w in parts:
-                        shift -= w
-                        comp.append(f"(({src}) << {shift})" if shift else f"({src})")
-                    lines.insert(1 if parts else 0, f"kc = {' | '.join(comp)}")
                 lines.append(f"{'if' if first else 'elif'} kc in _VS{vs[0]}:")
                 lines.extend("    " + x for x in goto(tr.get("next_state")))
                 first = False

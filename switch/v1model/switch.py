@@ -250,14 +250,7 @@ class V1Switch:
     def receive(self, port: int, frame: bytes) -> None:
         """Ingress-process one frame received on `port`; its outputs wait in the egress FIFOs until `drain()`."""
         with self.lock:
-            L = self._l
-            if L is not None and L.fast_receive is not None:
-                L.fast_receive(port, frame)
-                while self._hi:
-                    G, depth = self._hi.popleft()
-                    self._run_ingress(L, G, depth)
-            else:
-                self._receive(port, frame)
+            self._receive(port, frame)
 
     def drain(self) -> list[tuple[int, bytes]]:
         """Run egress for every queued packet (and whatever it recirculates); return the transmitted frames."""

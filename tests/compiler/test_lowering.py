@@ -5,6 +5,7 @@ Behaviour is covered by the STF tests; these check the names and layouts that mu
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -257,91 +258,56 @@ def test_const_entry_priority_refused(entries: str, message: str) -> None:
     assert message in info.value.diagnostics.errors[0].message
 
 
-def test_struct_swap_of_a_variable_named_like_the_temporary() -> None:
-    # the temporary of `t = {t.b, t.a}` (p4c's RemoveAliases) must not be taken for the variable `tmp` itself
+def one_header_switch(fields: str, apply: str, decls: str = "", locals_: str = "") -> tuple[Any, dict]:
+    """(an engine, its JSON) for a v1model program that extracts one header `h_t { fields }`, runs `apply` in ingress (then
+    sends to port 1) and emits the header."""
     from switch.v1model import V1Switch
-    src = """#include <core.p4>
+    src = f"""#include <core.p4>
 #include <v1model.p4>
-header h_t { bit<8> a; bit<8> b; }
-struct pair_t { bit<8> a; bit<8> b; }
-struct headers { h_t h; }
-struct metadata { }
-parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.h); transition accept; }
-}
-control VC(inout headers hdr, inout metadata meta) { apply { } }
-control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
-    pair_t tmp = { hdr.h.a, hdr.h.b };
-    apply {
-        tmp = { tmp.b, tmp.a };
-        hdr.h.a = tmp.a;
-        hdr.h.b = tmp.b;
-        sm.egress_spec = 1;
-    }
-}
-control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
-control C(inout headers hdr, inout metadata meta) { apply { } }
-control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+header h_t {{ {fields} }}
+{decls}
+struct headers {{ h_t h; }}
+struct metadata {{ }}
+parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {{
+    state start {{ pkt.extract(hdr.h); transition accept; }}
+}}
+control VC(inout headers hdr, inout metadata meta) {{ apply {{ }} }}
+control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {{
+    {locals_}
+    apply {{ {apply} sm.egress_spec = 1; }}
+}}
+control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {{ apply {{ }} }}
+control C(inout headers hdr, inout metadata meta) {{ apply {{ }} }}
+control D(packet_out pkt, in headers hdr) {{ apply {{ pkt.emit(hdr); }} }}
 V1Switch(P(), VC(), I(), E(), C(), D()) main;
 """
+    j = compile_source(src, name="t.p4").json
     sw = V1Switch()
-    sw.load(compile_source(src, name="t.p4").json)
+    sw.load(j)
+    return sw, j
+
+
+def test_struct_swap_of_a_variable_named_like_the_temporary() -> None:
+    # the temporary of `t = {t.b, t.a}` (p4c's RemoveAliases) must not be taken for the variable `tmp` itself
+    sw, _ = one_header_switch("bit<8> a; bit<8> b;", "tmp = { tmp.b, tmp.a }; hdr.h.a = tmp.a; hdr.h.b = tmp.b;",
+                           decls="struct pair_t { bit<8> a; bit<8> b; }",
+                           locals_="pair_t tmp = { hdr.h.a, hdr.h.b };")
     assert sw.process(0, bytes([1, 2, 0xee])) == [(1, bytes([2, 1, 0xee]))]
 
 
 def test_assignment_to_a_slice_of_a_slice() -> None:
     # x[7:4][2:1] is x[6:5] (p4c's slice simplification), as a target too
-    from switch.v1model import V1Switch
-    src = """#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<8> a; bit<8> b; }
-struct headers { h_t h; }
-struct metadata { }
-parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.h); transition accept; }
-}
-control VC(inout headers hdr, inout metadata meta) { apply { } }
-control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
-    apply { hdr.h.a[7:4][2:1] = 0; hdr.h.b[6:1][3:0][0:0] = 1; sm.egress_spec = 1; }
-}
-control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
-control C(inout headers hdr, inout metadata meta) { apply { } }
-control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
-V1Switch(P(), VC(), I(), E(), C(), D()) main;
-"""
-    sw = V1Switch()
-    sw.load(compile_source(src, name="t.p4").json)
+    sw, _ = one_header_switch("bit<8> a; bit<8> b;", "hdr.h.a[7:4][2:1] = 0; hdr.h.b[6:1][3:0][0:0] = 1;")
     assert sw.process(0, bytes([0xFF, 0x00])) == [(1, bytes([0x9F, 0x02]))]
 
 
 def test_hash_of_an_expression_goes_through_a_temporary() -> None:
     # BMv2 calculations take fields only: `{ h.a ^ 0xff }` is computed into a temporary first (as p4c does)
-    from switch.v1model import V1Switch
-    src = """#include <core.p4>
-#include <v1model.p4>
-header h_t { bit<16> a; bit<16> b; bit<16> r1; bit<16> r2; }
-struct headers { h_t h; }
-struct metadata { }
-parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
-    state start { pkt.extract(hdr.h); transition accept; }
-}
-control VC(inout headers hdr, inout metadata meta) { apply { } }
-control I(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) {
-    apply {
+    sw, j = one_header_switch("bit<16> a; bit<16> b; bit<16> r1; bit<16> r2;", """
         hash(hdr.h.r1, HashAlgorithm.crc16, 16w0, { hdr.h.a ^ 16w0xffff, 8w7 }, 32w65536);
-        hash(hdr.h.r2, HashAlgorithm.crc16, 16w0, { hdr.h.b, 8w7 }, 32w65536);
-        sm.egress_spec = 1;
-    }
-}
-control E(inout headers hdr, inout metadata meta, inout standard_metadata_t sm) { apply { } }
-control C(inout headers hdr, inout metadata meta) { apply { } }
-control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
-V1Switch(P(), VC(), I(), E(), C(), D()) main;
-"""
-    j = compile_source(src, name="t.p4").json
-    assert all(i["type"] in ("field", "hexstr") for c in j["calculations"] for i in c["input"])
-    sw = V1Switch()
-    sw.load(j)
+        hash(hdr.h.r2, HashAlgorithm.crc16, 16w0, { hdr.h.b, 8w7 }, 32w65536);""")
+    calcs = j["calculations"]
+    assert calcs and all(i["type"] in ("field", "hexstr") for c in calcs for i in c["input"])
     for a, b, same in ((0x1234, 0x1234 ^ 0xFFFF, True), (0x1234, 0x1234, False)):
         (port, out), = sw.process(0, a.to_bytes(2, "big") + b.to_bytes(2, "big") + bytes(4))
         assert (out[4:6] == out[6:8]) == same

@@ -11,14 +11,13 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_file
+from perf.machine import proc_cpu_seconds, proc_peak_rss_kb
 from topo.experiment import ExperimentConfig
 from topo.scaling import (
     CSV_FIELDS,
     ScalePoint,
     ScaleRow,
     main,
-    proc_cpu_s,
-    proc_peak_rss_kb,
     run_scaling,
     scaling_points,
     summary_table,
@@ -68,11 +67,11 @@ def test_report_files(tmp_path: Path) -> None:
 
 
 def test_proc_readers_see_this_process() -> None:
-    before = proc_cpu_s(os.getpid())
+    before = proc_cpu_seconds(os.getpid())
     end = time.process_time() + 0.1
     while time.process_time() < end:
         pass
-    assert proc_cpu_s(os.getpid()) - before >= 0.05
+    assert proc_cpu_seconds(os.getpid()) - before >= 0.05
     blob = bytearray(64 << 20)  # touched: resident
     blob[::4096] = b"\1" * len(blob[::4096])
     assert proc_peak_rss_kb(os.getpid()) >= 64 << 10

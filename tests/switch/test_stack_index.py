@@ -117,3 +117,19 @@ def test_stack_last_as_a_header_in_a_parser(n: int, elems: str, copy: str) -> No
     sw.load(compile_source(LAST, name="t.p4").json)
     (port, out), = sw.process(0, bytes([n]) + bytes.fromhex(elems) + b"\xee")
     assert out == bytes([n]) + bytes.fromhex(elems + copy) + b"\xee"
+
+
+PIN = PROGRAM.replace("header e_t { bit<8> v; }", "header e_t { bit<8> v; bit<8> w; }").replace(
+    "struct headers { ctl_t ctl; e_t[2] s; }", "struct headers { ctl_t ctl; e_t[2] s; e_t h; }").replace(
+    "pkt.extract(hdr.s.next); pkt.extract(hdr.s.next); transition accept;",
+    "pkt.extract(hdr.s.next); pkt.extract(hdr.s.next); pkt.extract(hdr.h); transition accept;").replace(
+    "if (hdr.ctl.op == 1) { hdr.s[hdr.ctl.i].v = 0xaa; }", "if (hdr.ctl.op == 4) { hdr.s[hdr.s[0].v] = hdr.h; }")
+
+
+def test_header_copy_target_index_is_read_once() -> None:
+    # the target s[s[0].v] is fixed before the copy, although the copy's first field rewrites s[0].v (BMv2 evaluates
+    # the header operand once)
+    sw = V1Switch()
+    sw.load(compile_source(PIN, name="t.p4").json)
+    (port, out), = sw.process(0, bytes([4, 0, 0]) + bytes([0, 0x11, 0, 0x22]) + bytes([1, 0x99]))
+    assert out == bytes([4, 0, 0]) + bytes([1, 0x99, 0, 0x22]) + bytes([1, 0x99])
