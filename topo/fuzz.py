@@ -156,7 +156,7 @@ class _Target:
         self.job2 = {(w.switch_port, w.ip, w.udp_port) for w in self.jobs[1].workers}
 
     def _state(self) -> dict[str, list[int]]:
-        return {name: self.sw.registers[name].values[a:a + n] for name, (a, n) in self.state.items()}
+        return {name: self.sw.registers[name].cells(a, a + n) for name, (a, n) in self.state.items()}
 
     def feed(self, port: int, data: bytes) -> None:
         self.sw.process(port, data)

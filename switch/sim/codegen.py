@@ -10,7 +10,9 @@ with): each pipeline is one function of nested if/else (gen_flow.py) with const 
 bodies keep PHV slots in locals and check register bounds once per window where they can (optimize.py); headers
 whose fields group into byte-aligned chunks are extracted/emitted with one precompiled struct (a deparser whose
 headers are all valid packs them with one struct); parse states entered by one transition are nested in place;
-csum16 over header fields is computed modulo 0xFFFF without building the bytes (calculations.csum16_folded).
+csum16 over header fields is computed modulo 0xFFFF without building the bytes (calculations.csum16_folded); a
+header of many bit<32> fields that meets a bit<32> register in a register window is kept as one numpy array and the
+windows become array operations (vectors.py).
 """
 
 from __future__ import annotations
@@ -27,15 +29,18 @@ from switch.sim.gen_expr import ExprGen
 from switch.sim.gen_flow import FlowGen
 from switch.sim.gen_packet import PacketGen
 from switch.sim.gen_pipeline import PipelineGen
+from switch.sim.optimize import VectorInfo
 from switch.sim.program import Program
 from switch.sim.tables import ActionInfo, MatchTable
+from switch.sim import vectors as vec
 
 
 class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
     """Generates and compiles the Python module of one program; `build()` returns the namespace."""
 
     def __init__(self, prog: Program, arch_primitives: dict[str, Emitter], trace: bool,
-                 reuse: "Codegen | None" = None, extra_ns: dict[str, Any] | None = None) -> None:
+                 reuse: "Codegen | None" = None, extra_ns: dict[str, Any] | None = None,
+                 vectors: bool = True) -> None:
         self.p = prog
         self.j = prog.json
         self.arch = arch_primitives
@@ -58,6 +63,19 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         self.slot_names = prog.slot_names()
         self.reuse = reuse  # a previous build of the same program: keep its tables/registers/counters (state)
         self.ns.update(extra_ns or {})
+        # vector headers (vectors.py): untraced code only; the traced generator stays the scalar reference
+        self.vectors: list[vec.VectorHeader] = []
+        if vectors and not trace:
+            for k, hl in enumerate(vec.candidates(prog)):
+                a = hl.slots[hl.fields[0][0]]
+                self.vectors.append(vec.VectorHeader(hl.name, a, len(hl.fields), prog.nslots + k))
+        self.vector_of = {v.name: v for v in self.vectors}
+        self.vec_info: VectorInfo | None = None
+        if self.vectors:
+            regs = frozenset(f"R{r['id']}" for r in self.j.get("register_arrays", [])
+                             if r.get("bitwidth") == 32 and isinstance(r.get("id"), int))
+            self.vec_info = VectorInfo(tuple((v.first, v.n, v.vslot) for v in self.vectors), regs)
+            self.ns.update(vec.namespace(self.vectors))
 
     # --- small helpers ---------------------------------------------------------------------------------------
     def name(self, prefix: str) -> str:
@@ -116,6 +134,19 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
                 used.add(v)
         return used
 
+    def finish_vectors(self, src: str) -> str:
+        """Registers used by vector windows become arrays; element accesses and scalar register reads rewritten
+        (vectors.finish_module). NotVectorizable when the module cannot be rewritten (then build without vectors)."""
+        by_id = {ra.id: ra for ra in self.registers.values()}
+        windowed = {int(m) for m in re.findall(r"\bRV(\d+)\[", src)}
+        numpy_regs = {f"R{ra.id}" for ra in self.registers.values() if ra.is_vector or ra.id in windowed}
+        src = vec.finish_module(src, self.vectors, numpy_regs)
+        for rid in sorted(windowed):
+            ra = by_id[rid]
+            ra.vectorize()
+            self.ns[f"R{rid}"] = self.ns[f"RV{rid}"] = ra.values
+        return src
+
     # --- driver ----------------------------------------------------------------------------------------------
     def build(self) -> dict[str, Any]:
         """Generate, compile and execute the module; returns its namespace (parse, deparse, pipe_*, tables...)."""
@@ -128,6 +159,7 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         self.build_parser()
         pipes = self.build_pipelines()
         src = "\n".join(self.out) + "\n"
+        src = self.finish_vectors(src)
         self.source = src
         try:
             code = compile(src, f"<bmv2 {self.j.get('program', 'program')}{' traced' if self.trace else ''}>", "exec")

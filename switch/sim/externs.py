@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from switch.errors import MatchError, MatchErrorCode
 
 
 class RegisterArray:
-    """`register<bit<W>>(size)`: `values` is the plain list generated code indexes directly."""
+    """`register<bit<W>>(size)`: `values` is what generated code indexes directly: a plain list, or a uint32 numpy
+    array once a vector window uses the register (`vectorize`, see vectors.py). `read` and `cells` give ints."""
 
     def __init__(self, name: str, rid: int, size: int, bitwidth: int) -> None:
         self.name = name
@@ -14,7 +17,18 @@ class RegisterArray:
         self.size = size
         self.bitwidth = bitwidth
         self.mask = (1 << bitwidth) - 1
-        self.values: list[int] = [0] * size
+        self.values: list[int] | np.ndarray = [0] * size
+
+    @property
+    def is_vector(self) -> bool:
+        return isinstance(self.values, np.ndarray)
+
+    def vectorize(self) -> None:
+        """Keep the cells in a uint32 array (bit<32> registers only); the values are kept."""
+        if self.bitwidth != 32:
+            raise ValueError(f"register {self.name!r} is bit<{self.bitwidth}>, only bit<32> registers are arrays")
+        if not self.is_vector:
+            self.values = np.array(self.values, dtype=np.uint32)
 
     def _check(self, index: int) -> None:
         if not isinstance(index, int) or not 0 <= index < self.size:
@@ -23,7 +37,12 @@ class RegisterArray:
     def read(self, index: int) -> int:
         """Cell value (unsigned)."""
         self._check(index)
-        return self.values[index]
+        return int(self.values[index])
+
+    def cells(self, start: int = 0, stop: int | None = None) -> list[int]:
+        """Cell values [start, stop) (all by default) as ints."""
+        v = self.values[start:stop]
+        return v.tolist() if isinstance(v, np.ndarray) else list(v)
 
     def write(self, index: int, value: int) -> None:
         """Store `value` modulo 2**bitwidth."""
@@ -34,7 +53,10 @@ class RegisterArray:
 
     def reset(self) -> None:
         """All cells to zero (in place: generated code holds a reference to `values`)."""
-        self.values[:] = [0] * self.size
+        if isinstance(self.values, np.ndarray):
+            self.values[:] = 0
+        else:
+            self.values[:] = [0] * self.size
 
 
 class CounterArray:

@@ -386,7 +386,7 @@ class ActionGen:
                     body.extend(self.primitive(prim, where))
                 self._idx_on = False
                 if not self.trace:
-                    body = optimize_body(body)
+                    body = optimize_body(body, self.vec_info)
                     inline = body  # straight-line: may be inlined where the action is known statically
             self._idx = None
             fn = f"A{aid}"

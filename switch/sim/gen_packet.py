@@ -221,6 +221,8 @@ class PacketGen:
 
     def header_pack(self, hl: HeaderLayout) -> tuple[str, list[str]] | None:
         """(struct format without byte order, argument sources) packing header `hl`, or None (no struct layout)."""
+        if hl.name in self.vector_of:
+            return None
         st = self.header_struct(hl)
         if st is not None:
             return self.ns[st[0]].format[1:], [f"*F[{st[1]}:{st[2]}]"]
@@ -243,6 +245,9 @@ class PacketGen:
         return self.ns[plan[0]].format[1:], args
 
     def header_bytes(self, hl: HeaderLayout) -> str:
+        v = self.vector_of.get(hl.name)
+        if v is not None:
+            return f"_vbytes(F[{v.vslot}])"
         st = self.header_struct(hl)
         if st is not None:
             return f"{st[0]}.pack(*F[{st[1]}:{st[2]}])"
@@ -288,13 +293,25 @@ class PacketGen:
         if getattr(self, "has_updates", True):
             lines.append("    update_checksums(F)")
         packs = [self.header_pack(self.p.headers[h]) for h in order]
-        if not self.trace and len(order) > 1 and all(packs):
-            # the usual case, every header of the deparser valid: one struct packs them all
-            name = self.const("_SD", struct.Struct("!" + "".join(p[0] for p in packs if p)))
+        if not self.trace and len(order) > 1 and all(p or h in self.vector_of for h, p in zip(order, packs)):
+            # the usual case, every header of the deparser valid: one struct packs them all (a vector header's
+            # array bytes are joined in between)
+            parts: list[str] = []
+            fmt, args = "", []
+            for h, p in zip(order, packs):
+                if p is None:
+                    if fmt:
+                        parts.append(f"{self.const('_SD', struct.Struct('!' + fmt))}.pack({', '.join(args)})")
+                        fmt, args = "", []
+                    parts.append(self.header_bytes(self.p.headers[h]))
+                else:
+                    fmt += p[0]
+                    args += p[1]
+            if fmt:
+                parts.append(f"{self.const('_SD', struct.Struct('!' + fmt))}.pack({', '.join(args)})")
             valid = " and ".join(f"F[{self.p.headers[h].valid_slot}]" for h in order)
-            args = ", ".join(a for p in packs if p for a in p[1])
             lines.append(f"    if {valid}:")
-            lines.append(f"        return {name}.pack({args}) + F[{P_PAYLOAD}]")
+            lines.append(f"        return {' + '.join(parts)} + F[{P_PAYLOAD}]")
         lines.append("    out = []")
         for h in order:
             hl = self.p.headers[h]
@@ -423,6 +440,11 @@ class PacketGen:
         if hl.vl:
             raise LoadError(f"'extract' of header {hl.name!r}, which has a variable-length field, in {where} "
                             "(use 'extract_VL')")
+        v = self.vector_of.get(hl.name) if slots is None else None
+        if v is not None:
+            lines = [f"e = pos + {hl.nbytes}", "if e > n_: raise ParserError(_PE_SHORT)",
+                     f"F[{v.vslot}] = _vload{v.n}(data, pos)", "pos = e", f"F[{valid}] = 1"]
+            return lines
         st = self.header_struct(hl) if slots is None else None
         if st is not None:
             lines = [f"e = pos + {hl.nbytes}", "if e > n_: raise ParserError(_PE_SHORT)",

@@ -24,6 +24,12 @@ bounds are tested, never what ends up in them):
    followed only by copies `X1 = t; X2 = t` of a then dead `t` becomes `X1 = X2 = E`. Register
    read-modify-write sequences (`t = R[i]; t = t + h & M; R[i] = t; h = t`) shrink to one statement.
 
+4v. Vector windows. With vector headers (vectors.py: a header of bit<32> fields kept as one array in `F[vslot]`),
+   a window whose every element is the same plain operation between a bit<32> register cell and consecutive
+   fields of one vector header becomes one numpy operation on a view of the register (`RV<id>`): a store of the
+   fields, a load into them, or `t = R[i]; h = h + t & 0xFFFFFFFF; R[i] = h` (uint32 addition wraps modulo 2^32,
+   and `t` ends with the last cell's old value, as the scalar run leaves it).
+
 A body that does not fit the assumptions (loops, `F` passed to a call, computed slots) is returned unchanged.
 """
 
@@ -31,14 +37,28 @@ from __future__ import annotations
 
 import ast
 import copy
+from dataclasses import dataclass, field
 
 _PURE = (ast.Name, ast.Constant, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Load,
          ast.cmpop, ast.boolop, ast.operator, ast.unaryop)
 _MAX_MID = 3  # statements duplicated into the else branch of a merged bounds check
 
 
-def optimize_body(lines: list[str]) -> list[str]:
-    """The body, optimised (see module docstring); unchanged when it does not qualify."""
+@dataclass(frozen=True)
+class VectorInfo:
+    """Vector headers as (first slot, fields, array slot) and the `R<id>` names of bit<32> registers."""
+
+    headers: tuple[tuple[int, int, int], ...]
+    registers: frozenset[str]
+    slots: frozenset[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "slots", frozenset(k for a, n, _v in self.headers for k in range(a, a + n)))
+
+
+def optimize_body(lines: list[str], vec: VectorInfo | None = None) -> list[str]:
+    """The body, optimised (see module docstring); unchanged when it does not qualify. With `vec`, the slots of its
+    vector headers stay in F (never cached in locals) and register windows over them become array operations."""
     if not lines:
         return lines
     try:
@@ -46,11 +66,11 @@ def optimize_body(lines: list[str]) -> list[str]:
     except SyntaxError:
         return lines
     assert isinstance(fn, ast.FunctionDef)
-    body = _cache_slots(fn.body)
+    body = _cache_slots(fn.body, vec.slots if vec is not None else frozenset())
     if body is None:
         return lines
     body = _merge_guards(body)
-    body = _hoist_affine_checks(body)
+    body = _hoist_affine_checks(body, vec)
     body = _forward_temporaries(body)
     out: list[str] = []
     for stmt in body:
@@ -104,7 +124,7 @@ def _uses(node: ast.AST) -> list[tuple[int, bool]]:
     return out
 
 
-def _cache_slots(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
+def _cache_slots(stmts: list[ast.stmt], keep: frozenset[int] = frozenset()) -> list[ast.stmt] | None:
     if not _qualifies(stmts):
         return None
     counts: dict[int, int] = {}
@@ -114,7 +134,7 @@ def _cache_slots(stmts: list[ast.stmt]) -> list[ast.stmt] | None:
             counts[k] = counts.get(k, 0) + 1
             if st:
                 written.add(k)
-    cached = {k for k, c in counts.items() if c >= 2}
+    cached = {k for k, c in counts.items() if c >= 2 and k not in keep}
     if not cached:
         return stmts
     exits = any(isinstance(n, (ast.Return, ast.Raise)) for s in stmts for n in ast.walk(s))
@@ -279,7 +299,7 @@ def _tests_index(s: ast.stmt) -> bool:
     return isinstance(s, ast.If) and any(isinstance(n, ast.Name) and n.id == "i" for n in ast.walk(s.test))
 
 
-def _hoist_affine_checks(stmts: list[ast.stmt]) -> list[ast.stmt]:
+def _hoist_affine_checks(stmts: list[ast.stmt], vec: VectorInfo | None = None) -> list[ast.stmt]:
     """Split the body into runs whose index statements share one base; hoist the checks of each run."""
     out: list[ast.stmt] = []
     seg: list[ast.stmt] = []
@@ -289,14 +309,14 @@ def _hoist_affine_checks(stmts: list[ast.stmt]) -> list[ast.stmt]:
             aff = _affine(s.value)
             b = aff[0] if aff is not None else None
             if b is None or b != seg_base:
-                out.extend(_hoist_segment(seg) if seg_base is not None else seg)
+                out.extend(_hoist_segment(seg, vec) if seg_base is not None else seg)
                 seg, seg_base = [], b
         seg.append(s)
-    out.extend(_hoist_segment(seg) if seg_base is not None else seg)
+    out.extend(_hoist_segment(seg, vec) if seg_base is not None else seg)
     return out
 
 
-def _hoist_segment(seg: list[ast.stmt]) -> list[ast.stmt]:
+def _hoist_segment(seg: list[ast.stmt], vec: VectorInfo | None = None) -> list[ast.stmt]:
     """`seg` starts with an index statement on base b, and every index statement in it uses b."""
     limit: int | None = None
     cmin: int | None = None
@@ -332,7 +352,8 @@ def _hoist_segment(seg: list[ast.stmt]) -> list[ast.stmt]:
         else:
             fast.append(copy.deepcopy(s))
     test = ast.parse(f"{-cmin} <= {base} <= {limit}", mode="eval").body
-    return [ast.If(test=test, body=_register_window(fast, base) or fast, orelse=seg)]
+    window = (_vector_window(fast, base, vec) if vec is not None else None) or _register_window(fast, base)
+    return [ast.If(test=test, body=window or fast, orelse=seg)]
 
 
 # --- 4. register windows as slices -----------------------------------------------------------------------------
@@ -432,6 +453,115 @@ def _register_window(fast: list[ast.stmt], base: str) -> list[ast.stmt] | None:
     last = groups[-1][0]
     out.append(ast.parse(f"i = {base} + {last}" if last else f"i = {base}").body[0])  # `i` as the run left it
     return out
+
+
+_MASK32 = 0xFFFFFFFF
+
+
+def _is_cell(node: ast.AST) -> str | None:
+    """R for a register cell `R[i]`."""
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id.startswith("R")
+            and isinstance(node.slice, ast.Name) and node.slice.id == "i"):
+        return node.value.id
+    return None
+
+
+def _vector_op(stmts: list[ast.stmt]) -> tuple[str, str, int, str | None, ast.expr | None] | None:
+    """(kind, register, field slot, temporary's dump, temporary) of one element of a vector window: "w" `R[i] = F[s]`,
+    "r" `F[s] = R[i]`, "a" `t = R[i]; F[s] = (F[s] + t) & 0xFFFFFFFF; R[i] = F[s]`; None otherwise."""
+    if not all(isinstance(s, ast.Assign) and len(s.targets) == 1 for s in stmts):
+        return None
+    if len(stmts) == 1:
+        st = stmts[0]
+        assert isinstance(st, ast.Assign)
+        reg, slot = _is_cell(st.targets[0]), _slot(st.value)
+        if reg is not None and slot is not None:
+            return "w", reg, slot, None, None
+        reg, slot = _is_cell(st.value), _slot(st.targets[0])
+        if reg is not None and slot is not None:
+            return "r", reg, slot, None, None
+        return None
+    if len(stmts) != 3:
+        return None
+    load, add, store = stmts
+    assert isinstance(load, ast.Assign) and isinstance(add, ast.Assign) and isinstance(store, ast.Assign)
+    reg = _is_cell(load.value)
+    t = load.targets[0]
+    if reg is None or not (isinstance(t, ast.Name) or _slot(t) is not None):
+        return None
+    slot = _slot(add.targets[0])
+    if slot is None or _slot(store.value) != slot or _is_cell(store.targets[0]) != reg or _slot(t) == slot:
+        return None
+    v = add.value
+    if not (isinstance(v, ast.BinOp) and isinstance(v.op, ast.BitAnd) and isinstance(v.right, ast.Constant)
+            and v.right.value == _MASK32 and isinstance(v.left, ast.BinOp) and isinstance(v.left.op, ast.Add)):
+        return None
+    operands = {ast.dump(v.left.left), ast.dump(v.left.right)}
+    tdump = ast.dump(ast.Name(t.id, ast.Load()) if isinstance(t, ast.Name) else
+                     ast.Subscript(value=ast.Name("F", ast.Load()), slice=ast.Constant(_slot(t)), ctx=ast.Load()))
+    fdump = ast.dump(ast.Subscript(value=ast.Name("F", ast.Load()), slice=ast.Constant(slot), ctx=ast.Load()))
+    if operands != {tdump, fdump}:
+        return None
+    return "a", reg, slot, tdump, t
+
+
+def _vector_window(fast: list[ast.stmt], base: str, vec: VectorInfo) -> list[ast.stmt] | None:
+    """The checked run `fast` as one array operation (rewrite 4v), or None when it is not a vector window."""
+    groups: list[tuple[int, list[ast.stmt]]] = []
+    for s in fast:
+        if _is_index_assign(s):
+            aff = _affine(s.value)  # type: ignore[attr-defined]
+            if aff is None or aff[0] != base or aff[2] is not None:
+                return None
+            groups.append((aff[1], []))
+            continue
+        if not groups:
+            return None
+        groups[-1][1].append(s)
+    if len(groups) < _MIN_WINDOW:
+        return None
+    # the last element's statements may be followed by others of the run (`hdr.last = meta.tmp`): they run after it
+    ops = [_vector_op(stmts) for _c, stmts in groups[:-1]]
+    last_stmts = groups[-1][1]
+    tail: list[ast.stmt] = []
+    for size in (1, 3):
+        op = _vector_op(last_stmts[:size])
+        if op is not None and (not ops or op[0] == ops[0][0]):  # type: ignore[index]
+            ops.append(op)
+            tail = last_stmts[size:]
+            break
+    if len(ops) != len(groups) or any(op is None for op in ops):
+        return None
+    kind, reg, first, tdump, temp = ops[0]  # type: ignore[misc]
+    n = len(groups)
+    if any((op[0], op[1], op[3]) != (kind, reg, tdump) for op in ops) or reg not in vec.registers:  # type: ignore[index]
+        return None
+    c0 = groups[0][0]
+    if [c for c, _ in groups] != list(range(c0, c0 + n)) or [op[2] for op in ops] != list(range(first, first + n)):  # type: ignore[index]
+        return None
+    header = next(((a, hn, vs) for a, hn, vs in vec.headers if a <= first and first + n <= a + hn), None)
+    if header is None or (temp is not None and _slot(temp) in vec.slots):
+        return None
+    a, hn, vs = header
+    k0 = first - a
+    lo = f"{base} + {c0}" if c0 else base
+    cells = f"RV{reg[1:]}[{lo}:{base} + {c0 + n}]"
+    whole = k0 == 0 and n == hn
+    fields = f"F[{vs}]" if whole else f"F[{vs}][{k0}:{k0 + n}]"
+
+    def store(src: str) -> str:
+        return f"F[{vs}] = {src}.copy()" if whole else f"F[{vs}] = _vsplice(F[{vs}], {k0}, {src})"
+
+    if kind == "w":
+        lines = [f"{cells} = {fields}"]
+    elif kind == "r":
+        lines = [store(cells)]
+    else:
+        assert temp is not None
+        lines = ["_vw = " + cells, f"{ast.unparse(temp)} = int(_vw[{n - 1}])", f"_vw += {fields}", store("_vw")]
+    last = groups[-1][0]
+    lines.append(f"i = {base} + {last}" if last else f"i = {base}")
+    return [ast.parse(x).body[0] for x in lines] + tail
 
 
 def _copies_out(body: list[ast.stmt], n: int) -> bool:

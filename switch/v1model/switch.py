@@ -22,6 +22,7 @@ from switch.sim.program import (P_CLONE, P_CLONE_FL, P_EXIT, P_ID, P_INLEN, P_LE
                                 P_TRUNC, Program, parse_json)
 from switch.sim.tables import ActionInfo, MatchTable
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
+from switch.sim.vectors import NotVectorizable, template as vec_template
 from switch.v1model.fastpath import build_fast_paths
 from switch.v1model.pre import Mirror, Pre
 from switch.v1model.primitives import v1model_primitives
@@ -91,7 +92,7 @@ class _Loaded:
         self.ts_enq = self.s_enq_timestamp if self.deq_td is not None else seen(self.s_enq_timestamp)
         self.egress_clock = self.ts_egress is not None or self.deq_td is not None
         self.m0, self.m1 = prog.meta_start, prog.meta_end
-        self.template = prog.template
+        self.template = vec_template(prog.template, cg.vectors) if cg.vectors else prog.template
         self.field_lists = prog.field_lists
         # untraced: generated per-packet paths (fastpath.py), set by V1Switch._build
         self.fast_process: Callable[[int, bytes], list[tuple[int, bytes]] | None] | None = None
@@ -199,9 +200,15 @@ class V1Switch:
             fn(F[P_ID], msg)
 
     def _build(self, j: dict, prog: Program, reuse: Codegen | None = None) -> _Loaded:
-        cg = Codegen(prog, v1model_primitives(self.drop_port), self._trace is not None, reuse=reuse,
-                     extra_ns={"_T": self._emit_trace, "_random": self.rng.randint})
-        ns = cg.build()
+        def generate(vectors: bool) -> tuple[Codegen, dict[str, Any]]:
+            cg = Codegen(prog, v1model_primitives(self.drop_port), self._trace is not None, reuse=reuse,
+                         extra_ns={"_T": self._emit_trace, "_random": self.rng.randint}, vectors=vectors)
+            return cg, cg.build()
+
+        try:
+            cg, ns = generate(vectors=True)
+        except NotVectorizable:
+            cg, ns = generate(vectors=False)
         L = _Loaded(j, prog, cg, ns)
         if self._trace is None:
             fast = build_fast_paths(self, L)

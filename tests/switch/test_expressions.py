@@ -363,4 +363,4 @@ def test_register_index_recomputed_after_its_field_changes(fixture_dict):
     sw = V1Switch()
     sw.load(j)
     sw.process(0, FRAME)
-    assert sw.registers["r"].values == [0, 0, 0x11, 0x05, 0, 0x56, 0, 0]
+    assert sw.registers["r"].cells() == [0, 0, 0x11, 0x05, 0, 0x56, 0, 0]

@@ -1,0 +1,264 @@
+"""Vector headers: a header of many bit<32> fields kept as one numpy array from parse to deparse (untraced code).
+
+A payload header such as SwitchML's 64 x bit<32> elements costs the generated code one Python int per field at
+parse, one add and mask per field at each register update and one pack argument per field at deparse. When such a
+header meets a bit<32> register in a register window (`values[base + k] += hdr.d_k`, see optimize.py rewrite 4),
+the untraced code keeps the header's fields as one array in an extra PHV slot `F[vslot]` instead:
+
+- parse: `F[vslot]` is a read-only big-endian view of the frame (`_vload`), no copy;
+- register windows: one numpy operation on a view of the register (`RV<id>`, the same array as `R<id>`), modulo
+  2^32 by uint32 arithmetic, exactly BMv2's truncation of a bit<32> result;
+- deparse: the array's bytes (`_vbytes`).
+
+The arrays are never changed in place once stored in `F` (a new array replaces the old one), so the PHV copies of
+multicast, clone and resubmit may share them. Every other access to the header's fields (a condition on one
+element, a table key, a checksum over them) is rewritten by `finish_module` into an element access on the array:
+exact, only slower. Programs with accesses `finish_module` cannot prove safe (a computed PHV index, a slice that
+cuts through the header) are built without vector headers (`NotVectorizable`). Registers a window turned into
+numpy arrays (`RegisterArray.vectorize`) stay arrays; scalar reads of them anywhere, traced code included, become
+`int(R[i])` so no numpy scalar leaks into Python-int arithmetic.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from switch.sim.program import HeaderLayout, Program
+
+MIN_VECTOR = 8        # fields that make an array worth it (numpy calls cost ~0.3 us each)
+BE32 = np.dtype(">u4")
+U32 = np.dtype(np.uint32)
+
+
+class NotVectorizable(Exception):
+    """The generated module accesses a vector header in a way `finish_module` does not rewrite."""
+
+
+@dataclass(frozen=True)
+class VectorHeader:
+    """A header stored as one array: fields in slots [first, first + n) of the scalar layout, the array in `vslot`."""
+
+    name: str
+    first: int
+    n: int
+    vslot: int
+
+    def owns(self, slot: int) -> bool:
+        return self.first <= slot < self.first + self.n
+
+
+def candidates(prog: Program) -> list[HeaderLayout]:
+    """Headers that can be vector headers: packet headers (not metadata, not in a stack or union, no varbit field)
+    of at least MIN_VECTOR fields, all bit<32>, in consecutive slots; only when some register is bit<32>."""
+    regs = prog.json.get("register_arrays", [])
+    if not any(r.get("bitwidth") == 32 for r in regs):
+        return []
+    out = []
+    for hl in prog.headers.values():
+        if hl.metadata or hl.stack is not None or hl.union_siblings or hl.vl or len(hl.fields) < MIN_VECTOR:
+            continue
+        if any(w != 32 or signed for _n, w, signed in hl.fields):
+            continue
+        slots = [hl.slots[n] for n, _w, _s in hl.fields]
+        if slots != list(range(slots[0], slots[0] + len(slots))):
+            continue
+        if any(hl.name in st.headers for st in prog.stacks.values()):
+            continue
+        out.append(hl)
+    return out
+
+
+# --- run-time helpers (in the generated module's namespace) ----------------------------------------------------
+def _vbytes(a: np.ndarray) -> bytes:
+    """The header's bytes on the wire."""
+    return a.astype(BE32, copy=False).tobytes()
+
+
+def _vput(a: np.ndarray, k: int, v: int) -> np.ndarray:
+    """A copy of `a` with element k set to v (arrays in F are never changed in place)."""
+    b = a.astype(U32)
+    b[k] = v
+    return b
+
+
+def _vsplice(a: np.ndarray, k: int, values: Any) -> np.ndarray:
+    """A copy of `a` with elements k.. replaced by `values`."""
+    b = a.astype(U32)
+    b[k:k + len(values)] = values
+    return b
+
+
+def _vtake(values: Any) -> np.ndarray:
+    """A new array from n Python ints or an array."""
+    return np.array(values, dtype=U32)
+
+
+def _vload_fn(n: int) -> Callable[[Any, int], np.ndarray]:
+    """`_vload(data, pos)`: the n big-endian words at pos, a read-only view when data is bytes."""
+    frombuffer = np.frombuffer
+
+    def _vload(data: Any, pos: int) -> np.ndarray:
+        a = frombuffer(data, BE32, n, pos)
+        return a if type(data) is bytes else a.copy()
+    return _vload
+
+
+def _vzero(n: int) -> np.ndarray:
+    """The array of a header that was never extracted (all fields 0), read-only."""
+    z = np.zeros(n, dtype=BE32)
+    z.setflags(write=False)
+    return z
+
+
+def namespace(vectors: list[VectorHeader]) -> dict[str, Any]:
+    ns: dict[str, Any] = {"_vbytes": _vbytes, "_vput": _vput, "_vsplice": _vsplice, "_vtake": _vtake}
+    for v in vectors:
+        ns[f"_vload{v.n}"] = _vload_fn(v.n)
+    return ns
+
+
+def template(tpl: list[Any], vectors: list[VectorHeader]) -> list[Any]:
+    """The PHV template extended by the vector slots (zero arrays)."""
+    out = list(tpl)
+    for v in sorted(vectors, key=lambda v: v.vslot):
+        while len(out) <= v.vslot:
+            out.append(0)
+        out[v.vslot] = _vzero(v.n)
+    return out
+
+
+# --- the module pass -----------------------------------------------------------------------------------------------
+def _const_slot(node: ast.AST) -> int | None:
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    return None
+
+
+def _call(fn: str, *args: ast.expr) -> ast.Call:
+    return ast.Call(func=ast.Name(fn, ast.Load()), args=list(args), keywords=[])
+
+
+def _vec_ref(v: VectorHeader, ctx: ast.expr_context | None = None) -> ast.Subscript:
+    return ast.Subscript(value=ast.Name("F", ast.Load()), slice=ast.Constant(v.vslot), ctx=ctx or ast.Load())
+
+
+class _Rewriter(ast.NodeTransformer):
+    """Element accesses to vector headers and scalar reads of numpy registers (see module docstring)."""
+
+    def __init__(self, vectors: list[VectorHeader], numpy_regs: set[str]) -> None:
+        self.vectors = vectors
+        self.numpy_regs = numpy_regs
+
+    def owner(self, slot: int) -> VectorHeader | None:
+        for v in self.vectors:
+            if v.owns(slot):
+                return v
+        return None
+
+    def phv(self, node: ast.Subscript) -> tuple[VectorHeader, int | tuple[int, int]] | None:
+        """(vector, element or (lo, hi)) of an F[...] subscript touching a vector header; None when it does not."""
+        if not (isinstance(node.value, ast.Name) and node.value.id == "F"):
+            return None
+        s = node.slice
+        k = _const_slot(s)
+        if k is not None:
+            v = self.owner(k)
+            return (v, k - v.first) if v is not None else None
+        if isinstance(s, ast.Slice) and s.step is None:
+            lo = _const_slot(s.lower) if s.lower is not None else 0
+            hi = _const_slot(s.upper) if s.upper is not None else None
+            if lo is None or hi is None:
+                if self.vectors:
+                    raise NotVectorizable("a PHV slice with computed bounds")
+                return None
+            for v in self.vectors:
+                if lo < v.first + v.n and v.first < hi:
+                    if lo < v.first or hi > v.first + v.n:
+                        raise NotVectorizable(f"a PHV slice [{lo}:{hi}] cuts through vector header {v.name}")
+                    return v, (lo - v.first, hi - v.first)
+            return None
+        if self.vectors:
+            raise NotVectorizable("a computed PHV index")
+        return None
+
+    def visit_Assign(self, node: ast.Assign) -> ast.AST:
+        node.value = self.visit(node.value)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript):
+            hit = self.phv(node.targets[0])
+            if hit is not None:
+                v, at = hit
+                arr = _vec_ref(v)
+                if isinstance(at, int):
+                    value: ast.expr = _call("_vput", arr, ast.Constant(at), node.value)
+                elif at == (0, v.n):
+                    value = _call("_vtake", node.value)
+                else:
+                    value = _call("_vsplice", arr, ast.Constant(at[0]), node.value)
+                return ast.copy_location(ast.Assign(targets=[_vec_ref(v, ast.Store())], value=value), node)
+        for t in node.targets:
+            for sub in ast.walk(t):
+                if isinstance(sub, ast.Subscript) and self.phv(sub) is not None:
+                    raise NotVectorizable("a vector header element in a multiple or unpacking assignment")
+        node.targets = [self.visit_target(t) for t in node.targets]
+        return node
+
+    def visit_target(self, t: ast.expr) -> ast.expr:
+        # register stores stay as they are (numpy converts a masked Python int); visit their index expressions
+        if isinstance(t, ast.Subscript):
+            t.slice = self.visit(t.slice)
+            return t
+        return self.visit(t)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.AST:
+        if isinstance(node.target, ast.Subscript) and (self.phv(node.target) is not None or self.reg(node.target)):
+            load = ast.Subscript(value=node.target.value, slice=node.target.slice, ctx=ast.Load())
+            plain = ast.Assign(targets=[node.target], value=ast.BinOp(left=load, op=node.op, right=node.value))
+            return self.visit_Assign(ast.copy_location(plain, node))
+        self.generic_visit(node)
+        return node
+
+    def reg(self, node: ast.Subscript) -> bool:
+        return isinstance(node.value, ast.Name) and node.value.id in self.numpy_regs
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        if isinstance(node.ctx, ast.Load):
+            hit = self.phv(node)
+            if hit is not None:
+                v, at = hit
+                if isinstance(at, int):
+                    elem = ast.Subscript(value=_vec_ref(v), slice=ast.Constant(at), ctx=ast.Load())
+                    return ast.copy_location(_call("int", elem), node)
+                arr: ast.expr = _vec_ref(v)
+                if at != (0, v.n):
+                    arr = ast.Subscript(value=arr, slice=ast.Slice(ast.Constant(at[0]), ast.Constant(at[1])),
+                                        ctx=ast.Load())
+                tolist = ast.Attribute(value=arr, attr="tolist", ctx=ast.Load())
+                return ast.copy_location(ast.Call(func=tolist, args=[], keywords=[]), node)
+            if self.reg(node):
+                node.slice = self.visit(node.slice)
+                if isinstance(node.slice, ast.Slice):
+                    tolist = ast.Attribute(value=node, attr="tolist", ctx=ast.Load())
+                    return ast.copy_location(ast.Call(func=tolist, args=[], keywords=[]), node)
+                return ast.copy_location(_call("int", node), node)
+        self.generic_visit(node)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in self.numpy_regs and isinstance(node.ctx, ast.Load):
+            # bare uses (the subscripts were handled above): the register passed or bound whole
+            raise NotVectorizable(f"register {node.id} used other than by index")
+        return node
+
+
+def finish_module(source: str, vectors: list[VectorHeader], numpy_regs: set[str]) -> str:
+    """The module with every remaining access to a vector header's scalar slots and every scalar read of a numpy
+    register rewritten (module docstring); NotVectorizable if an access cannot be rewritten."""
+    if not vectors and not numpy_regs:
+        return source
+    tree = ast.parse(source)
+    tree = _Rewriter(vectors, numpy_regs).visit(tree)
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
