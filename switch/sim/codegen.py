@@ -40,7 +40,7 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
 
     def __init__(self, prog: Program, arch_primitives: dict[str, Emitter], trace: bool,
                  reuse: "Codegen | None" = None, extra_ns: dict[str, Any] | None = None,
-                 vectors: bool = True) -> None:
+                 vectors: bool | set[str] = True) -> None:
         self.p = prog
         self.j = prog.json
         self.arch = arch_primitives
@@ -65,10 +65,12 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         self.ns.update(extra_ns or {})
         # vector headers (vectors.py): untraced code only; the traced generator stays the scalar reference
         self.vectors: list[vec.VectorHeader] = []
-        if vectors and not trace:
-            for k, hl in enumerate(vec.candidates(prog)):
-                a = hl.slots[hl.fields[0][0]]
-                self.vectors.append(vec.VectorHeader(hl.name, a, len(hl.fields), prog.nslots + k))
+        if vectors is not False and not trace:  # a set: all candidates but those
+            skip = vectors if isinstance(vectors, set) else set()
+            for hl in vec.candidates(prog):
+                if hl.name not in skip:
+                    a = hl.slots[hl.fields[0][0]]
+                    self.vectors.append(vec.VectorHeader(hl.name, a, len(hl.fields), prog.nslots + len(self.vectors)))
         self.vector_of = {v.name: v for v in self.vectors}
         self.vec_info: VectorInfo | None = None
         if self.vectors:

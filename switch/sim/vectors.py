@@ -13,8 +13,11 @@ the untraced code keeps the header's fields as one array in an extra PHV slot `F
 The arrays are never changed in place once stored in `F` (a new array replaces the old one), so the PHV copies of
 multicast, clone and resubmit may share them. Every other access to the header's fields (a condition on one
 element, a table key, a checksum over them) is rewritten by `finish_module` into an element access on the array:
-exact, only slower. Programs with accesses `finish_module` cannot prove safe (a computed PHV index, a slice that
-cuts through the header) are built without vector headers (`NotVectorizable`). Registers a window turned into
+exact, only slower: a header accessed element by element in a straight-line run of more than MAX_HOT_ELEMENTS
+accesses on a common path (anywhere but the out-of-range branch of a register window; e.g. ATP's saturating sums,
+which have no array form here) stays scalar, as do
+all of a program with accesses `finish_module` cannot prove safe (a computed PHV index, a slice that cuts through a
+header); a whole-header copy between two vector headers is one array reference (`NotVectorizable`). Registers a window turned into
 numpy arrays (`RegisterArray.vectorize`) stay arrays; scalar reads of them anywhere, traced code included, become
 `int(R[i])` so no numpy scalar leaks into Python-int arithmetic.
 """
@@ -30,12 +33,18 @@ import numpy as np
 from switch.sim.program import HeaderLayout, Program
 
 MIN_VECTOR = 8        # fields that make an array worth it (numpy calls cost ~0.3 us each)
+MAX_HOT_ELEMENTS = 8  # element accesses in one statement list (outside window fallbacks) a vector header may have
 BE32 = np.dtype(">u4")
 U32 = np.dtype(np.uint32)
 
 
 class NotVectorizable(Exception):
-    """The generated module accesses a vector header in a way `finish_module` does not rewrite."""
+    """The generated module accesses vector headers in a way `finish_module` does not rewrite (`headers` None), or
+    works on the named ones element by element on its common paths (then build with the others only)."""
+
+    def __init__(self, why: str, headers: set[str] | None = None) -> None:
+        super().__init__(why)
+        self.headers = headers
 
 
 @dataclass(frozen=True)
@@ -138,6 +147,13 @@ def _const_slot(node: ast.AST) -> int | None:
     return None
 
 
+def _phv_slot(node: ast.AST) -> int | None:
+    """k of `F[k]` with a constant k."""
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id == "F":
+        return _const_slot(node.slice)
+    return None
+
+
 def _call(fn: str, *args: ast.expr) -> ast.Call:
     return ast.Call(func=ast.Name(fn, ast.Load()), args=list(args), keywords=[])
 
@@ -152,6 +168,83 @@ class _Rewriter(ast.NodeTransformer):
     def __init__(self, vectors: list[VectorHeader], numpy_regs: set[str]) -> None:
         self.vectors = vectors
         self.numpy_regs = numpy_regs
+        self.busy: set[str] = set()  # headers with a straight-line run of many element accesses on a common path
+        self.cold = 0
+        self.counts: list[dict[str, int]] = []  # element accesses per vector of each open statement list
+
+    def count(self, v: VectorHeader) -> None:
+        if not self.cold and self.counts:
+            c = self.counts[-1]
+            c[v.name] = c.get(v.name, 0) + 1
+            if c[v.name] > MAX_HOT_ELEMENTS:
+                self.busy.add(v.name)
+
+    def visit_If(self, node: ast.If) -> ast.AST:
+        node.test = self.visit(node.test)
+        node.body = self.block(node.body)
+        # the out-of-range branch of a hoisted window (optimize.py rewrite 3: `lo <= base <= hi`) runs rarely
+        cold = (isinstance(node.test, ast.Compare) and len(node.test.ops) == 2
+                and all(isinstance(o, ast.LtE) for o in node.test.ops) and isinstance(node.test.left, (ast.Constant,
+                                                                                                        ast.UnaryOp)))
+        self.cold += cold
+        node.orelse = self.block(node.orelse)
+        self.cold -= cold
+        return node
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        """As NodeTransformer's, with statement lists going through `block`."""
+        for name, value in ast.iter_fields(node):
+            if isinstance(value, list):
+                if value and isinstance(value[0], ast.stmt):
+                    setattr(node, name, self.block(value))
+                else:
+                    setattr(node, name, [self.visit(x) if isinstance(x, ast.AST) else x for x in value])
+            elif isinstance(value, ast.AST):
+                setattr(node, name, self.visit(value))
+        return node
+
+    def block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        """A statement list with whole-header copies between vector headers collapsed, then rewritten."""
+        self.counts.append({})
+        try:
+            return self._block(stmts)
+        finally:
+            self.counts.pop()
+
+    def _block(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        out: list[ast.stmt] = []
+        i = 0
+        while i < len(stmts):
+            copy = self.header_copy(stmts, i)
+            if copy is not None:
+                dst, src = copy
+                out.append(ast.copy_location(ast.Assign(targets=[_vec_ref(dst, ast.Store())], value=_vec_ref(src)),
+                                             stmts[i]))
+                i += dst.n
+                continue
+            r = self.visit(stmts[i])
+            out.extend(r if isinstance(r, list) else [r])
+            i += 1
+        return out
+
+    def header_copy(self, stmts: list[ast.stmt], i: int) -> tuple[VectorHeader, VectorHeader] | None:
+        """(dst, src) when stmts[i:] start with `F[d + k] = F[s + k]` for every field k of two vector headers of the
+        same size (assign_header): arrays in F are never changed in place, so the copy may share the array."""
+        st = stmts[i]
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Subscript)
+                and isinstance(st.value, ast.Subscript)):
+            return None
+        d, s = _phv_slot(st.targets[0]), _phv_slot(st.value)
+        dst = next((v for v in self.vectors if v.first == d), None)
+        src = next((v for v in self.vectors if v.first == s), None)
+        if dst is None or src is None or dst.n != src.n or i + dst.n > len(stmts):
+            return None
+        for k in range(dst.n):
+            x = stmts[i + k]
+            if not (isinstance(x, ast.Assign) and len(x.targets) == 1 and _phv_slot(x.targets[0]) == d + k
+                    and _phv_slot(x.value) == s + k):
+                return None
+        return dst, src
 
     def owner(self, slot: int) -> VectorHeader | None:
         for v in self.vectors:
@@ -191,6 +284,7 @@ class _Rewriter(ast.NodeTransformer):
             hit = self.phv(node.targets[0])
             if hit is not None:
                 v, at = hit
+                self.count(v)
                 arr = _vec_ref(v)
                 if isinstance(at, int):
                     value: ast.expr = _call("_vput", arr, ast.Constant(at), node.value)
@@ -229,6 +323,7 @@ class _Rewriter(ast.NodeTransformer):
             hit = self.phv(node)
             if hit is not None:
                 v, at = hit
+                self.count(v)
                 if isinstance(at, int):
                     elem = ast.Subscript(value=_vec_ref(v), slice=ast.Constant(at), ctx=ast.Load())
                     return ast.copy_location(_call("int", elem), node)
@@ -260,5 +355,8 @@ def finish_module(source: str, vectors: list[VectorHeader], numpy_regs: set[str]
     if not vectors and not numpy_regs:
         return source
     tree = ast.parse(source)
-    tree = _Rewriter(vectors, numpy_regs).visit(tree)
+    rw = _Rewriter(vectors, numpy_regs)
+    tree.body = rw.block(tree.body)
+    if rw.busy:
+        raise NotVectorizable(f"element-wise accesses on the common path of {sorted(rw.busy)}", rw.busy)
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"

@@ -200,15 +200,21 @@ class V1Switch:
             fn(F[P_ID], msg)
 
     def _build(self, j: dict, prog: Program, reuse: Codegen | None = None) -> _Loaded:
-        def generate(vectors: bool) -> tuple[Codegen, dict[str, Any]]:
+        def generate(vectors: bool | set[str]) -> tuple[Codegen, dict[str, Any]]:
             cg = Codegen(prog, v1model_primitives(self.drop_port), self._trace is not None, reuse=reuse,
                          extra_ns={"_T": self._emit_trace, "_random": self.rng.randint}, vectors=vectors)
             return cg, cg.build()
 
-        try:
-            cg, ns = generate(vectors=True)
-        except NotVectorizable:
-            cg, ns = generate(vectors=False)
+        skip: set[str] = set()
+        while True:  # vector headers (switch/sim/vectors.py) where the generated code allows them
+            try:
+                cg, ns = generate(skip or True)
+                break
+            except NotVectorizable as exc:
+                if exc.headers is None or exc.headers <= skip:
+                    cg, ns = generate(False)
+                    break
+                skip |= exc.headers
         L = _Loaded(j, prog, cg, ns)
         if self._trace is None:
             fast = build_fast_paths(self, L)

@@ -64,6 +64,7 @@ def _switches(load_compiled):
     fast = load_compiled("vec_header")
     ref = load_compiled("vec_header", trace=lambda pid, msg: None)
     assert [v.name for v in fast._l.cg.vectors] == ["e", "f"] and not ref._l.cg.vectors
+    assert "F[71] = F[72]" in fast.generated_source  # hdr.e = hdr.f: one array reference
     src = fast.generated_source
     # every window became an array operation: 2 adds, a store, a load, a partial load
     assert src.count("_vw += ") >= 2 and "] = F[" in src and ".copy()" in src and "_vsplice(" in src
@@ -123,3 +124,21 @@ def test_repeated_frames_accumulate_exactly(load_compiled):
     for _ in range(3):
         assert fast.process(1, frame) == ref.process(1, frame)
     assert fast.registers["Ing.acc"].cells()[:N] == [3 * k for k in range(N)]
+
+
+def test_which_programs_get_vector_headers():
+    """switchml.p4's payload and its value register are arrays; atp.p4's sums saturate element by element (no array
+    form), so its payload header stays scalar rather than paying an element access per field."""
+    from pathlib import Path
+
+    from compiler import compile_file
+    from switch.v1model import V1Switch
+
+    p4src = Path(__file__).resolve().parents[2] / "p4src"
+    made = {}
+    for name in ("switchml", "atp"):
+        sw = V1Switch()
+        sw.load(compile_file(str(p4src / f"{name}.p4")).json)
+        made[name] = ([v.name for v in sw._l.cg.vectors], sorted(r.name for r in sw.registers.values() if r.is_vector))
+    assert made["switchml"] == (["ina_data"], ["SwitchMLIngress.ina_values"])
+    assert made["atp"] == ([], [])
