@@ -28,7 +28,8 @@ bounds are tested, never what ends up in them):
    a window whose every element is the same plain operation between a bit<32> register cell and consecutive
    fields of one vector header becomes one numpy operation on a view of the register (`RV<id>`): a store of the
    fields, a load into them, or `t = R[i]; h = h + t & 0xFFFFFFFF; R[i] = h` (uint32 addition wraps modulo 2^32,
-   and `t` ends with the last cell's old value, as the scalar run leaves it).
+   and `t` ends with the last cell's old value, as the scalar run leaves it), also with a saturating signed add
+   (`_vsat32`) and flags set when a sum equals a constant (ATP's overflow flag: `any()` over the window).
 
 A body that does not fit the assumptions (loops, `F` passed to a call, computed slots) is returned unchanged.
 """
@@ -466,43 +467,109 @@ def _is_cell(node: ast.AST) -> str | None:
     return None
 
 
-def _vector_op(stmts: list[ast.stmt]) -> tuple[str, str, int, str | None, ast.expr | None] | None:
-    """(kind, register, field slot, temporary's dump, temporary) of one element of a vector window: "w" `R[i] = F[s]`,
-    "r" `F[s] = R[i]`, "a" `t = R[i]; F[s] = (F[s] + t) & 0xFFFFFFFF; R[i] = F[s]`; None otherwise."""
-    if not all(isinstance(s, ast.Assign) and len(s.targets) == 1 for s in stmts):
+@dataclass(frozen=True)
+class _VecOp:
+    """One element of a vector window (see `_vector_op`)."""
+
+    kind: str                       # "w" store, "r" load, "a" wrapping add, "s" saturating signed add
+    reg: str
+    slot: int                       # the header field
+    temp: ast.expr | None = None    # the register value's temporary ("a", "s")
+    flags: tuple[tuple[ast.expr, tuple[int, ...]], ...] = ()  # (target, constants): target |= (field == c) each
+
+    def shape(self) -> tuple:
+        """What every element of one window must share."""
+        return (self.kind, self.reg, ast.dump(self.temp) if self.temp is not None else None,
+                tuple((ast.dump(t), cs) for t, cs in self.flags))
+
+
+def _phv(slot: int) -> str:
+    return f"F[{slot}]"
+
+
+def _sat_add(x: str, t: str) -> str:
+    """The generated scalar code of `(bit<32>)((int<32>)x |+| (int<32>)t)` (gen_expr: casts and _sat)."""
+    def signed(v: str) -> str:
+        return f"((({v}) + (1 << (32 - 1))) & ((1 << 32) - 1)) - (1 << (32 - 1))"
+    return f"(_sat({signed(x)} + {signed(t)}, 32) & 4294967295)"
+
+
+def _flag_terms(value: ast.expr, slot: int) -> tuple[ast.expr, tuple[int, ...]] | None:
+    """(Y, constants) when value is `Y | (1 if F[slot] == c1 else 0) | ...` (Y a local or a constant slot)."""
+    consts: list[int] = []
+    node = value
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        term = node.right
+        if not (isinstance(term, ast.IfExp) and isinstance(term.body, ast.Constant) and term.body.value == 1
+                and isinstance(term.orelse, ast.Constant) and term.orelse.value == 0
+                and isinstance(term.test, ast.Compare) and len(term.test.ops) == 1
+                and isinstance(term.test.ops[0], ast.Eq) and _slot(term.test.left) == slot
+                and isinstance(term.test.comparators[0], ast.Constant)
+                and type(term.test.comparators[0].value) is int):
+            return None
+        consts.append(term.test.comparators[0].value)
+        node = node.left
+    if not consts or not (isinstance(node, ast.Name) or _slot(node) is not None):
+        return None
+    return node, tuple(reversed(consts))
+
+
+def _vector_op(stmts: list[ast.stmt]) -> _VecOp | None:
+    """One element of a vector window, or None: "w" `R[i] = F[s]`, "r" `F[s] = R[i]`, "a" `t = R[i];
+    F[s] = (F[s] + t) & 0xFFFFFFFF; R[i] = F[s]`, "s" the same with a saturating signed add (ATP's
+    `(bit<32>)((int<32>)F[s] |+| (int<32>)t)`); "a" and "s" may update flags `Y = Y | (1 if F[s] == c else 0)`
+    between the sum and the store."""
+    if not stmts or not all(isinstance(s, ast.Assign) and len(s.targets) == 1 for s in stmts):
         return None
     if len(stmts) == 1:
         st = stmts[0]
         assert isinstance(st, ast.Assign)
         reg, slot = _is_cell(st.targets[0]), _slot(st.value)
         if reg is not None and slot is not None:
-            return "w", reg, slot, None, None
+            return _VecOp("w", reg, slot)
         reg, slot = _is_cell(st.value), _slot(st.targets[0])
         if reg is not None and slot is not None:
-            return "r", reg, slot, None, None
+            return _VecOp("r", reg, slot)
         return None
-    if len(stmts) != 3:
+    if len(stmts) < 3:
         return None
-    load, add, store = stmts
-    assert isinstance(load, ast.Assign) and isinstance(add, ast.Assign) and isinstance(store, ast.Assign)
+    load, op, store = stmts[0], stmts[1], stmts[-1]
+    assert isinstance(load, ast.Assign) and isinstance(op, ast.Assign) and isinstance(store, ast.Assign)
     reg = _is_cell(load.value)
     t = load.targets[0]
     if reg is None or not (isinstance(t, ast.Name) or _slot(t) is not None):
         return None
-    slot = _slot(add.targets[0])
+    slot = _slot(op.targets[0])
     if slot is None or _slot(store.value) != slot or _is_cell(store.targets[0]) != reg or _slot(t) == slot:
         return None
-    v = add.value
-    if not (isinstance(v, ast.BinOp) and isinstance(v.op, ast.BitAnd) and isinstance(v.right, ast.Constant)
-            and v.right.value == _MASK32 and isinstance(v.left, ast.BinOp) and isinstance(v.left.op, ast.Add)):
+    tsrc = t.id if isinstance(t, ast.Name) else _phv(_slot(t))  # type: ignore[arg-type]
+    got = ast.dump(op.value)
+    x = _phv(slot)
+    if got in (ast.dump(ast.parse(f"({x} + {tsrc}) & {_MASK32}", mode="eval").body),
+               ast.dump(ast.parse(f"({tsrc} + {x}) & {_MASK32}", mode="eval").body)):
+        kind = "a"
+    elif got in (ast.dump(ast.parse(_sat_add(x, tsrc), mode="eval").body),
+                 ast.dump(ast.parse(_sat_add(tsrc, x), mode="eval").body)):
+        kind = "s"
+    else:
         return None
-    operands = {ast.dump(v.left.left), ast.dump(v.left.right)}
-    tdump = ast.dump(ast.Name(t.id, ast.Load()) if isinstance(t, ast.Name) else
-                     ast.Subscript(value=ast.Name("F", ast.Load()), slice=ast.Constant(_slot(t)), ctx=ast.Load()))
-    fdump = ast.dump(ast.Subscript(value=ast.Name("F", ast.Load()), slice=ast.Constant(slot), ctx=ast.Load()))
-    if operands != {tdump, fdump}:
-        return None
-    return "a", reg, slot, tdump, t
+    flags = []
+    for st in stmts[2:-1]:
+        assert isinstance(st, ast.Assign)
+        terms = _flag_terms(st.value, slot)
+        tgt = st.targets[0]
+        if terms is None or ast.dump(terms[0]) != ast.dump(_as_load(tgt)) or ast.dump(_as_load(tgt)) in (
+                ast.dump(_as_load(t)), ast.dump(_as_load(op.targets[0]))):
+            return None  # the flag must be neither the field nor the temporary
+        flags.append((tgt, terms[1]))
+    return _VecOp(kind, reg, slot, t, tuple(flags))
+
+
+def _as_load(node: ast.expr) -> ast.expr:
+    """node (a Name or F[k] target) as it reads."""
+    if isinstance(node, ast.Name):
+        return ast.Name(node.id, ast.Load())
+    return ast.Subscript(value=ast.Name("F", ast.Load()), slice=ast.Constant(_slot(node)), ctx=ast.Load())
 
 
 def _vector_window(fast: list[ast.stmt], base: str, vec: VectorInfo) -> list[ast.stmt] | None:
@@ -520,45 +587,56 @@ def _vector_window(fast: list[ast.stmt], base: str, vec: VectorInfo) -> list[ast
         groups[-1][1].append(s)
     if len(groups) < _MIN_WINDOW:
         return None
-    # the last element's statements may be followed by others of the run (`hdr.last = meta.tmp`): they run after it
     ops = [_vector_op(stmts) for _c, stmts in groups[:-1]]
+    if any(op is None for op in ops):
+        return None
+    # the last element's statements may be followed by others of the run (`hdr.last = meta.tmp`): they run after it
     last_stmts = groups[-1][1]
     tail: list[ast.stmt] = []
-    for size in (1, 3):
+    for size in range(1, len(last_stmts) + 1):
         op = _vector_op(last_stmts[:size])
-        if op is not None and (not ops or op[0] == ops[0][0]):  # type: ignore[index]
+        if op is not None and (not ops or op.shape() == ops[0].shape()):  # type: ignore[union-attr]
             ops.append(op)
             tail = last_stmts[size:]
             break
-    if len(ops) != len(groups) or any(op is None for op in ops):
+    if len(ops) != len(groups):
         return None
-    kind, reg, first, tdump, temp = ops[0]  # type: ignore[misc]
+    first_op = ops[0]
+    assert first_op is not None
+    if any(op.shape() != first_op.shape() for op in ops) or first_op.reg not in vec.registers:  # type: ignore[union-attr]
+        return None
     n = len(groups)
-    if any((op[0], op[1], op[3]) != (kind, reg, tdump) for op in ops) or reg not in vec.registers:  # type: ignore[index]
-        return None
-    c0 = groups[0][0]
-    if [c for c, _ in groups] != list(range(c0, c0 + n)) or [op[2] for op in ops] != list(range(first, first + n)):  # type: ignore[index]
+    c0, first = groups[0][0], first_op.slot
+    if [c for c, _ in groups] != list(range(c0, c0 + n)) or \
+            [op.slot for op in ops] != list(range(first, first + n)):  # type: ignore[union-attr]
         return None
     header = next(((a, hn, vs) for a, hn, vs in vec.headers if a <= first and first + n <= a + hn), None)
-    if header is None or (temp is not None and _slot(temp) in vec.slots):
+    others = [first_op.temp] + [t for t, _c in first_op.flags]
+    if header is None or any(x is not None and _slot(x) in vec.slots for x in others):
         return None
     a, hn, vs = header
     k0 = first - a
     lo = f"{base} + {c0}" if c0 else base
-    cells = f"RV{reg[1:]}[{lo}:{base} + {c0 + n}]"
+    cells = f"RV{first_op.reg[1:]}[{lo}:{base} + {c0 + n}]"
     whole = k0 == 0 and n == hn
     fields = f"F[{vs}]" if whole else f"F[{vs}][{k0}:{k0 + n}]"
 
     def store(src: str) -> str:
         return f"F[{vs}] = {src}.copy()" if whole else f"F[{vs}] = _vsplice(F[{vs}], {k0}, {src})"
 
+    kind = first_op.kind
     if kind == "w":
         lines = [f"{cells} = {fields}"]
     elif kind == "r":
         lines = [store(cells)]
     else:
-        assert temp is not None
-        lines = ["_vw = " + cells, f"{ast.unparse(temp)} = int(_vw[{n - 1}])", f"_vw += {fields}", store("_vw")]
+        assert first_op.temp is not None
+        lines = ["_vw = " + cells, f"{ast.unparse(first_op.temp)} = int(_vw[{n - 1}])",
+                 f"_vw += {fields}" if kind == "a" else f"_vsat32(_vw, {fields})"]
+        for tgt, consts in first_op.flags:
+            y = ast.unparse(tgt)
+            lines.append(f"{y} = {y}" + "".join(f" | (1 if (_vw == {c}).any() else 0)" for c in consts))
+        lines.append(store("_vw"))
     last = groups[-1][0]
     lines.append(f"i = {base} + {last}" if last else f"i = {base}")
     return [ast.parse(x).body[0] for x in lines] + tail

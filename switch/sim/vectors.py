@@ -101,6 +101,14 @@ def _vsplice(a: np.ndarray, k: int, values: Any) -> np.ndarray:
     return b
 
 
+def _vsat32(cells: np.ndarray, fields: np.ndarray) -> None:
+    """cells := (bit<32>)((int<32>)fields |+| (int<32>)cells), in place: the sum saturates at int<32>'s bounds."""
+    s = cells.view(np.int32).astype(np.int64)
+    s += fields.astype(U32, copy=False).view(np.int32)
+    np.clip(s, -2**31, 2**31 - 1, out=s)
+    cells[:] = s.astype(np.int32).view(U32)
+
+
 def _vtake(values: Any) -> np.ndarray:
     """A new array from n Python ints or an array."""
     return np.array(values, dtype=U32)
@@ -124,7 +132,8 @@ def _vzero(n: int) -> np.ndarray:
 
 
 def namespace(vectors: list[VectorHeader]) -> dict[str, Any]:
-    ns: dict[str, Any] = {"_vbytes": _vbytes, "_vput": _vput, "_vsplice": _vsplice, "_vtake": _vtake}
+    ns: dict[str, Any] = {"_vbytes": _vbytes, "_vput": _vput, "_vsplice": _vsplice, "_vtake": _vtake,
+                          "_vsat32": _vsat32}
     for v in vectors:
         ns[f"_vload{v.n}"] = _vload_fn(v.n)
     return ns

@@ -9,8 +9,11 @@ from __future__ import annotations
 import struct
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from switch.sim.vectors import MAX_HOT_ELEMENTS, NotVectorizable, VectorHeader, _vsat32, finish_module
 
 N, ACC = 16, 40
 CTL = struct.Struct("!BBHII")
@@ -127,8 +130,8 @@ def test_repeated_frames_accumulate_exactly(load_compiled):
 
 
 def test_which_programs_get_vector_headers():
-    """switchml.p4's payload and its value register are arrays; atp.p4's sums saturate element by element (no array
-    form), so its payload header stays scalar rather than paying an element access per field."""
+    """switchml.p4's and atp.p4's payload headers and value registers are arrays (atp.p4's sums saturate and set an
+    overflow flag: `_vsat32` and `any()`)."""
     from pathlib import Path
 
     from compiler import compile_file
@@ -141,4 +144,31 @@ def test_which_programs_get_vector_headers():
         sw.load(compile_file(str(p4src / f"{name}.p4")).json)
         made[name] = ([v.name for v in sw._l.cg.vectors], sorted(r.name for r in sw.registers.values() if r.is_vector))
     assert made["switchml"] == (["ina_data"], ["SwitchMLIngress.ina_values"])
-    assert made["atp"] == ([], [])
+    assert made["atp"] == (["atp_data"], ["AtpIngress.atp_values"])
+
+
+def test_element_wise_common_paths_keep_a_header_scalar():
+    """More than MAX_HOT_ELEMENTS element accesses in one straight-line run would each copy the array: the header
+    is refused (and built scalar), unless the run is the out-of-range branch of a hoisted window."""
+    v = VectorHeader("h", 10, 16, 40)
+    run = [f"F[{10 + k}] = F[{10 + k}] + 1 & 4294967295" for k in range(MAX_HOT_ELEMENTS + 1)]
+    with pytest.raises(NotVectorizable) as exc:
+        finish_module("def A(F, D):\n" + "\n".join("    " + x for x in run) + "\n", [v], set())
+    assert exc.value.headers == {"h"}
+    cold = "def A(F, D):\n    if 0 <= F[1] <= 5:\n        pass\n    else:\n" + "\n".join("        " + x for x in run)
+    out = finish_module(cold + "\n", [v], set())
+    assert "_vput(F[40], 8, int(F[40][8]) + 1 & 4294967295)" in out and "F[18]" not in out
+    with pytest.raises(NotVectorizable) as exc:
+        finish_module("def A(F, D):\n    x = F[9:12]\n", [v], set())  # a slice cutting through the header
+    assert exc.value.headers is None
+
+
+i32 = st.integers(-2**31, 2**31 - 1)
+
+
+@given(st.lists(st.tuples(i32, i32), min_size=1, max_size=40))
+def test_vsat32_is_a_saturating_int32_add(pairs):
+    cells = np.array([a & M32 for a, _ in pairs], dtype=np.uint32)
+    fields = np.array([b & M32 for _, b in pairs], dtype=">u4")
+    _vsat32(cells, fields)
+    assert cells.tolist() == [max(-2**31, min(2**31 - 1, a + b)) & M32 for a, b in pairs]
