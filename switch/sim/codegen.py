@@ -141,12 +141,22 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         (vectors.finish_module). NotVectorizable when the module cannot be rewritten (then build without vectors)."""
         by_id = {ra.id: ra for ra in self.registers.values()}
         windowed = {int(m) for m in re.findall(r"\bRV(\d+)\[", src)}
-        numpy_regs = {f"R{ra.id}" for ra in self.registers.values() if ra.is_vector or ra.id in windowed}
+        columns = {name: [by_id[int(r[1:])] for r in regs]
+                   for regs, name in (self.vec_info.columns.items() if self.vec_info is not None else ())}
+        in_columns = [ra.id for regs in columns.values() for ra in regs]
+        if len(set(in_columns)) != len(in_columns) or set(in_columns) & windowed:
+            raise vec.NotVectorizable("a register in two vector windows of different shapes")
+        numpy_regs = {f"R{ra.id}" for ra in self.registers.values()
+                      if ra.is_vector or ra.id in windowed or ra.id in in_columns}
         src = vec.finish_module(src, self.vectors, numpy_regs)
         for rid in sorted(windowed):
             ra = by_id[rid]
             ra.vectorize()
             self.ns[f"R{rid}"] = self.ns[f"RV{rid}"] = ra.values
+        for name, regs in columns.items():
+            self.ns[name] = vec.join_columns(regs)
+            for ra in regs:
+                self.ns[f"R{ra.id}"] = ra.values
         return src
 
     # --- driver ----------------------------------------------------------------------------------------------

@@ -18,6 +18,8 @@ class RegisterArray:
         self.bitwidth = bitwidth
         self.mask = (1 << bitwidth) - 1
         self.values: list[int] | np.ndarray = [0] * size
+        self.columns: np.ndarray | None = None
+        """The 2-D array whose column `values` is, when the register is one of a column window's (vectors.py)."""
 
     @property
     def is_vector(self) -> bool:

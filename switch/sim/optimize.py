@@ -31,6 +31,11 @@ bounds are tested, never what ends up in them):
    and `t` ends with the last cell's old value, as the scalar run leaves it), also with a saturating signed add
    (`_vsat32`) and flags set when a sum equals a constant (ATP's overflow flag: `any()` over the window).
 
+4c. Column windows. A straight-line run that, at one proven-in-range index `i`, adds consecutive fields of a vector
+   header into as many bit<32> registers of one size (`t = R_k[i]; t = (t + h_k) & 0xFFFFFFFF; R_k[i] = t; h_k = t`,
+   a register per element) keeps those registers as the columns of one 2-D array and adds the fields to its row i
+   at once (`t` ends with the last sum, as the scalar run leaves it).
+
 A body that does not fit the assumptions (loops, `F` passed to a call, computed slots) is returned unchanged.
 """
 
@@ -52,6 +57,8 @@ class VectorInfo:
     headers: tuple[tuple[int, int, int], ...]
     registers: frozenset[str]
     slots: frozenset[int] = field(init=False)
+    columns: dict[tuple[str, ...], str] = field(default_factory=dict, compare=False)
+    """Register groups used as the columns of one 2-D array (rewrite 4c), by the name the code uses for it."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "slots", frozenset(k for a, n, _v in self.headers for k in range(a, a + n)))
@@ -72,6 +79,8 @@ def optimize_body(lines: list[str], vec: VectorInfo | None = None) -> list[str]:
         return lines
     body = _merge_guards(body)
     body = _hoist_affine_checks(body, vec)
+    if vec is not None:
+        body = _column_windows(body, vec)
     body = _forward_temporaries(body)
     out: list[str] = []
     for stmt in body:
@@ -640,6 +649,74 @@ def _vector_window(fast: list[ast.stmt], base: str, vec: VectorInfo) -> list[ast
     last = groups[-1][0]
     lines.append(f"i = {base} + {last}" if last else f"i = {base}")
     return [ast.parse(x).body[0] for x in lines] + tail
+
+
+def _column_op(stmts: list[ast.stmt]) -> tuple[str, int, str] | None:
+    """(register, field slot, temporary's dump) of `t = R[i]; t = (t + F[s]) & M; R[i] = t; F[s] = t`."""
+    if len(stmts) != 4 or not all(isinstance(s, ast.Assign) and len(s.targets) == 1 for s in stmts):
+        return None
+    load, add, store, back = stmts
+    assert isinstance(load, ast.Assign) and isinstance(add, ast.Assign) and isinstance(store, ast.Assign) \
+        and isinstance(back, ast.Assign)
+    reg = _is_cell(load.value)
+    t = load.targets[0]
+    if reg is None or not (isinstance(t, ast.Name) or _slot(t) is not None):
+        return None
+    tl = ast.dump(_as_load(t))
+    slot = _slot(back.targets[0])
+    if slot is None or _slot(t) == slot or ast.dump(add.targets[0]) != ast.dump(t) or ast.dump(back.value) != tl:
+        return None
+    if _is_cell(store.targets[0]) != reg or ast.dump(store.value) != tl:
+        return None
+    tsrc, x = ast.unparse(_as_load(t)), _phv(slot)
+    if ast.dump(add.value) not in (ast.dump(ast.parse(f"({x} + {tsrc}) & {_MASK32}", mode="eval").body),
+                                   ast.dump(ast.parse(f"({tsrc} + {x}) & {_MASK32}", mode="eval").body)):
+        return None
+    return reg, slot, tl
+
+
+def _column_windows(stmts: list[ast.stmt], vec: VectorInfo) -> list[ast.stmt]:
+    """Rewrite 4c on a straight-line body: runs of `_column_op` elements after an unguarded `i = ...`."""
+    out: list[ast.stmt] = []
+    k = 0
+    while k < len(stmts):
+        s = stmts[k]
+        out.append(s)
+        k += 1
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                and s.targets[0].id == "i"):
+            continue
+        ops = []
+        j = k
+        while j + 4 <= len(stmts):
+            op = _column_op(stmts[j:j + 4])
+            if op is None or (ops and op[2] != ops[0][2]):
+                break
+            ops.append(op)
+            j += 4
+        n = len(ops)
+        if n < _MIN_WINDOW:
+            continue
+        regs = tuple(r for r, _s, _t in ops)
+        first = ops[0][1]
+        if len(set(regs)) != n or not set(regs) <= vec.registers or \
+                [sl for _r, sl, _t in ops] != list(range(first, first + n)):
+            continue
+        header = next(((a, hn, vs) for a, hn, vs in vec.headers if a <= first and first + n <= a + hn), None)
+        t = stmts[k].targets[0]  # type: ignore[attr-defined]
+        if header is None or (_slot(t) is not None and _slot(t) in vec.slots):
+            continue
+        a, hn, vs = header
+        k0 = first - a
+        name = vec.columns.setdefault(regs, f"RC{len(vec.columns)}")
+        whole = k0 == 0 and n == hn
+        fields = f"F[{vs}]" if whole else f"F[{vs}][{k0}:{k0 + n}]"
+        lines = [f"_vw = {name}[i]", f"_vw += {fields}",
+                 f"F[{vs}] = _vw.copy()" if whole else f"F[{vs}] = _vsplice(F[{vs}], {k0}, _vw)",
+                 f"{ast.unparse(_as_load(t))} = int(_vw[{n - 1}])"]
+        out.extend(ast.parse(x).body[0] for x in lines)
+        k = j
+    return out
 
 
 def _copies_out(body: list[ast.stmt], n: int) -> bool:

@@ -131,6 +131,24 @@ def _vzero(n: int) -> np.ndarray:
     return z
 
 
+def join_columns(regs: list[Any]) -> np.ndarray:
+    """One (size, len(regs)) uint32 array whose column k holds register regs[k] (RegisterArray), which from now on
+    is a view of it; the values are kept. Registers already joined in this order keep their array."""
+    shared = getattr(regs[0], "columns", None)
+    if shared is not None and all(getattr(ra, "columns", None) is shared for ra in regs) and shared.shape[1] == len(regs):
+        return shared
+    sizes = {ra.size for ra in regs}
+    if len(sizes) != 1 or any(ra.bitwidth != 32 for ra in regs):
+        raise NotVectorizable("column registers of different sizes or widths")
+    g = np.empty((sizes.pop(), len(regs)), dtype=U32)
+    for k, ra in enumerate(regs):
+        g[:, k] = ra.values
+    for k, ra in enumerate(regs):
+        ra.values = g[:, k]
+        ra.columns = g
+    return g
+
+
 def namespace(vectors: list[VectorHeader]) -> dict[str, Any]:
     ns: dict[str, Any] = {"_vbytes": _vbytes, "_vput": _vput, "_vsplice": _vsplice, "_vtake": _vtake,
                           "_vsat32": _vsat32}

@@ -7,6 +7,7 @@ too short for the header, and the cells of the register as P4Runtime and the con
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -132,8 +133,6 @@ def test_repeated_frames_accumulate_exactly(load_compiled):
 def test_which_programs_get_vector_headers():
     """switchml.p4's and atp.p4's payload headers and value registers are arrays (atp.p4's sums saturate and set an
     overflow flag: `_vsat32` and `any()`)."""
-    from pathlib import Path
-
     from compiler import compile_file
     from switch.v1model import V1Switch
 
@@ -172,3 +171,34 @@ def test_vsat32_is_a_saturating_int32_add(pairs):
     fields = np.array([b & M32 for _, b in pairs], dtype=">u4")
     _vsat32(cells, fields)
     assert cells.tolist() == [max(-2**31, min(2**31 - 1, a + b)) & M32 for a, b in pairs]
+
+
+def test_column_windows_match_the_traced_code_on_agg64():
+    """tests/p4/agg64.p4 adds 64 fields into 64 registers at one index: the registers become the columns of one
+    2-D array and each packet one row addition; random elements and pool indices (the index is masked to the
+    registers' 256 cells), the same frames out and the same registers as the scalar traced code, whose registers
+    are the same columns after toggling tracing on."""
+    import random
+
+    from perf.frames import ina_data, udp_frame
+    from switch.v1model import V1Switch
+
+    program = (Path(__file__).resolve().parents[1] / "fixtures" / "agg64.json").read_text()
+    fast, ref = V1Switch(), V1Switch()
+    for sw in (fast, ref):
+        sw.load(program)
+    ref.trace = lambda pid, msg: None
+    assert "RC0[i]" in fast.generated_source and "RC0" not in ref.generated_source
+    regs = [fast.registers[f"MyIngress.agg_{k:02d}"] for k in range(64)]
+    assert all(r.columns is regs[0].columns for r in regs) and regs[0].columns.shape == (256, 64)
+    rng = random.Random(5)
+    for n in range(300):
+        elems = [rng.choice([0, 1, -1, 2**31 - 1, -2**31, rng.randrange(-2**31, 2**31)]) for _ in range(64)]
+        frame = udp_frame("00:00:0a:00:00:fe", "00:00:00:00:00:01", "10.0.0.1", "10.0.0.2", 20000, 48864,
+                          ina_data(rng.randrange(2**16), n, elems))
+        if rng.random() < 0.05:
+            frame = frame[:rng.randrange(len(frame))]
+        assert fast.process(1, frame) == ref.process(1, frame), f"packet {n}"
+    for name, reg in fast.registers.items():
+        assert reg.cells() == ref.registers[name].cells(), name
+    assert fast.stats == ref.stats
