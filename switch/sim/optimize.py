@@ -651,8 +651,12 @@ def _vector_window(fast: list[ast.stmt], base: str, vec: VectorInfo) -> list[ast
     return [ast.parse(x).body[0] for x in lines] + tail
 
 
-def _column_op(stmts: list[ast.stmt]) -> tuple[str, int, str] | None:
-    """(register, field slot, temporary's dump) of `t = R[i]; t = (t + F[s]) & M; R[i] = t; F[s] = t`."""
+def _column_op(stmts: list[ast.stmt], after: ast.stmt | None = None) -> tuple[str, int, str] | None:
+    """(register, field slot, temporary's dump) of `t = R[i]; t = (t + F[s]) & M; R[i] = t; F[s] = t`; with three
+    statements, the fourth is `after` (the statement after the enclosing bounds check, where merged guards leave
+    the last element's field store)."""
+    if len(stmts) == 3 and after is not None:
+        stmts = stmts + [after]
     if len(stmts) != 4 or not all(isinstance(s, ast.Assign) and len(s.targets) == 1 for s in stmts):
         return None
     load, add, store, back = stmts
@@ -675,36 +679,38 @@ def _column_op(stmts: list[ast.stmt]) -> tuple[str, int, str] | None:
     return reg, slot, tl
 
 
-def _column_windows(stmts: list[ast.stmt], vec: VectorInfo) -> list[ast.stmt]:
-    """Rewrite 4c on a straight-line body: runs of `_column_op` elements after an unguarded `i = ...`."""
+def _column_windows(stmts: list[ast.stmt], vec: VectorInfo, after: ast.stmt | None = None) -> list[ast.stmt]:
+    """Rewrite 4c on a body: runs of `_column_op` elements at the register index `i` (unguarded: the generator
+    proved it in range, or inside `if i < size:`), also in nested branches."""
     out: list[ast.stmt] = []
     k = 0
     while k < len(stmts):
         s = stmts[k]
-        out.append(s)
-        k += 1
-        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
-                and s.targets[0].id == "i"):
-            continue
-        ops = []
+        if isinstance(s, ast.If):
+            nxt = stmts[k + 1] if k + 1 < len(stmts) else None
+            s.body = _column_windows(s.body, vec, nxt)
+            s.orelse = _column_windows(s.orelse, vec)
+        ops: list[tuple[str, int, str]] = []
         j = k
-        while j + 4 <= len(stmts):
-            op = _column_op(stmts[j:j + 4])
+        while j < len(stmts):
+            op = _column_op(stmts[j:j + 4]) if j + 4 <= len(stmts) else None
+            step = 4
+            if op is None and j + 3 == len(stmts):
+                op, step = _column_op(stmts[j:j + 3], after), 3
             if op is None or (ops and op[2] != ops[0][2]):
                 break
             ops.append(op)
-            j += 4
+            j += step
         n = len(ops)
-        if n < _MIN_WINDOW:
-            continue
         regs = tuple(r for r, _s, _t in ops)
-        first = ops[0][1]
-        if len(set(regs)) != n or not set(regs) <= vec.registers or \
-                [sl for _r, sl, _t in ops] != list(range(first, first + n)):
-            continue
+        first = ops[0][1] if ops else -1
         header = next(((a, hn, vs) for a, hn, vs in vec.headers if a <= first and first + n <= a + hn), None)
-        t = stmts[k].targets[0]  # type: ignore[attr-defined]
-        if header is None or (_slot(t) is not None and _slot(t) in vec.slots):
+        t = stmts[k].targets[0] if ops else None  # type: ignore[attr-defined]
+        if (n < _MIN_WINDOW or len(set(regs)) != n or not set(regs) <= vec.registers or header is None
+                or [sl for _r, sl, _t in ops] != list(range(first, first + n))
+                or (_slot(t) is not None and _slot(t) in vec.slots)):  # type: ignore[arg-type]
+            out.append(s)
+            k += 1
             continue
         a, hn, vs = header
         k0 = first - a
@@ -713,7 +719,7 @@ def _column_windows(stmts: list[ast.stmt], vec: VectorInfo) -> list[ast.stmt]:
         fields = f"F[{vs}]" if whole else f"F[{vs}][{k0}:{k0 + n}]"
         lines = [f"_vw = {name}[i]", f"_vw += {fields}",
                  f"F[{vs}] = _vw.copy()" if whole else f"F[{vs}] = _vsplice(F[{vs}], {k0}, _vw)",
-                 f"{ast.unparse(_as_load(t))} = int(_vw[{n - 1}])"]
+                 f"{ast.unparse(_as_load(t))} = int(_vw[{n - 1}])"]  # type: ignore[arg-type]
         out.extend(ast.parse(x).body[0] for x in lines)
         k = j
     return out

@@ -209,10 +209,14 @@ class _Rewriter(ast.NodeTransformer):
     def visit_If(self, node: ast.If) -> ast.AST:
         node.test = self.visit(node.test)
         node.body = self.block(node.body)
-        # the out-of-range branch of a hoisted window (optimize.py rewrite 3: `lo <= base <= hi`) runs rarely
-        cold = (isinstance(node.test, ast.Compare) and len(node.test.ops) == 2
-                and all(isinstance(o, ast.LtE) for o in node.test.ops) and isinstance(node.test.left, (ast.Constant,
-                                                                                                        ast.UnaryOp)))
+        # out-of-range branches run rarely: of a hoisted window (optimize.py rewrite 3: `lo <= base <= hi`) and of a
+        # register bounds check (`i < size`)
+        t = node.test
+        cold = isinstance(t, ast.Compare) and (
+            (len(t.ops) == 2 and all(isinstance(o, ast.LtE) for o in t.ops)
+             and isinstance(t.left, (ast.Constant, ast.UnaryOp)))
+            or (len(t.ops) == 1 and isinstance(t.ops[0], ast.Lt) and isinstance(t.left, ast.Name)
+                and t.left.id == "i" and isinstance(t.comparators[0], ast.Constant)))
         self.cold += cold
         node.orelse = self.block(node.orelse)
         self.cold -= cold
