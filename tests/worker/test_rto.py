@@ -205,3 +205,49 @@ def test_last_packet_relies_on_its_timeout() -> None:
         assert answer(w, outs[i].header, 0.001 * (i + 1)) == []
     assert w.stats.fast_retransmissions == 0
     assert [o.header.packet_id for o in w.on_timer(0.1)] == [3]
+
+
+def test_a_lost_fast_retransmission_is_sent_again_bounded() -> None:
+    """A fast retransmission counts as lost by the fast-retransmit rule measured from when it was sent (K packets
+    registered after it answered); at most max_fast_retransmits times, then only the timeout is left."""
+    opts = WindowOptions(window=4, timeout=0.1, min_timeout=0.005, max_timeout=0.4, max_retries=3, fast_retransmit=2,
+                         max_fast_retransmits=2)
+    w = make_window(40, opts)
+    outs = {o.header.packet_id: o for o in w.start(0.0)}
+    t = 0.0
+
+    def ans(pid: int) -> list[int]:
+        nonlocal t
+        t += 0.001
+        got = answer(w, outs[pid].header, t)
+        for o in got:
+            outs[o.header.packet_id] = o
+        return [o.header.packet_id for o in got]
+
+    assert ans(1) == [5]
+    assert ans(2) == [0, 6]  # two packets sent after 0 answered: fast retransmission 1, before packet 6 was sent
+    assert ans(3) == [7]
+    assert ans(5) == [9]  # packet 5 was sent before the retransmission
+    assert ans(6) == [10]  # one packet sent after it answered
+    assert ans(7) == [0, 11]  # two: the retransmission counts as lost too, sent again (fast retransmission 2)
+    assert w.stats.fast_retransmissions == 2 and w._pending[0].fast_count == 2
+    for pid in (9, 10, 11):
+        assert 0 not in ans(pid)  # the bound: no third fast retransmission
+    assert w.stats.fast_retransmissions == 2 and w.stats.timeouts == 0
+    assert [o.header.packet_id for o in w.on_timer(w.next_deadline())] == [0]  # the timeout is left
+    assert w.stats.timeouts == 1
+    ans(0)
+    assert w._refast == []
+
+
+def test_max_fast_retransmits_one_is_the_old_once_only() -> None:
+    opts = WindowOptions(window=4, timeout=0.1, max_timeout=0.4, fast_retransmit=1, max_fast_retransmits=1)
+    w = make_window(40, opts)
+    outs = w.start(0.0)
+    got = answer(w, outs[1].header, 0.001)
+    assert [o.header.packet_id for o in got] == [0, 5]
+    for i, o in enumerate([outs[2], outs[3], got[1]]):
+        assert 0 not in [x.header.packet_id for x in answer(w, o.header, 0.002 + 0.001 * i)]
+    assert w.stats.fast_retransmissions == 1
+    with pytest.raises(ValueError, match="max_fast_retransmits"):
+        WindowOptions(max_fast_retransmits=0)
