@@ -376,21 +376,34 @@ def _register_subscripts(s: ast.stmt) -> list[ast.Subscript]:
             and n.slice.id == "i"]
 
 
-def _register_window(fast: list[ast.stmt], base: str) -> list[ast.stmt] | None:
-    """The checked run `fast` (index statements `i = base` / `i = base + c`, every access proven in bounds) with its
-    accesses to one register turned into one slice read and one slice write; None when it does not qualify: more
-    than one register or a register accessed other than at `i`, c not one contiguous range, anything but plain
-    assignments (a call or branch could observe a cell between the original access and the slice access)."""
+def _index_groups(fast: list[ast.stmt], base: str) -> list[tuple[int, list[ast.stmt]]] | None:
+    """The checked run `fast` as (c, statements after `i = base + c`) per index statement; None when it does not
+    start with one or an index statement is not `base + c`."""
     groups: list[tuple[int, list[ast.stmt]]] = []
-    reg: str | None = None
     for s in fast:
         if _is_index_assign(s):
             aff = _affine(s.value)  # type: ignore[attr-defined]
             if aff is None or aff[0] != base or aff[2] is not None:
                 return None
             groups.append((aff[1], []))
-            continue
-        if not groups or not isinstance(s, ast.Assign):
+        elif not groups:
+            return None
+        else:
+            groups[-1][1].append(s)
+    return groups
+
+
+def _register_window(fast: list[ast.stmt], base: str) -> list[ast.stmt] | None:
+    """The checked run `fast` (index statements `i = base` / `i = base + c`, every access proven in bounds) with its
+    accesses to one register turned into one slice read and one slice write; None when it does not qualify: more
+    than one register or a register accessed other than at `i`, c not one contiguous range, anything but plain
+    assignments (a call or branch could observe a cell between the original access and the slice access)."""
+    groups = _index_groups(fast, base)
+    if groups is None:
+        return None
+    reg: str | None = None
+    for s in (s for _c, stmts in groups for s in stmts):
+        if not isinstance(s, ast.Assign):
             return None
         for n in ast.walk(s):
             if isinstance(n, (ast.Call, ast.NamedExpr, ast.Lambda, ast.IfExp)):
@@ -406,7 +419,6 @@ def _register_window(fast: list[ast.stmt], base: str) -> list[ast.stmt] | None:
         if any(isinstance(n, ast.Name) and n.id == "i" for n in ast.walk(s)) and \
                 len([n for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == "i"]) != len(subs):
             return None  # `i` used other than as the register index
-        groups[-1][1].append(s)
     if reg is None or len(groups) < _MIN_WINDOW:
         return None
     offsets = sorted(c for c, _ in groups)
@@ -583,18 +595,8 @@ def _as_load(node: ast.expr) -> ast.expr:
 
 def _vector_window(fast: list[ast.stmt], base: str, vec: VectorInfo) -> list[ast.stmt] | None:
     """The checked run `fast` as one array operation (rewrite 4v), or None when it is not a vector window."""
-    groups: list[tuple[int, list[ast.stmt]]] = []
-    for s in fast:
-        if _is_index_assign(s):
-            aff = _affine(s.value)  # type: ignore[attr-defined]
-            if aff is None or aff[0] != base or aff[2] is not None:
-                return None
-            groups.append((aff[1], []))
-            continue
-        if not groups:
-            return None
-        groups[-1][1].append(s)
-    if len(groups) < _MIN_WINDOW:
+    groups = _index_groups(fast, base)
+    if groups is None or len(groups) < _MIN_WINDOW:
         return None
     ops = [_vector_op(stmts) for _c, stmts in groups[:-1]]
     if any(op is None for op in ops):
