@@ -1,9 +1,10 @@
 """Vector headers: a header of many bit<32> fields kept as one numpy array from parse to deparse (untraced code).
 
 A payload header such as SwitchML's 64 x bit<32> elements costs the generated code one Python int per field at
-parse, one add and mask per field at each register update and one pack argument per field at deparse. When such a
-header meets a bit<32> register in a register window (`values[base + k] += hdr.d_k`, see optimize.py rewrite 4),
-the untraced code keeps the header's fields as one array in an extra PHV slot `F[vslot]` instead:
+parse, one add and mask per field at each register update and one pack argument per field at deparse. In a program
+with such a header and a bit<32> register, whose register windows over the header (`values[base + k] += hdr.d_k`,
+optimize.py rewrites 4v and 4c) can then be array operations, the untraced code keeps the header's fields as one
+array in an extra PHV slot `F[vslot]`:
 
 - parse: `F[vslot]` is a read-only big-endian view of the frame (`_vload`), no copy;
 - register windows: one numpy operation on a view of the register (`RV<id>`, the same array as `R<id>`), modulo
@@ -11,15 +12,15 @@ the untraced code keeps the header's fields as one array in an extra PHV slot `F
 - deparse: the array's bytes (`_vbytes`).
 
 The arrays are never changed in place once stored in `F` (a new array replaces the old one), so the PHV copies of
-multicast, clone and resubmit may share them. Every other access to the header's fields (a condition on one
-element, a table key, a checksum over them) is rewritten by `finish_module` into an element access on the array:
-exact, only slower: a header accessed element by element in a straight-line run of more than MAX_HOT_ELEMENTS
-accesses on a common path (anywhere but the out-of-range branch of a register window; e.g. ATP's saturating sums,
-which have no array form here) stays scalar, as do
-all of a program with accesses `finish_module` cannot prove safe (a computed PHV index, a slice that cuts through a
-header); a whole-header copy between two vector headers is one array reference (`NotVectorizable`). Registers a window turned into
-numpy arrays (`RegisterArray.vectorize`) stay arrays; scalar reads of them anywhere, traced code included, become
-`int(R[i])` so no numpy scalar leaks into Python-int arithmetic.
+multicast, clone and resubmit may share them; a whole-header copy between two vector headers is one reference.
+Every other access to the header's fields (a condition on one element, a table key, a checksum over them) is
+rewritten by `finish_module` into an element access on the array: exact, only slower. So a header accessed element
+by element in a straight-line run of more than MAX_HOT_ELEMENTS accesses on a common path (anywhere but the
+out-of-range branch of a register window or bounds check) stays scalar, and so does every header of a program with
+an access `finish_module` cannot prove safe (a computed PHV index, a slice cutting through a header):
+`NotVectorizable` names them and the switch builds again without them. Registers a window turned into numpy arrays
+(`RegisterArray.vectorize`, or the columns of one 2-D array: `join_columns`) stay arrays; scalar reads of them
+anywhere, traced code included, become `int(R[i])`, so no numpy scalar leaks into Python-int arithmetic.
 """
 
 from __future__ import annotations

@@ -208,3 +208,21 @@ def test_column_windows_match_the_traced_code_on_agg64(source):
     for name, reg in fast.registers.items():
         assert reg.cells() == ref.registers[name].cells(), name
     assert fast.stats == ref.stats
+
+
+def test_a_failing_vector_build_falls_back_to_the_scalar_code(load_compiled, monkeypatch):
+    """Vector headers may only ever add failures: if generating them breaks, the program loads as scalar code."""
+    import switch.sim.vectors as vectors
+
+    real = vectors.finish_module
+
+    def broken(source, vecs, numpy_regs):
+        if vecs:
+            raise RuntimeError("a bug in the vector rewrite")
+        return real(source, vecs, numpy_regs)
+
+    monkeypatch.setattr(vectors, "finish_module", broken)
+    sw = load_compiled("vec_header")
+    assert not sw._l.cg.vectors and not sw.registers["Ing.acc"].is_vector
+    frame = CTL.pack(0, 0, 0, 3, 0) + ELEMS.pack(*range(N))
+    assert sw.process(1, frame) == [(1, Model([0] * ACC).packet(0, 0, 0, 3, 0, list(range(N)), None))]
