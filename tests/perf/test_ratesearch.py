@@ -90,3 +90,18 @@ def test_a_backlog_fails_the_probe_even_without_loss() -> None:
     assert r.best is not None and 50_000 <= r.best.rate <= 55_000  # ≤ 0.1 s of backlog allowed on a 1 s probe
     assert all(p.loss == 0 for p in r.probes)
     assert r.best.delivered_pps == pytest.approx(r.best.rate / (1 + r.best.backlog_s))
+
+
+def test_more_results_than_frames_fails_the_probe() -> None:
+    """A probe that counts more results than it offered frames (an earlier probe's stragglers) is no clean pass: the
+    search goes on below it instead of reporting it."""
+    def probe(rate: float) -> Probe:  # 1 s probes; capacity 80 kpps; the probe at 60-80 kpps also catches 3 % strays
+        offered = round(rate)
+        received = min(offered, 80_000)
+        if 60_000 <= rate <= 80_000:
+            received = round(offered * 1.03)
+        return Probe(rate, offered, received, 1.0)
+
+    r = find_max_rate(probe, start=10_000)
+    assert r.best is not None and r.best.rate < 60_000 and r.best.received <= r.best.offered
+    assert not Probe(70_000, 1000, 1001, 1.0).passes() and Probe(70_000, 1000, 1000, 1.0).passes()
