@@ -278,26 +278,39 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default 5)")
     p.add_argument("--size", type=int, default=BENCH_SIZE,
                    help=f"float32 elements per worker (default {BENCH_SIZE}: long enough runs to time steadily)")
-    p.add_argument("--out", type=Path, default=ROOT / "bench" / "allreduce",
-                   help="output path without suffix: .csv, .png, .md are written")
-    p.add_argument("--json", dest="program_json", type=Path, default=d.program_dir / "switchml.json")
-    p.add_argument("--p4info", type=Path, default=d.program_dir / "switchml.p4info.txt")
-    p.add_argument("--timeout", type=float, default=60.0, help="bound on one run's workers, seconds")
+    add_run_arguments(p, ROOT / "bench" / "allreduce", d.program_dir / "switchml.json",
+                      d.program_dir / "switchml.p4info.txt", timeout=60.0)
     return p
+
+
+def add_run_arguments(p: argparse.ArgumentParser, out: Path, program_json: Path, p4info: Path,
+                      timeout: float) -> None:
+    """--out, --json, --p4info and --timeout of a benchmark that runs Mininet experiments (this one, topo.scaling)."""
+    p.add_argument("--out", type=Path, default=out, help="output path without suffix: .csv, .png, .md are written")
+    p.add_argument("--json", dest="program_json", type=Path, default=program_json)
+    p.add_argument("--p4info", type=Path, default=p4info)
+    p.add_argument("--timeout", type=float, default=timeout, help="bound on one run's workers, seconds")
+
+
+def run_arguments_error(args: argparse.Namespace, build: str) -> str | None:
+    """Why a benchmark of Mininet experiments cannot start (not root, the program not compiled: `build` says how to
+    compile it), or None."""
+    if os.geteuid() != 0:
+        return "Mininet needs root: run `sudo make bench`"
+    for path in (args.program_json, args.p4info):
+        if not path.exists():
+            return f"{path} not found: run `{build}` first"
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if os.geteuid() != 0:
-        print("error: Mininet needs root: run `sudo make bench`", file=sys.stderr)
+    error = run_arguments_error(args, "make build")
+    if error is None and (args.reps < 1 or any(n < 1 for n in args.workers) or any(not 0 <= x < 1 for x in args.loss)):
+        error = "need --reps >= 1, --workers >= 1 and 0 <= --loss < 1"
+    if error is not None:
+        print(f"error: {error}", file=sys.stderr)
         return 2
-    if args.reps < 1 or any(n < 1 for n in args.workers) or any(not 0 <= x < 1 for x in args.loss):
-        print("error: need --reps >= 1, --workers >= 1 and 0 <= --loss < 1", file=sys.stderr)
-        return 2
-    for path in (args.program_json, args.p4info):
-        if not path.exists():
-            print(f"error: {path} not found: run `make build` first", file=sys.stderr)
-            return 2
     base = ExperimentConfig(size=args.size, target=Target.EMBEDDED, program_json=args.program_json,
                             p4info=args.p4info, timeout_s=args.timeout)
     info = machine_info()

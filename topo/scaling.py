@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import statistics
 import sys
 import time
@@ -26,6 +25,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 from perf.machine import load_average, machine_info, proc_cpu_seconds, proc_peak_rss_kb
+from topo.bench import add_run_arguments, run_arguments_error
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult
 from topo.target import Target
 
@@ -321,23 +321,17 @@ def run_and_write(points: Sequence[ScalePoint], reps: int, base: ExperimentConfi
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m topo.scaling", description=__doc__.split("\n\n")[0])
     add_arguments(p)
-    p.add_argument("--out", type=Path, default=ROOT / "bench" / "scaling",
-                   help="output path without suffix: .csv, .png, .md are written")
-    p.add_argument("--json", dest="program_json", type=Path, default=ROOT / "out" / f"switchml-pool{SWITCH_POOL}.json")
-    p.add_argument("--p4info", type=Path, default=ROOT / "out" / f"switchml-pool{SWITCH_POOL}.p4info.txt")
-    p.add_argument("--timeout", type=float, default=300.0, help="bound on one run's workers, seconds")
+    add_run_arguments(p, ROOT / "bench" / "scaling", ROOT / "out" / f"switchml-pool{SWITCH_POOL}.json",
+                      ROOT / "out" / f"switchml-pool{SWITCH_POOL}.p4info.txt", timeout=300.0)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if os.geteuid() != 0:
-        print("error: Mininet needs root: run `sudo make bench`", file=sys.stderr)
+    error = run_arguments_error(args, "make bench")
+    if error is not None:
+        print(f"error: {error}", file=sys.stderr)
         return 2
-    for path in (args.program_json, args.p4info):
-        if not path.exists():
-            print(f"error: {path} not found: run `make bench` (it compiles it) first", file=sys.stderr)
-            return 2
     points, reps = resolve(args)
     base = ExperimentConfig(target=Target.EMBEDDED, program_json=args.program_json, p4info=args.p4info,
                             timeout_s=args.timeout)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import ast
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 _PURE = (ast.Name, ast.Constant, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Load,
@@ -508,6 +509,17 @@ def _phv(slot: int) -> str:
     return f"F[{slot}]"
 
 
+def _wrap_add(x: str, t: str) -> str:
+    """The generated scalar code of a bit<32> sum."""
+    return f"({x} + {t}) & {_MASK32}"
+
+
+def _is_sum(value: ast.expr, x: str, t: str, form: Callable[[str, str], str]) -> bool:
+    """Whether value is form(x, t) or form(t, x), as generated code spells it."""
+    got = ast.dump(value)
+    return any(got == ast.dump(ast.parse(form(a, b), mode="eval").body) for a, b in ((x, t), (t, x)))
+
+
 def _sat_add(x: str, t: str) -> str:
     """The generated scalar code of `(bit<32>)((int<32>)x |+| (int<32>)t)` (gen_expr: casts and _sat)."""
     def signed(v: str) -> str:
@@ -564,13 +576,10 @@ def _vector_op(stmts: list[ast.stmt]) -> _VecOp | None:
     if slot is None or _slot(store.value) != slot or _is_cell(store.targets[0]) != reg or _slot(t) == slot:
         return None
     tsrc = t.id if isinstance(t, ast.Name) else _phv(_slot(t))  # type: ignore[arg-type]
-    got = ast.dump(op.value)
     x = _phv(slot)
-    if got in (ast.dump(ast.parse(f"({x} + {tsrc}) & {_MASK32}", mode="eval").body),
-               ast.dump(ast.parse(f"({tsrc} + {x}) & {_MASK32}", mode="eval").body)):
+    if _is_sum(op.value, x, tsrc, _wrap_add):
         kind = "a"
-    elif got in (ast.dump(ast.parse(_sat_add(x, tsrc), mode="eval").body),
-                 ast.dump(ast.parse(_sat_add(tsrc, x), mode="eval").body)):
+    elif _is_sum(op.value, x, tsrc, _sat_add):
         kind = "s"
     else:
         return None
@@ -591,6 +600,19 @@ def _as_load(node: ast.expr) -> ast.expr:
     if isinstance(node, ast.Name):
         return ast.Name(node.id, ast.Load())
     return ast.Subscript(value=ast.Name("F", ast.Load()), slice=ast.Constant(_slot(node)), ctx=ast.Load())
+
+
+def _fields_span(vec: VectorInfo, first: int, n: int) -> tuple[str, Callable[[str], str]] | None:
+    """For fields [first, first + n) of one vector header: the expression reading them as an array, and the
+    statement storing an array `src` into them (a copy: arrays in F are never changed in place); None when they do
+    not lie in one vector header."""
+    for a, hn, vs in vec.headers:
+        if a <= first and first + n <= a + hn:
+            k0 = first - a
+            if k0 == 0 and n == hn:
+                return f"F[{vs}]", lambda src: f"F[{vs}] = {src}.copy()"
+            return f"F[{vs}][{k0}:{k0 + n}]", lambda src: f"F[{vs}] = _vsplice(F[{vs}], {k0}, {src})"
+    return None
 
 
 def _vector_window(fast: list[ast.stmt], base: str, vec: VectorInfo) -> list[ast.stmt] | None:
@@ -621,20 +643,13 @@ def _vector_window(fast: list[ast.stmt], base: str, vec: VectorInfo) -> list[ast
     if [c for c, _ in groups] != list(range(c0, c0 + n)) or \
             [op.slot for op in ops] != list(range(first, first + n)):  # type: ignore[union-attr]
         return None
-    header = next(((a, hn, vs) for a, hn, vs in vec.headers if a <= first and first + n <= a + hn), None)
+    span = _fields_span(vec, first, n)
     others = [first_op.temp] + [t for t, _c in first_op.flags]
-    if header is None or any(x is not None and _slot(x) in vec.slots for x in others):
+    if span is None or any(x is not None and _slot(x) in vec.slots for x in others):
         return None
-    a, hn, vs = header
-    k0 = first - a
+    fields, store = span
     lo = f"{base} + {c0}" if c0 else base
     cells = f"RV{first_op.reg[1:]}[{lo}:{base} + {c0 + n}]"
-    whole = k0 == 0 and n == hn
-    fields = f"F[{vs}]" if whole else f"F[{vs}][{k0}:{k0 + n}]"
-
-    def store(src: str) -> str:
-        return f"F[{vs}] = {src}.copy()" if whole else f"F[{vs}] = _vsplice(F[{vs}], {k0}, {src})"
-
     kind = first_op.kind
     if kind == "w":
         lines = [f"{cells} = {fields}"]
@@ -674,9 +689,7 @@ def _column_op(stmts: list[ast.stmt], after: ast.stmt | None = None) -> tuple[st
         return None
     if _is_cell(store.targets[0]) != reg or ast.dump(store.value) != tl:
         return None
-    tsrc, x = ast.unparse(_as_load(t)), _phv(slot)
-    if ast.dump(add.value) not in (ast.dump(ast.parse(f"({x} + {tsrc}) & {_MASK32}", mode="eval").body),
-                                   ast.dump(ast.parse(f"({tsrc} + {x}) & {_MASK32}", mode="eval").body)):
+    if not _is_sum(add.value, _phv(slot), ast.unparse(_as_load(t)), _wrap_add):
         return None
     return reg, slot, tl
 
@@ -706,21 +719,17 @@ def _column_windows(stmts: list[ast.stmt], vec: VectorInfo, after: ast.stmt | No
         n = len(ops)
         regs = tuple(r for r, _s, _t in ops)
         first = ops[0][1] if ops else -1
-        header = next(((a, hn, vs) for a, hn, vs in vec.headers if a <= first and first + n <= a + hn), None)
+        span = _fields_span(vec, first, n)
         t = stmts[k].targets[0] if ops else None  # type: ignore[attr-defined]
-        if (n < _MIN_WINDOW or len(set(regs)) != n or not set(regs) <= vec.registers or header is None
+        if (n < _MIN_WINDOW or len(set(regs)) != n or not set(regs) <= vec.registers or span is None
                 or [sl for _r, sl, _t in ops] != list(range(first, first + n))
                 or (_slot(t) is not None and _slot(t) in vec.slots)):  # type: ignore[arg-type]
             out.append(s)
             k += 1
             continue
-        a, hn, vs = header
-        k0 = first - a
+        fields, store = span  # type: ignore[misc]
         name = vec.columns.setdefault(regs, f"RC{len(vec.columns)}")
-        whole = k0 == 0 and n == hn
-        fields = f"F[{vs}]" if whole else f"F[{vs}][{k0}:{k0 + n}]"
-        lines = [f"_vw = {name}[i]", f"_vw += {fields}",
-                 f"F[{vs}] = _vw.copy()" if whole else f"F[{vs}] = _vsplice(F[{vs}], {k0}, _vw)",
+        lines = [f"_vw = {name}[i]", f"_vw += {fields}", store("_vw"),
                  f"{ast.unparse(_as_load(t))} = int(_vw[{n - 1}])"]  # type: ignore[arg-type]
         out.extend(ast.parse(x).body[0] for x in lines)
         k = j

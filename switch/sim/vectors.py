@@ -135,8 +135,8 @@ def _vzero(n: int) -> np.ndarray:
 def join_columns(regs: list[Any]) -> np.ndarray:
     """One (size, len(regs)) uint32 array whose column k holds register regs[k] (RegisterArray), which from now on
     is a view of it; the values are kept. Registers already joined in this order keep their array."""
-    shared = getattr(regs[0], "columns", None)
-    if shared is not None and all(getattr(ra, "columns", None) is shared for ra in regs) and shared.shape[1] == len(regs):
+    shared = regs[0].columns
+    if shared is not None and all(ra.columns is shared for ra in regs) and shared.shape[1] == len(regs):
         return shared
     sizes = {ra.size for ra in regs}
     if len(sizes) != 1 or any(ra.bitwidth != 32 for ra in regs):
