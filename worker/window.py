@@ -13,10 +13,13 @@ max(min_timeout, 4 RTTVAR) from the RTTs of packets answered after a single tran
 max_timeout); `timeout` is the value before the first sample (and the fixed timeout with adaptive=False). Each
 retransmission of the same packet multiplies its own timeout by `backoff` (capped at max_timeout). Fast retransmit:
 all workers send a job's packets in the same order, so once a packet first sent `fast_retransmit` packets after p
-(or, near the end of the run, the last packet of the run) has been answered while p has not, p (some worker's copy, or the result) was most likely lost; p is retransmitted
-once, early, and its timer restarts without backoff (when another worker's copy was the lost one, the switch drops
-this retransmission to the incomplete slot: the price of not knowing whose copy is missing). Bounded failure: a packet whose first timeout was t0 gets SwitchUnreachable after
-at most worst_case_wait(t0) (+ t0 if it was fast-retransmitted), never more than `give_up_bound()`.
+(or, near the end of the run, the last packet of the run) has been answered while p has not, p (some worker's copy,
+or the result) was most likely lost; p is retransmitted early and its timer restarts without backoff (when another
+worker's copy was the lost one, the switch drops this retransmission to the incomplete slot: the price of not knowing
+whose copy is missing); a fast retransmission that is lost too is judged by the same rule from when it was sent, up to
+`max_fast_retransmits` times. Bounded failure: a packet whose first timeout was t0 gets SwitchUnreachable after at
+most worst_case_wait(t0) + k t0 when it was fast-retransmitted k times (each restarts a timer of t0 that had not
+expired), never more than `give_up_bound()`.
 
 Results are matched on (job, pool_index, packet_id) of the outstanding packet; anything else (a duplicate, a late
 answer to a retransmission, a stale result of an earlier use of the slot) is counted and ignored. Like SwitchML, the
@@ -106,7 +109,7 @@ class WindowOptions:
     def give_up_bound(self) -> float:
         """Longest time any packet can wait before SwitchUnreachable, whatever the measured RTTs."""
         first = self.max_timeout if self.adaptive else self.timeout
-        return self.worst_case_wait(first) + (first if self.fast_retransmit else 0.0)
+        return self.worst_case_wait(first) + (first * self.max_fast_retransmits if self.fast_retransmit else 0.0)
 
 
 class Outgoing:

@@ -128,7 +128,8 @@ def test_fast_retransmit_off() -> None:
 
 
 def test_give_up_is_bounded_with_fast_retransmit() -> None:
-    opts = WindowOptions(window=4, timeout=0.05, max_timeout=0.2, max_retries=3, fast_retransmit=1, adaptive=False)
+    opts = WindowOptions(window=4, timeout=0.05, max_timeout=0.2, max_retries=3, fast_retransmit=1, adaptive=False,
+                         max_fast_retransmits=1)
     w = make_window(12, opts)
     outs = w.start(0.0)
     answer(w, outs[1].header, 0.01)  # fast-retransmits packet 0 at 10 ms
@@ -144,7 +145,10 @@ def test_give_up_is_bounded_with_fast_retransmit() -> None:
     assert err.waited == pytest.approx(0.01 + opts.worst_case_wait(0.05))
     assert err.waited <= opts.worst_case_wait(0.05) + 0.05 <= opts.give_up_bound()
     assert opts.give_up_bound() == pytest.approx(0.05 + 0.1 + 0.2 + 0.2 + 0.05)
-    assert WindowOptions(timeout=0.2, max_timeout=0.2, max_retries=3).give_up_bound() == pytest.approx(0.2 * 4 + 0.2)
+    assert WindowOptions(timeout=0.2, max_timeout=0.2, max_retries=3,
+                         max_fast_retransmits=1).give_up_bound() == pytest.approx(0.2 * 4 + 0.2)
+    # each fast retransmission restarts a timer that had not expired: one first timeout more per allowed one
+    assert WindowOptions(timeout=0.2, max_timeout=0.2, max_retries=3).give_up_bound() == pytest.approx(0.2 * 4 + 0.6)
 
 
 def test_float_plan_fast_path_is_bit_identical_to_quantize() -> None:
@@ -238,6 +242,26 @@ def test_a_lost_fast_retransmission_is_sent_again_bounded() -> None:
     assert w.stats.timeouts == 1
     ans(0)
     assert w._refast == []
+
+
+def test_give_up_bound_covers_repeated_fast_retransmissions() -> None:
+    """Each fast retransmission restarts a timer that had not expired: a packet fast-retransmitted twice, just before
+    its timeout each time, waits longer than worst_case_wait(t0) + t0 but within give_up_bound()."""
+    opts = WindowOptions(window=4, timeout=0.05, max_timeout=0.05, max_retries=1, fast_retransmit=1,
+                         max_fast_retransmits=2, adaptive=False)
+    w = make_window(40, opts)
+    outs = {o.header.packet_id: o for o in w.start(0.0)}
+    for now, pids in ((0.04, (1, 2, 3)), (0.085, (5, 6, 7))):  # each round: 0 fast-retransmitted again
+        for pid in pids:
+            for o in answer(w, outs[pid].header, now):
+                outs[o.header.packet_id] = o
+    assert w.stats.fast_retransmissions == 2
+    with pytest.raises(SwitchUnreachable) as exc:
+        while True:
+            w.on_timer(w.next_deadline())
+    assert exc.value.packet_id == 0
+    assert opts.worst_case_wait(0.05) + 0.05 < exc.value.waited <= opts.give_up_bound()
+    assert exc.value.waited == pytest.approx(0.185)
 
 
 def test_max_fast_retransmits_one_is_the_old_once_only() -> None:
