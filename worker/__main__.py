@@ -3,7 +3,8 @@
     python -m worker --job job.json --rank R [--algo switchml|atp|ring|ps] [--size N] [--seed S]
                      [--dtype float32|int32] [--verify]
                      [--window W] [--timeout-ms T] [--min-timeout-ms T] [--max-timeout-ms T] [--backoff F]
-                     [--max-retries K] [--fixed-timeout] [--fast-retransmit K] [--program-json out/switchml.json]
+                     [--max-retries K] [--fixed-timeout] [--fast-retransmit K] [--rx-coalesce F]
+                     [--program-json out/switchml.json]
                      [--barrier DIR [--barrier-timeout S]] [--connect-timeout S] [--json]
 
 `--algo` picks the collective from `worker.collective.COLLECTIVES`: `switchml` (in-network aggregation, the default),
@@ -85,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fast-retransmit", type=int, default=d.fast_retransmit, metavar="K",
                    help=f"retransmit a packet once K later-sent packets were answered (default {d.fast_retransmit}; "
                    "0: off)")
+    p.add_argument("--rx-coalesce", type=float, default=d.rx_coalesce, metavar="F",
+                   help=f"once a result is ready, wait F x the smoothed RTT (at most {d.max_rx_coalesce * 1000:g} ms) "
+                   f"before reading, to take several results per wake-up (default {d.rx_coalesce:g}; 0: off)")
     p.add_argument("--backoff", type=float, default=d.backoff, help="timeout multiplier per retransmission")
     p.add_argument("--max-retries", type=int, default=d.max_retries,
                    help="retransmissions of one packet before giving up (exit 2)")
@@ -156,7 +160,8 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
                        else args.min_timeout_ms / 1000)
         options = WindowOptions(window=args.window, timeout=timeout, backoff=args.backoff,
                                 max_timeout=max_timeout, max_retries=args.max_retries, adaptive=not args.fixed_timeout,
-                                min_timeout=min_timeout, fast_retransmit=args.fast_retransmit)
+                                min_timeout=min_timeout, fast_retransmit=args.fast_retransmit,
+                                rx_coalesce=args.rx_coalesce)
         copts = CollectiveOptions(window=options, program_json=args.program_json, bind_ip=args.bind,
                                   switch_port=args.switch_port, connect_timeout=args.connect_timeout,
                                   atp=AtpOptions(scale_bits=args.scale_bits))

@@ -336,6 +336,10 @@ class AtpWindow:
         self.stats.packets_sent += 1
         return self._packet(p)
 
+    def rx_settle(self) -> float:
+        """How long the driver lets ACKs accumulate once one is ready (`WindowOptions.rx_coalesce`)."""
+        return self.options.rx_settle(self.rto, len(self._pending))
+
     def next_deadline(self) -> float | None:
         while self._heap:
             deadline, i, gen = self._heap[0]

@@ -2,8 +2,10 @@
 
 A core (`worker.window.Window`, `worker.atp.AtpWindow`) returns the packets to send from `start`, `on_packet` and
 `on_timer`; `drive` encodes and sends them, feeds the core what arrives (counting datagrams the codec rejects in
-`core.stats.malformed`) and waits at most until the core's next timer. With `decode_batch` (and a core that has
-`on_packets`, as `Window`), everything one wake of the transport returned is parsed and handed over at once.
+`core.stats.malformed`) and waits at most until the core's next timer; once something arrived it lets the transport
+wait `core.rx_settle()` more (never past the timer) so that one wake-up takes what arrives meanwhile. With
+`decode_batch` (and a core that has `on_packets`, as `Window`), everything one wake of the transport returned is parsed
+and handed over at once.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ class WindowCore(Protocol):
 
     def next_deadline(self) -> float | None: ...
 
+    def rx_settle(self) -> float:
+        """Seconds to let packets accumulate once one is ready (receive coalescing; 0: read at once)."""
+        ...
+
 
 DecodeBatch = Callable[[Sequence[bytes]], tuple[Sequence[Any], np.ndarray, int]]
 """Datagrams -> (headers, (k, N) payloads, number of malformed datagrams), as `worker.header.Codec.decode_batch`."""
@@ -53,7 +59,7 @@ def drive(core: WindowCore, transport: Transport, encode: Callable[[Any], bytes]
     while not core.done:
         deadline = core.next_deadline()
         wait = 0.0 if deadline is None else max(0.0, deadline - clock())
-        received = transport.recv(wait)
+        received = transport.recv(wait, min(core.rx_settle(), wait))
         if on_packets is not None and decode_batch is not None:
             if received:
                 headers, values, malformed = decode_batch(received)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import selectors
 import socket
+import time
 from collections import deque
 from typing import Callable, Protocol
 
@@ -26,8 +27,10 @@ class Transport(Protocol):
         """Send one datagram to the switch (a full socket buffer may drop it: the window retransmits)."""
         ...
 
-    def recv(self, timeout: float) -> list[bytes]:
-        """Datagrams from the switch, waiting at most timeout seconds for the first; [] on timeout."""
+    def recv(self, timeout: float, settle: float = 0.0) -> list[bytes]:
+        """Datagrams from the switch, waiting at most timeout seconds for the first; [] on timeout. Once the first
+        is ready, wait `settle` seconds more before reading, so that one call returns what arrives meanwhile
+        (receive coalescing, as a NIC's interrupt moderation)."""
         ...
 
     def close(self) -> None: ...
@@ -81,10 +84,12 @@ class UdpTransport:
             raise TransportError(exc.errno, f"cannot send to switch {self.switch[0]}:{self.switch[1]}: "
                                  f"{exc.strerror}") from None
 
-    def recv(self, timeout: float) -> list[bytes]:
+    def recv(self, timeout: float, settle: float = 0.0) -> list[bytes]:
         out: list[bytes] = []
         if not self._sel.select(max(0.0, timeout)):
             return out
+        if settle > 0:
+            time.sleep(settle)
         for _ in range(self.MAX_BATCH):
             try:
                 data, addr = self._sock.recvfrom(65535)
@@ -143,10 +148,11 @@ class FakeTransport:
         """Queue a datagram as if it came from the switch."""
         self.inbox.append(data)
 
-    def recv(self, timeout: float) -> list[bytes]:
+    def recv(self, timeout: float, settle: float = 0.0) -> list[bytes]:
         if not self.inbox:
             self.clock.advance(timeout)
             return []
+        self.clock.advance(settle)
         out = list(self.inbox)
         self.inbox.clear()
         return out

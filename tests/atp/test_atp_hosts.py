@@ -208,6 +208,18 @@ def test_aimd_halves_on_ecn_and_grows_by_one_per_window():
     assert win.cwnd == 5
 
 
+def test_receive_coalescing_follows_the_srtt():
+    (job,) = atp_jobs(1, 1, N, PoolRange(0, 64))
+    plan = FixedPointPlan(np.zeros(N * 200, dtype=np.float32), N, "float32", 20)
+    win = AtpWindow(plan, job, 0, 1, aggregator_map(job, 16), WindowOptions(window=16, rx_coalesce=0.25),
+                    initial_cwnd=8)
+    (h, _), *_ = win.start(0.0)
+    assert win.rx_settle() == 0.0  # no RTT sample yet
+    win.on_ack(AtpHeader(bitmap0=1, flags=ACK, job_id=1, seq=h.seq, agtr=h.agtr, agtr_next=h.agtr),
+               np.zeros(N, dtype=np.int32), 0.002)
+    assert win.rx_settle() == pytest.approx(0.25 * 0.002)
+
+
 def test_codec_round_trip_from_the_compiled_program():
     codec = AtpCodec.from_program_json(program())
     assert codec.num_elems == N and codec.header_len == 24

@@ -169,6 +169,7 @@ def test_cli_switch_unreachable_exits_2_naming_the_slot(tmp_path: Path) -> None:
         (["--rank", "0"], "the following arguments are required: --job"),
         (["--job", "{job}", "--rank", "5"], "rank 5 not in job 7"),
         (["--job", "{job}", "--rank", "0", "--window", "0"], "window must be >= 1"),
+        (["--job", "{job}", "--rank", "0", "--rx-coalesce", "0.9"], "rx_coalesce must be in [0, 0.5]"),
         (["--job", "{job}", "--rank", "0", "--program-json", "/nonexistent.json"], "cannot read program JSON"),
     ],
 )
@@ -242,3 +243,50 @@ def test_cli_detects_a_wrong_switch(codec: Codec, tmp_path: Path, dtype: str, co
     assert needle in res.stderr
     if dtype == "int32":
         assert "int32 sums wrong; first at index 0" in res.stderr
+
+
+def test_drive_lets_results_settle_but_never_past_the_next_timer() -> None:
+    """drive() hands the core's rx_settle() to the transport, bounded by the time left to the core's next timer."""
+    from worker.driver import drive
+
+    class Core:
+        stats = type("S", (), {"malformed": 0, "elapsed": 0.0})()
+        done = False
+
+        def __init__(self) -> None:
+            self.deadline = 0.2
+
+        def start(self, now: float) -> list[bytes]:
+            return [b"p"]
+
+        def on_packet(self, hdr: object, values: object, now: float) -> list[bytes]:
+            self.done = True
+            return []
+
+        def on_timer(self, now: float) -> list[bytes]:
+            self.deadline = now + 0.004
+            return []
+
+        def next_deadline(self) -> float:
+            return self.deadline
+
+        def rx_settle(self) -> float:
+            return 0.01
+
+    class Recording(FakeTransport):
+        def __init__(self, clock: FakeClock) -> None:
+            super().__init__(clock)
+            self.waits: list[tuple[float, float]] = []
+
+        def recv(self, timeout: float, settle: float = 0.0) -> list[bytes]:
+            self.waits.append((round(timeout, 6), round(settle, 6)))
+            if len(self.waits) == 2:
+                self.deliver(b"r")
+            return super().recv(timeout, settle)
+
+    clock = FakeClock()
+    tr = Recording(clock)
+    drive(Core(), tr, lambda out: out, lambda data: (data, np.zeros(0)), clock)
+    # 0.2 s to the timer: settle 10 ms; then a timer 4 ms away: the settle shrinks to the 4 ms left (and passes)
+    assert tr.waits == [(0.2, 0.01), (0.004, 0.004)]
+    assert clock.now == pytest.approx(0.2 + 0.004)

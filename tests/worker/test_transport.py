@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import threading
 import time
 
 import pytest
@@ -46,6 +47,28 @@ def test_recv_waits_at_most_the_timeout() -> None:
         assert tr.recv(0.05) == []
 
 
+def test_settle_takes_what_arrives_meanwhile_in_one_call() -> None:
+    """Receive coalescing: with settle, the datagrams that arrive within it after the first come in the same call;
+    without, only what was there when the first woke the call."""
+    peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        peer.bind(("127.0.0.1", 0))
+        [port] = free_udp_ports(1)
+        with UdpTransport(("127.0.0.1", port), peer.getsockname()) as tr:
+            for settle, expected in ((0.0, [b"a"]), (0.5, [b"a", b"b"])):
+                late = threading.Timer(0.1, peer.sendto, (b"b", ("127.0.0.1", port)))
+                peer.sendto(b"a", ("127.0.0.1", port))
+                late.start()
+                t0 = time.monotonic()
+                got = tr.recv(2.0, settle)
+                assert got == expected and time.monotonic() - t0 < 1.5
+                late.join()
+                got += tr.recv(1.0) if settle == 0.0 else []
+                assert got == [b"a", b"b"]
+    finally:
+        peer.close()
+
+
 def test_bind_in_use_is_explained() -> None:
     holder = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     holder.bind(("127.0.0.1", 0))
@@ -57,9 +80,11 @@ def test_bind_in_use_is_explained() -> None:
         holder.close()
 
 
-def test_fake_transport_advances_clock_only_when_idle() -> None:
+def test_fake_transport_advances_clock_when_idle_or_settling() -> None:
     clock = FakeClock()
     tr = FakeTransport(clock, responder=lambda d: [d[::-1]])
     tr.send(b"ab")
     assert tr.recv(1.0) == [b"ba"] and clock.now == 0.0
     assert tr.recv(1.5) == [] and clock.now == 1.5
+    tr.send(b"cd")
+    assert tr.recv(1.0, 0.25) == [b"dc"] and clock.now == 1.75  # a settle passes, then the packets are taken

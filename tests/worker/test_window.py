@@ -8,7 +8,7 @@ import pytest
 from worker.blocks import Float32Plan, Int32Plan, ProtocolError
 from worker.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, InaHeader, pool_index
 from worker.quantize import block_exponents, quantize
-from worker.window import SwitchUnreachable, Window, WindowOptions, slot_uses
+from worker.window import COALESCE_MIN_OUTSTANDING, SwitchUnreachable, Window, WindowOptions, slot_uses
 
 N = 4  # elements per packet in these tests
 OPTS = WindowOptions(window=2, timeout=0.125, backoff=2.0, max_timeout=0.375, max_retries=3)
@@ -167,6 +167,29 @@ def test_options_validation() -> None:
         WindowOptions(timeout=1.0, max_timeout=0.5)
     with pytest.raises(ValueError, match="max_retries"):
         WindowOptions(max_retries=-1)
+    with pytest.raises(ValueError, match="rx_coalesce must be in"):
+        WindowOptions(rx_coalesce=0.6)
+    with pytest.raises(ValueError, match="max_rx_coalesce"):
+        WindowOptions(max_rx_coalesce=-0.001)
+
+
+def test_receive_coalescing_is_a_fraction_of_the_srtt_while_enough_is_outstanding() -> None:
+    """The driver's wait for more results once one is ready: rx_coalesce x SRTT, capped; none before an RTT sample,
+    with few packets outstanding, or switched off."""
+    opts = WindowOptions(window=8, rx_coalesce=0.1, max_rx_coalesce=0.001)
+    w = Window(plan=Int32Plan(np.arange(20 * N, dtype=np.int32), N), job_id=3, rank=1, slots=list(range(8)),
+               first_set=[0] * 8, options=opts)
+    outs = w.start(0.0)
+    assert w.rx_settle() == 0.0  # no RTT sample yet
+    w.on_result(*result_for(outs[0].header, [0] * N), now=0.004)  # SRTT 4 ms, 8 outstanding (0's successor sent)
+    assert w.rto.srtt == pytest.approx(0.004)
+    assert w.rx_settle() == pytest.approx(0.0004)
+    w.on_result(*result_for(outs[1].header, [0] * N), now=0.030)  # SRTT 7.25 ms: 0.725 ms
+    assert w.rx_settle() == pytest.approx(0.1 * w.rto.srtt) and w.rto.srtt == pytest.approx(0.00725)
+    assert WindowOptions(rx_coalesce=0.2).rx_settle(w.rto, 8) == pytest.approx(0.001)  # capped
+    assert WindowOptions(rx_coalesce=0.0).rx_settle(w.rto, 8) == 0.0
+    assert opts.rx_settle(w.rto, COALESCE_MIN_OUTSTANDING - 1) == 0.0
+    assert opts.rx_settle(w.rto, COALESCE_MIN_OUTSTANDING) > 0
 
 
 def test_a_change_of_epoch_within_a_run_stops_it() -> None:
