@@ -27,6 +27,7 @@ from pathlib import Path
 from perf.machine import load_average, machine_info
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, run_experiment
 from topo.target import Target
+from worker.window import WindowOptions
 
 SETUP_ATTEMPTS = 3
 """Tries of one run when the experiment raises before any all-reduce result (Mininet or switch start-up)."""
@@ -224,6 +225,7 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
             ok = lossy >= 0.8 * four[0] and lossy >= 0.8 * GOAL_ELEMS_PER_S
             goal.append(f"4 workers, 1 % loss: {lossy:,.0f} elem/s = {lossy / four[0] * 100:.0f} % of no loss "
                         f"(goal ≥ 80 % of no loss and ≥ {0.8 * GOAL_ELEMS_PER_S:,.0f}: {'met' if ok else 'not met'})")
+    wo = WindowOptions()
     text = [
         "# All-reduce benchmark",
         "",
@@ -254,8 +256,10 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         f"- {reps} repetitions per configuration, interleaved across configurations; median and min – max of "
         f"the verified runs. Whole benchmark: {wall_s:.0f} s. A run whose network or switch did not come up is "
         f"retried (up to {SETUP_ATTEMPTS} tries; this time: {setup_failures} failed set-ups).",
-        "- Worker defaults: adaptive retransmission timeout (RFC 6298 SRTT + max(20 ms, 4 RTTVAR)), fast "
-        "retransmit after 3 later packets were answered, backoff ×2 per retransmission, give-up after 8.",
+        f"- Worker defaults: adaptive retransmission timeout (RFC 6298 SRTT + max({wo.min_timeout * 1000:g} ms, 4 "
+        f"RTTVAR)), fast retransmit after {wo.fast_retransmit} later packets were answered (at most "
+        f"{wo.max_fast_retransmits} times per packet), backoff ×{wo.backoff:g} per retransmission, give-up after "
+        f"{wo.max_retries}; receive coalescing {wo.rx_coalesce:g} × SRTT (at most {wo.max_rx_coalesce * 1000:g} ms).",
         "",
         "## Results",
         "",
