@@ -130,7 +130,8 @@ class FakeClock:
 class FakeTransport:
     """In-memory transport: sent datagrams go to `responder` (e.g. a switch model), whose answers are queued.
 
-    recv() with an empty queue advances the fake clock by the whole timeout, so timeouts cost no real time.
+    recv() with an empty queue advances the fake clock by the whole timeout, so timeouts cost no real time; with
+    packets queued it advances it by the settle (receive coalescing) before returning them.
     """
 
     def __init__(self, clock: FakeClock, responder: Callable[[bytes], list[bytes]] | None = None) -> None:
