@@ -4,7 +4,8 @@ The process is `python -m switch` (embedded target) or `simple_switch_grpc` (rea
 flags: one `-i PORT@INTF` per interface, `--device-id`, optional `--log-console`/`--pcap`, the program JSON or
 `--no-p4`, then `-- --grpc-server-addr 127.0.0.1:PORT --cpu-port N`. `start()` waits, bounded in time, until the gRPC
 port accepts connections; if the switch exits or never comes up it raises `SwitchStartError` quoting the switch's own
-last log lines (never an opaque "did not start correctly").
+last log lines (never an opaque "did not start correctly"), and it refuses to start on a gRPC port that another process
+already serves.
 """
 
 from __future__ import annotations
@@ -35,6 +36,15 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
         return f"(no log at {path})"
     tail = text.strip().splitlines()[-lines:]
     return "\n".join(tail) if tail else f"(log {path} is empty)"
+
+
+def _accepts(port: int) -> bool:
+    """Whether something accepts TCP connections on 127.0.0.1:port."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            return True
+    except OSError:
+        return False
 
 
 class P4Switch(Switch):
@@ -108,6 +118,13 @@ class P4Switch(Switch):
 
     def start(self, controllers: list[Any]) -> None:
         """Start the switch process on this node's interfaces and wait until its gRPC port accepts connections."""
+        if _accepts(self.grpc_port):
+            # readiness is "the port accepts connections": a leftover switch there would pass for this one, and the
+            # job would be installed on it while this switch exits with "address in use"
+            raise SwitchStartError(
+                f"{self.name}: gRPC port {self.grpc_port} is already in use by another process (a switch left over "
+                f"from an earlier run? `ss -ltnp 'sport = :{self.grpc_port}'` names it; stop it or pick another "
+                "port)")
         for intf in self.port_map().values():
             self.cmd(f"ethtool -K {intf} tx off rx off sg off tso off gso off gro off >/dev/null 2>&1")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -128,11 +145,9 @@ class P4Switch(Switch):
                 raise SwitchStartError(
                     f"{self.name}: switch exited with code {self.process.returncode} during startup; "
                     f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.grpc_port), timeout=0.2):
-                    return
-            except OSError:
-                time.sleep(0.1)
+            if _accepts(self.grpc_port):
+                return
+            time.sleep(0.1)
         self.stop_process()
         raise SwitchStartError(
             f"{self.name}: gRPC port {self.grpc_port} not open after {self.startup_timeout:.0f}s; "
@@ -142,11 +157,7 @@ class P4Switch(Switch):
         """True while the switch process runs and its gRPC port accepts connections."""
         if self.process is None or self.process.poll() is not None:
             return False
-        try:
-            with socket.create_connection(("127.0.0.1", self.grpc_port), timeout=0.2):
-                return True
-        except OSError:
-            return False
+        return _accepts(self.grpc_port)
 
     def stop_process(self, timeout: float = 5.0) -> None:
         """Terminate the switch process (SIGTERM, then SIGKILL after `timeout`)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import time
 from functools import partial
 from pathlib import Path
@@ -34,6 +35,23 @@ def test_bad_program_fails_with_the_switch_log(tmp_path: Path) -> None:
     message = str(err.value)
     assert "s1: switch exited with code" in message
     assert "version" in message.splitlines()[-1].lower(), message  # the switch's own last line names the problem
+
+
+def test_a_port_already_served_is_refused_before_starting(tmp_path: Path) -> None:
+    # a switch left over from an earlier run would otherwise pass the readiness check and receive the job
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        port = squatter.getsockname()[1]
+        with mininet_lock():
+            net = Mininet(topo=StarTopo(1), controller=None, autoSetMacs=False,
+                          switch=partial(P4Switch, target=Target.EMBEDDED, log_dir=str(tmp_path), grpc_port=port))
+            try:
+                with pytest.raises(SwitchStartError, match=rf"s1: gRPC port {port} is already in use"):
+                    net.start()
+                assert net.switches[0].process is None  # nothing started
+            finally:
+                net.stop()
 
 
 def test_switch_comes_up_and_reports_connected(tmp_path: Path) -> None:
