@@ -9,7 +9,7 @@ import pytest
 
 from worker.blocks import Float32Plan, Int32Plan
 from worker.header import FLAG_RETRANSMIT, MSG_RESULT, InaHeader
-from worker.quantize import block_exponents, dequantize, quantize
+from worker.quantize import EXPONENT_BIAS, block_exponents, dequantize, quantize
 from worker.rto import RtoEstimator
 from worker.window import SwitchUnreachable, Window, WindowOptions
 
@@ -162,7 +162,7 @@ def test_float_plan_fast_path_is_bit_identical_to_quantize() -> None:
     local = block_exponents(x)
     for k in range(40):
         agreed = int(local[k]) + int(rng.integers(0, 3))
-        plan.agreed[k] = agreed
+        plan._agree(k, agreed + EXPONENT_BIAS)
         _, q = plan.packet(k + win)
         assert q.dtype == np.int32 and q.tolist() == quantize(x[k], agreed, n).tolist()
         sums = rng.integers(-(2**31), 2**31, size=N, dtype=np.int64).astype(np.int32)
