@@ -83,9 +83,18 @@ def candidates(prog: Program) -> list[HeaderLayout]:
 
 
 # --- run-time helpers (in the generated module's namespace) ----------------------------------------------------
-def _vbytes(a: np.ndarray) -> bytes:
-    """The header's bytes on the wire."""
-    return a.astype(BE32, copy=False).tobytes()
+def _vbytes_fn() -> Callable[[np.ndarray], bytes]:
+    """`_vbytes(a)`: the header's bytes on the wire. The replicas of a multicast share the array (arrays in F are
+    never changed in place), so the bytes of the last array are kept and handed out again for the same object."""
+    last: list[Any] = [None, b""]  # holding the array keeps its id from being reused
+
+    def _vbytes(a: np.ndarray) -> bytes:
+        if a is last[0]:
+            return last[1]
+        b = a.astype(BE32, copy=False).tobytes()
+        last[0], last[1] = a, b
+        return b
+    return _vbytes
 
 
 def _vput(a: np.ndarray, k: int, v: int) -> np.ndarray:
@@ -151,7 +160,7 @@ def join_columns(regs: list[Any]) -> np.ndarray:
 
 
 def namespace(vectors: list[VectorHeader]) -> dict[str, Any]:
-    ns: dict[str, Any] = {"_vbytes": _vbytes, "_vput": _vput, "_vsplice": _vsplice, "_vtake": _vtake,
+    ns: dict[str, Any] = {"_vbytes": _vbytes_fn(), "_vput": _vput, "_vsplice": _vsplice, "_vtake": _vtake,
                           "_vsat32": _vsat32}
     for v in vectors:
         ns[f"_vload{v.n}"] = _vload_fn(v.n)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from switch.sim.vectors import MAX_HOT_ELEMENTS, NotVectorizable, VectorHeader, _vsat32, finish_module
+from switch.sim.vectors import MAX_HOT_ELEMENTS, NotVectorizable, VectorHeader, _vsat32, finish_module, namespace
 
 N, ACC = 16, 40
 CTL = struct.Struct("!BBHII")
@@ -226,3 +226,17 @@ def test_a_failing_vector_build_falls_back_to_the_scalar_code(load_compiled, mon
     assert not sw._l.cg.vectors and not sw.registers["Ing.acc"].is_vector
     frame = CTL.pack(0, 0, 0, 3, 0) + ELEMS.pack(*range(N))
     assert sw.process(1, frame) == [(1, Model([0] * ACC).packet(0, 0, 0, 3, 0, list(range(N)), None))]
+
+
+def test_deparse_bytes_follow_the_array_not_a_stale_copy():
+    # _vbytes hands the bytes of the last array out again for the same object (multicast replicas share it); any other
+    # array, even one created right after the last one was dropped, gets its own bytes
+    vbytes = namespace([])["_vbytes"]
+    a = np.arange(N, dtype=np.uint32)
+    assert vbytes(a) == ELEMS.pack(*range(N))
+    assert vbytes(a) is vbytes(a)
+    b = a + 1
+    assert vbytes(b) == ELEMS.pack(*range(1, N + 1))
+    for k in range(50):  # fresh arrays whose ids may repeat those of freed ones
+        assert vbytes(np.full(N, k, dtype=np.uint32)) == ELEMS.pack(*[k] * N)
+    assert vbytes(a) == ELEMS.pack(*range(N))
