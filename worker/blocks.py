@@ -70,6 +70,10 @@ def block_view(array: np.ndarray, num_elems: int, dtype: type) -> np.ndarray:
     return to_blocks(arr, num_elems, dtype)
 
 
+_EXPONENTS = tuple(range(EXP_MIN, EXP_MAX + 1))
+"""The exponent of each biased wire value, as shared int objects (Python caches only -5..256)."""
+
+
 def _rows(ks: list[int]) -> slice | list[int]:
     """An index for rows ks: a slice when they are consecutive and ascending (a batch's usual case; numpy indexes a
     slice ~20x faster than a list)."""
@@ -138,9 +142,10 @@ class Float32Plan:
         self.num_blocks = self.blocks.shape[0]
         self.local_exponents = block_exponents(self.blocks)
         self._wire_exp = [int(e) for e in encode_exponent(self.local_exponents)]
-        self._local = self.local_exponents.tolist()
+        self._local = [_EXPONENTS[e - EXP_MIN] for e in self.local_exponents.tolist()]
         self._agreed = [EXP_MIN - 1] * self.num_blocks
-        """`agreed` as Python ints: batches index it element by element (cheaper than numpy's per-call cost)."""
+        """`local_exponents` and `agreed` as Python ints (batches read them element by element, cheaper than numpy's
+        per-call cost); entries are `_EXPONENTS`' objects, so a list costs a pointer per block whatever the values."""
         self._m = INT32_MAX // num_workers
         self.agreed = np.full(self.num_blocks, EXP_MIN - 1, dtype=np.int64)  # EXP_MIN - 1: not yet known
         self.out = np.zeros(self.blocks.shape, dtype=np.float32)
@@ -218,7 +223,7 @@ class Float32Plan:
                 f"exponent is {int(self.local_exponents[pid])}: the switch must return the maximum"
             )
         self.agreed[pid] = e
-        self._agreed[pid] = e
+        self._agreed[pid] = _EXPONENTS[exponent]
 
     def packet(self, packet_id: int) -> tuple[int, np.ndarray]:
         """One packet of `packets`, its payload as native int32."""
