@@ -39,7 +39,11 @@ def plan_case(draw: st.DrawFn) -> tuple[np.ndarray, int, int, list[int], np.ndar
     n = draw(st.integers(1, 32))
     window = draw(st.integers(1, 6))
     blocks = -(-x.size // N)
-    ids = draw(st.lists(st.integers(0, blocks + window - 1), min_size=1, max_size=10, unique=True))
+    if draw(st.booleans()):  # consecutive ascending ids, as a receive usually returns them (the plan's slice path)
+        first = draw(st.integers(0, blocks + window - 1))
+        ids = list(range(first, min(blocks + window, first + draw(st.integers(1, 10)))))
+    else:
+        ids = draw(st.lists(st.integers(0, blocks + window - 1), min_size=1, max_size=10, unique=True))
     bumps = np.array(draw(st.lists(st.integers(0, 3), min_size=blocks, max_size=blocks)), dtype=np.int64)
     return x, n, window, ids, bumps
 
