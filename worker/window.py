@@ -261,9 +261,8 @@ class _Pending:
     """Order of first transmission within the run (fast retransmit compares it)."""
     retries: int = 0
     generation: int = 0
-    fast: bool = False
-    """Fast-retransmitted at least once (its answer is no RTT sample)."""
     fast_count: int = 0
+    """Fast retransmissions so far (after one, its answer is no RTT sample)."""
     mark: int = 0
     """`Window._seq` at its last fast retransmission: packets registered from then on were sent after it."""
 
@@ -400,7 +399,7 @@ class Window:
             stats.results += 1
             self._answered += 1
             self._last_result = now
-            if p.retries == 0 and not p.fast:
+            if p.retries == 0 and not p.fast_count:
                 self.rto.sample(now - p.first_sent)  # Karn: only packets sent once give unambiguous RTTs
                 if self.rto.samples == 1 and self.options.adaptive:
                     self._rearm_from_first_sample()
@@ -427,7 +426,7 @@ class Window:
         """Packets sent before any RTT sample (on the initial timeout) now time out after the measured RTO."""
         rto = self.rto.rto
         for p in self._pending.values():
-            if p.retries == 0 and not p.fast and p.first_sent + rto < p.deadline:
+            if p.retries == 0 and not p.fast_count and p.first_sent + rto < p.deadline:
                 p.generation += 1
                 p.timeout = rto
                 p.deadline = p.first_sent + rto
@@ -457,7 +456,6 @@ class Window:
 
     def _fast(self, p: _Pending, now: float) -> Outgoing:
         """Fast-retransmit p (its timer restarts without backoff)."""
-        p.fast = True
         p.fast_count += 1
         p.mark = self._seq
         if p.fast_count < self.options.max_fast_retransmits:
@@ -512,7 +510,7 @@ class Window:
                     slot=slot,
                     set_=set_,
                     packet_id=pid,
-                    transmissions=p.retries + 1 + p.fast,
+                    transmissions=p.retries + 1 + p.fast_count,
                     waited=now - p.first_sent,
                     last_result_ago=None if self._last_result is None else now - self._last_result,
                     mismatch=self._mismatch,

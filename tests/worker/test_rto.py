@@ -262,6 +262,7 @@ def test_give_up_bound_covers_repeated_fast_retransmissions() -> None:
     assert exc.value.packet_id == 0
     assert opts.worst_case_wait(0.05) + 0.05 < exc.value.waited <= opts.give_up_bound()
     assert exc.value.waited == pytest.approx(0.185)
+    assert exc.value.transmissions == 4  # the first, two fast retransmissions, one after a timeout
 
 
 def test_max_fast_retransmits_one_is_the_old_once_only() -> None:
