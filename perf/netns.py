@@ -130,7 +130,8 @@ def _grpc_address(args: Sequence[str]) -> str | None:
     return None
 
 
-def _port_open(address: str) -> bool:
+def port_open(address: str) -> bool:
+    """Whether something accepts TCP connections at address ("host:port", an empty host: 127.0.0.1)."""
     host, _, port = address.rpartition(":")
     try:
         with socket.create_connection((host or "127.0.0.1", int(port)), timeout=0.2):
@@ -167,7 +168,7 @@ class SwitchProcess:
         address = _grpc_address(args)
         deadline = time.monotonic() + ready_timeout
         while not self._ready.wait(0.05):
-            if address is not None and _port_open(address):
+            if address is not None and port_open(address):
                 # serving; its "Server listening" line may still be on the way (or block-buffered in a pipe)
                 self._ready.wait(1.0)
                 break

@@ -11,7 +11,6 @@ already serves.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from mininet.node import Switch
 
+from perf.netns import port_open
 from topo.target import Target
 
 LOG_TAIL_LINES = 20
@@ -36,15 +36,6 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
         return f"(no log at {path})"
     tail = text.strip().splitlines()[-lines:]
     return "\n".join(tail) if tail else f"(log {path} is empty)"
-
-
-def _accepts(port: int) -> bool:
-    """Whether something accepts TCP connections on 127.0.0.1:port."""
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
 
 
 class P4Switch(Switch):
@@ -118,7 +109,7 @@ class P4Switch(Switch):
 
     def start(self, controllers: list[Any]) -> None:
         """Start the switch process on this node's interfaces and wait until its gRPC port accepts connections."""
-        if _accepts(self.grpc_port):
+        if port_open(self.grpc_address):
             # readiness is "the port accepts connections": a leftover switch there would pass for this one, and the
             # job would be installed on it while this switch exits with "address in use"
             raise SwitchStartError(
@@ -145,7 +136,7 @@ class P4Switch(Switch):
                 raise SwitchStartError(
                     f"{self.name}: switch exited with code {self.process.returncode} during startup; "
                     f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
-            if _accepts(self.grpc_port):
+            if port_open(self.grpc_address):
                 return
             time.sleep(0.1)
         self.stop_process()
@@ -157,7 +148,7 @@ class P4Switch(Switch):
         """True while the switch process runs and its gRPC port accepts connections."""
         if self.process is None or self.process.poll() is not None:
             return False
-        return _accepts(self.grpc_port)
+        return port_open(self.grpc_address)
 
     def stop_process(self, timeout: float = 5.0) -> None:
         """Terminate the switch process (SIGTERM, then SIGKILL after `timeout`)."""
