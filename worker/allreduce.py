@@ -120,7 +120,7 @@ class Worker:
         return RunResult(
             array=plan.output(),
             stats=win.stats,
-            exponents=plan.agreed.copy() if isinstance(plan, Float32Plan) else None,
+            exponents=plan.agreed if isinstance(plan, Float32Plan) else None,
         )
 
     def allreduce(self, array: np.ndarray) -> np.ndarray:

@@ -143,11 +143,10 @@ class Float32Plan:
         self.local_exponents = block_exponents(self.blocks)
         self._wire_exp = [int(e) for e in encode_exponent(self.local_exponents)]
         self._local = [_EXPONENTS[e - EXP_MIN] for e in self.local_exponents.tolist()]
-        self._agreed = [EXP_MIN - 1] * self.num_blocks
+        self._agreed = [EXP_MIN - 1] * self.num_blocks  # EXP_MIN - 1: not yet known
         """`local_exponents` and `agreed` as Python ints (batches read them element by element, cheaper than numpy's
         per-call cost); entries are `_EXPONENTS`' objects, so a list costs a pointer per block whatever the values."""
         self._m = INT32_MAX // num_workers
-        self.agreed = np.full(self.num_blocks, EXP_MIN - 1, dtype=np.int64)  # EXP_MIN - 1: not yet known
         self.out = np.zeros(self.blocks.shape, dtype=np.float32)
         self.num_packets = self.num_blocks + window if self.num_blocks else 0
         self._zeros = np.zeros((1, num_elems), dtype=WIRE_INT32)
@@ -222,8 +221,12 @@ class Float32Plan:
                 f"switch returned exponent {e} (wire {exponent}) for block {pid}, but this worker's own "
                 f"exponent is {int(self.local_exponents[pid])}: the switch must return the maximum"
             )
-        self.agreed[pid] = e
         self._agreed[pid] = _EXPONENTS[exponent]
+
+    @property
+    def agreed(self) -> np.ndarray:
+        """The switch's exponent of each block (int64; EXP_MIN - 1 where not yet known), a new array."""
+        return np.array(self._agreed, dtype=np.int64)
 
     def packet(self, packet_id: int) -> tuple[int, np.ndarray]:
         """One packet of `packets`, its payload as native int32."""
