@@ -25,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from perf.machine import load_average, machine_info
+from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, run_experiment
 from topo.target import Target
 from worker.window import WindowOptions
@@ -236,8 +237,9 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         "",
         *[f"- {k}: {v}" for k, v in info.items()],
         f"- load average at end: {load_average()}",
-        "- note: the machine is shared; the switch, the workers and everything else run on the same CPUs, so a "
-        "load average above the CPU count means the figures are lower than on an idle machine",
+        f"- CPU layout (`--cpus {cfg.cpus}`, topo.cpus): {CpuLayout.plan(cfg.cpus).describe()}",
+        "- note: the machine is shared with other users' processes, so a load average above the CPU count means "
+        "the figures are lower than on an idle machine",
         "",
         "## Method",
         "",
@@ -294,6 +296,8 @@ def add_run_arguments(p: argparse.ArgumentParser, out: Path, program_json: Path,
     p.add_argument("--json", dest="program_json", type=Path, default=program_json)
     p.add_argument("--p4info", type=Path, default=p4info)
     p.add_argument("--timeout", type=float, default=timeout, help="bound on one run's workers, seconds")
+    p.add_argument("--cpus", choices=CPU_LAYOUTS, default=ExperimentConfig.cpus,
+                   help="CPU layout of the switch and the hosts (topo.cpus; default %(default)s)")
 
 
 def run_arguments_error(args: argparse.Namespace, build: str) -> str | None:
@@ -316,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     base = ExperimentConfig(size=args.size, target=Target.EMBEDDED, program_json=args.program_json,
-                            p4info=args.p4info, timeout_s=args.timeout)
+                            p4info=args.p4info, timeout_s=args.timeout, cpus=args.cpus)
     info = machine_info()
     t0 = time.monotonic()
     cells = run_grid(args.workers, args.loss, args.reps, base)

@@ -5,6 +5,7 @@
                               [--json out/switchml.json --p4info out/switchml.p4info.txt]
                               [--topo star|twotier] [--racks 2] [--levels 1|2] [--ecn-threshold PACKETS]
                               [--fault-plan PLAN] [--kill-rank R:S] [--restart-switch-after S]
+                              [--cpus split|shared]
 
 `--algo` picks the collective (`worker.collective.COLLECTIVES`): in-network aggregation (`switchml`, `atp`) or a
 host-based baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same
@@ -19,7 +20,9 @@ on the racks' uplinks and on the PS's link and each switch's counters.
 Starts the network (topo.fabric) with P4Switch nodes (embedded or BMv2), pushes the program and the job with the
 controller to every switch, sets the simulated loss, runs one `python -m worker --verify` per host (they start the
 all-reduce together through a start barrier, so its timing excludes process start-up), waits (bounded) and prints a
-table: correct ✓/✗, elements, time, goodput, retransmissions, and the switches' counters. Exit status 0 only if every worker verified.
+table: correct ✓/✗, elements, time, goodput, retransmissions, and the switches' counters. `--cpus split` (default)
+runs each switch process on a CPU of its own and the hosts' processes on the others (topo.cpus); `shared` lets the
+scheduler place them. Exit status 0 only if every worker verified.
 LOSS is the probability that the switch drops a packet on each worker port, in each direction.
 """
 
@@ -50,6 +53,7 @@ from controller.base import ProgramController
 from controller.client import P4RuntimeClient
 from controller.registers import open_registers
 from controller.switchml import SwitchMLController
+from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.fabric import Fabric
 from topo.p4switch import P4Switch, log_tail
 from topo.star import StarFabric, check_link_rates, prepare_hosts
@@ -118,6 +122,9 @@ class ExperimentConfig:
     fault_plan: Path | None = None
     """A protocol-level fault plan (worker.faults, TOML/JSON) for job 1, applied by the embedded switch from its
     start (star only)."""
+    cpus: str = "split"
+    """CPU layout (topo.cpus): `split` gives each switch process a CPU of its own and the hosts' processes the
+    others (with at least twice as many CPUs as switches), `shared` leaves placement to the scheduler."""
 
     def fabric(self) -> Fabric:
         """The network this config describes."""
@@ -174,6 +181,8 @@ class ExperimentResult:
     missing_ranks: list[int] = field(default_factory=list)
     """After a failed run: the ranks absent from every partial aggregate left in the switches (and, for ATP, at
     the PS) — the workers that died or never sent."""
+    cpu_layout: CpuLayout = field(default_factory=CpuLayout)
+    """Where the switch and host processes ran."""
 
     @property
     def correct(self) -> bool:
@@ -208,6 +217,7 @@ class ExperimentResult:
         shape += f", fault plan {c.fault_plan}" if c.fault_plan is not None else ""
         lines = [f"{c.algo} all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}{rate}, "
                  f"target {c.target.value}, seed {c.seed}{shape}",
+                 f"CPUs: {self.cpu_layout.describe()}",
                  "",
                  f"{'rank':>4}  {'correct':^7}  {'elements':>9}  {'time s':>8}  {'goodput elem/s':>14}  "
                  f"{'packets':>8}  {'retx':>6}  {'max err/bound':>13}"]
@@ -358,8 +368,9 @@ class ExperimentNetwork:
         self.job, self.job_path = self.jobs[0], self.job_paths[0]
         self._plan_restart: float | None = None
         self.fault_plan = self._compile_faults() if cfg.fault_plan is not None else None
+        self.cpu_layout = CpuLayout.plan(cfg.cpus, switches=len(fabric.switches))
         switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed,
-                             fault_plan=str(self.fault_plan) if self.fault_plan else None)
+                             fault_plan=str(self.fault_plan) if self.fault_plan else None, cpu_layout=self.cpu_layout)
         self.net = net = Mininet(topo=fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
                                  link=TCLink if cfg.bw is not None else Link)
         net.start()
@@ -447,7 +458,7 @@ class ExperimentNetwork:
         assert self.net is not None and self.client is not None
         changed = [f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}"
                    for f in ("workers", "bw", "target", "program_files", "pool_size", "topo", "racks", "levels",
-                             "ecn_threshold", "fault_plan")
+                             "ecn_threshold", "fault_plan", "cpus")
                    if getattr(cfg, f) != getattr(self.cfg, f)]
         if changed:
             raise ValueError("a run cannot change the network: " + ", ".join(changed))
@@ -491,7 +502,8 @@ class ExperimentNetwork:
             missing: list[int] = []
             if not all(o.ok for o in mine):
                 missing = self._missing_ranks(job, ps)
-            results.append(ExperimentResult(cfg, mine, total, self.switch.log_path, ps, links, per_switch, missing))
+            results.append(ExperimentResult(cfg, mine, total, self.switch.log_path, ps, links, per_switch, missing,
+                                            self.cpu_layout))
         return results
 
     def _missing_ranks(self, job: JobConfig, ps: dict[str, Any] | None) -> list[int]:
@@ -531,9 +543,9 @@ class ExperimentNetwork:
         out = self.cfg.run_dir / "ps-stats.json"
         out.unlink(missing_ok=True)
         jobs = [a for f in (job_files or self.job_paths) for a in ("--job", str(f))]
-        proc = self.ps_host.popen([sys.executable, "-m", "worker.atp_ps", *jobs, "--program-json",
-                                   str(self.cfg.program_files[0]), "--stats", str(out)], cwd=str(ROOT), text=True,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = self.ps_host.popen(self.cpu_layout.host_argv(
+            [sys.executable, "-m", "worker.atp_ps", *jobs, "--program-json", str(self.cfg.program_files[0]),
+             "--stats", str(out)]), cwd=str(ROOT), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None
         ready = proc.stdout.readline()  # "atp_ps: serving ..." once bound (or nothing if it failed)
         if "serving" not in ready:
@@ -583,12 +595,12 @@ class ExperimentNetwork:
         for spec in background:
             host, command = spec.split(":", 1)
             # sh -c ourselves: Mininet's shell=True reads $SHELL, which CI's environment does not set
-            bg.append(self._host(host).popen(["sh", "-c", command], stdout=subprocess.DEVNULL,
-                                             stderr=subprocess.DEVNULL))
+            bg.append(self._host(host).popen(self.cpu_layout.host_argv(["sh", "-c", command]),
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         try:
             started = time.monotonic()
-            procs = [h.popen(argv_of_rank(rank), cwd=str(ROOT), text=True, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
+            procs = [h.popen(self.cpu_layout.host_argv(argv_of_rank(rank)), cwd=str(ROOT), text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
                      for rank, h in enumerate(self.hosts)]
             if kill_switch_after_s is not None:
                 time.sleep(kill_switch_after_s)
@@ -691,6 +703,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="kill worker rank R S seconds into the all-reduce (the run then names the missing rank)")
     p.add_argument("--restart-switch-after", type=float, default=None, metavar="S",
                    help="kill the switch S seconds into the all-reduce and start it again, re-programmed")
+    p.add_argument("--cpus", choices=CPU_LAYOUTS, default=d.cpus,
+                   help="split: each switch process on a CPU of its own, the hosts' processes on the others (with "
+                        "at least twice as many CPUs as switches); shared: the scheduler places them "
+                        "(default %(default)s)")
     p.add_argument("--ecn-threshold", type=int, default=None, metavar="PACKETS",
                    help="atp: mark ECN on packets that leave an egress queue at least this deep (default: off)")
     return p
@@ -708,7 +724,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                            pool_size=args.pool_size, window=args.window, timeout_s=args.timeout, seed=args.seed,
                            run_dir=args.run_dir, topo=args.topo, racks=args.racks, levels=args.levels,
                            ecn_threshold=args.ecn_threshold, fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
-                           restart_switch_after_s=args.restart_switch_after)
+                           restart_switch_after_s=args.restart_switch_after, cpus=args.cpus)
     try:
         result = run_experiment(cfg)
     except Exception as err:  # one clear line (plus the switch log if it is a startup failure)

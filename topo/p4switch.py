@@ -5,7 +5,8 @@ flags: one `-i PORT@INTF` per interface, `--device-id`, optional `--log-console`
 `--no-p4`, then `-- --grpc-server-addr 127.0.0.1:PORT --cpu-port N`. `start()` waits, bounded in time, until the gRPC
 port accepts connections; if the switch exits or never comes up it raises `SwitchStartError` quoting the switch's own
 last log lines (never an opaque "did not start correctly"), and it refuses to start on a gRPC port that another process
-already serves.
+already serves. With a `CpuLayout` that splits the CPUs, the process runs on the CPU the layout gives this switch
+(`taskset`, in the command line the log shows).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from mininet.node import Switch
 
 from perf.netns import port_open
+from topo.cpus import CpuLayout
 from topo.target import Target
 
 LOG_TAIL_LINES = 20
@@ -57,6 +59,7 @@ class P4Switch(Switch):
         startup_timeout: float = 20.0,
         seed: int | None = None,
         fault_plan: str | None = None,
+        cpu_layout: CpuLayout | None = None,
         **params: Any,
     ) -> None:
         super().__init__(name, **params)
@@ -76,6 +79,8 @@ class P4Switch(Switch):
             raise ValueError("fault plans are applied by the embedded switch (simple_switch_grpc has no such flag)")
         self.fault_plan = fault_plan
         """A switch.faults plan file (embedded switch only)."""
+        self.cpu_layout = cpu_layout or CpuLayout()
+        """Where the process runs: the layout's CPU for switch number device_id - 1 (shared: anywhere)."""
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -119,11 +124,12 @@ class P4Switch(Switch):
         for intf in self.port_map().values():
             self.cmd(f"ethtool -K {intf} tx off rx off sg off tso off gso off gro off >/dev/null 2>&1")
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        argv = self.cpu_layout.switch_argv(self.argv(), self.device_id - 1)
         with self.log_path.open("wb") as log:
-            log.write(("$ " + " ".join(self.argv()) + "\n").encode())
+            log.write(("$ " + " ".join(argv) + "\n").encode())
             log.flush()
             self.process = subprocess.Popen(
-                self.argv(), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
         self._wait_ready()

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from perf.machine import load_average, machine_info, proc_cpu_seconds, proc_peak_rss_kb
 from topo.bench import add_run_arguments, run_arguments_error
+from topo.cpus import CpuLayout
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult
 from topo.target import Target
 
@@ -247,8 +248,9 @@ def write_markdown(rows: Sequence[ScaleRow], path: Path, info: dict[str, str], b
         "",
         *[f"- {k}: {v}" for k, v in info.items()],
         f"- load average at end: {load_average()}",
-        "- every figure here is absolute for this machine (shared, 2 cores: the switch, all workers and other "
-        "users' processes compete for them; with more workers than cores the processes take turns)",
+        "- every figure here is absolute for this machine (shared with other users' processes; with more "
+        "workers than cores the processes take turns)",
+        f"- CPU layout (`--cpus {base.cpus}`, topo.cpus): {CpuLayout.plan(base.cpus).describe()}",
         "",
         "## Method",
         "",
@@ -334,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     points, reps = resolve(args)
     base = ExperimentConfig(target=Target.EMBEDDED, program_json=args.program_json, p4info=args.p4info,
-                            timeout_s=args.timeout)
+                            timeout_s=args.timeout, cpus=args.cpus)
     rows = run_and_write(points, reps, base, args.out, machine_info())
     print()
     print(summary_table(rows))

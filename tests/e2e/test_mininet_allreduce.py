@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from compiler import compile_file
-from topo.experiment import ExperimentConfig, run_experiment
+from topo.experiment import ExperimentConfig, ExperimentNetwork, run_experiment
 from topo.target import Target
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -123,3 +125,20 @@ def test_switch_restarted_mid_run_never_gives_a_wrong_result(program: tuple[Path
             assert "epoch changed" in error or "no result for packet_id" in error, error
         assert w.report.get("verified", True) is not False or w.exit_code != 0, result.table()
     assert any("epoch changed" in w.report.get("error", "") for w in result.workers) or result.correct
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="the split CPU layout needs 2 CPUs")
+def test_split_cpu_layout_runs_the_switch_and_the_hosts_on_their_own_cpus(program: tuple[Path, Path],
+                                                                         tmp_path: Path) -> None:
+    cfg = config(program, tmp_path, workers=2, size=4096)
+    with ExperimentNetwork(cfg) as net:
+        layout = net.cpu_layout
+        assert layout.split and not set(layout.switches) & set(layout.hosts)
+        assert net.switch.process is not None
+        assert os.sched_getaffinity(net.switch.process.pid) == {layout.switches[0]}
+        result = net.run(cfg)
+        assert result.correct, result.table()
+        assert f"CPUs: {layout.describe()}" in result.table()
+        probe = "import json, os; print(json.dumps({'cpus': sorted(os.sched_getaffinity(0))}))"
+        outcomes = net.launch(lambda rank: [sys.executable, "-c", probe], 30.0)
+        assert [o.report.get("cpus") for o in outcomes] == [list(layout.hosts)] * 2

@@ -1,0 +1,45 @@
+"""CPU layouts of an experiment (topo.cpus): which CPUs the switch processes and the hosts' processes get."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+from topo.cpus import CpuLayout
+
+
+def test_split_gives_each_switch_a_cpu_and_the_hosts_the_rest() -> None:
+    layout = CpuLayout.plan("split", switches=1, available=[0, 1])
+    assert (layout.switches, layout.hosts) == ((0,), (1,))
+    assert layout.switch_argv(["python", "-m", "switch"]) == ["taskset", "-c", "0", "python", "-m", "switch"]
+    assert layout.host_argv(["python", "-m", "worker"]) == ["taskset", "-c", "1", "python", "-m", "worker"]
+    assert layout.describe() == "switch on CPU 0, hosts on CPU 1"
+    wide = CpuLayout.plan("split", switches=3, available=[7, 2, 3, 4, 5, 6])
+    assert (wide.switches, wide.hosts) == ((2, 3, 4), (5, 6, 7))
+    assert [wide.switch_argv(["s"], i)[2] for i in range(3)] == ["2", "3", "4"]
+    assert wide.host_argv(["w"])[:3] == ["taskset", "-c", "5,6,7"]
+
+
+@pytest.mark.parametrize("switches, cpus", [(1, [0]), (3, [0, 1]), (3, [0, 1, 2, 3, 4])])
+def test_split_without_a_cpu_per_switch_and_as_many_for_the_hosts_is_shared(switches: int, cpus: list[int]) -> None:
+    layout = CpuLayout.plan("split", switches=switches, available=cpus)
+    assert not layout.split
+    assert layout.switch_argv(["s"]) == ["s"] and layout.host_argv(["w"]) == ["w"]
+
+
+def test_shared_confines_nothing_and_bad_modes_are_refused() -> None:
+    assert CpuLayout.plan("shared", available=range(8)) == CpuLayout()
+    assert CpuLayout().describe().startswith("shared")
+    with pytest.raises(ValueError, match="unknown CPU layout 'half'.*split, shared"):
+        CpuLayout.plan("half")
+    with pytest.raises(ValueError, match="switches must be >= 1"):
+        CpuLayout.plan("split", switches=0)
+
+
+def test_the_confined_command_runs_on_the_planned_cpu() -> None:
+    cpu = sorted(os.sched_getaffinity(0))[-1]
+    layout = CpuLayout(switches=(cpu,), hosts=(cpu,))
+    argv = layout.host_argv(["python3", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"])
+    assert subprocess.run(argv, capture_output=True, text=True, check=True, timeout=30).stdout.strip() == f"[{cpu}]"
