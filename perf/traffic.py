@@ -7,12 +7,6 @@
 
 One-shot commands print one JSON line when done. Servers print "ready", then answer each JSON request line on stdin
 with one JSON line, until stdin closes: the rate search sends many probes without starting a process per probe.
-
-The receivers moderate their wake-ups as a NIC moderates interrupts: once a frame is ready they wait `RX_HOLD` before
-draining the ring, so that one wake-up takes what arrives meanwhile. A receiver that sleeps again after every frame
-is woken by the switch's transmission of the next one, and the switch under test pays for that wake-up: measured
-with the embedded switch forwarding (basic_forward, 2 CPUs), 85-90 kpps delivered without moderation against 110-120
-kpps with it (the switch at ~0.93 CPU in both).
 """
 
 from __future__ import annotations
@@ -27,10 +21,6 @@ import time
 from typing import Any, Sequence
 
 from switch.ports import AfPacketPort  # VLAN tags restored, own transmissions ignored, like the switch
-
-RX_HOLD = 0.0005
-"""Seconds a receiver waits, once a frame is ready, before draining the ring: ~60 frames at 120 kpps, far below
-the ring's 2048 slots."""
 
 
 def send_socket(ifname: str, sndbuf: int = 8 << 20) -> socket.socket:
@@ -131,7 +121,6 @@ def cmd_recv(args: argparse.Namespace) -> int:
             break
         if not poll.poll(50):
             continue
-        time.sleep(RX_HOLD)
         counter.drain()
         last_rx = time.monotonic()
     span = (counter.last - counter.first) if counter.first is not None and counter.last is not None else 0.0
@@ -165,7 +154,6 @@ def cmd_recv_server(args: argparse.Namespace) -> int:
     while True:
         for fd, _ in poll.poll(1000):
             if fd != stdin_fd:
-                time.sleep(RX_HOLD)
                 counter.drain()
                 continue
             counter.drain()
