@@ -114,7 +114,9 @@ def test_failed_rank_releases_the_others(tmp_path: Path) -> None:
 
 def test_cli_failure_before_barrier_is_announced(tmp_path: Path) -> None:
     path = tmp_path / "job.json"
-    make_job(2, ip_prefix="198.51.100").save(path)  # TEST-NET-2: rank 0 cannot bind, exits 5 and tells rank 1
+    job = make_job(2, ip_prefix="198.51.100").to_dict()  # TEST-NET-2: rank 0 cannot bind, exits 5 and tells rank 1
+    job["switch"]["ip"] = "127.0.0.254"  # rank 1, bound to 127.0.0.1, can reach it (nobody answers: no need)
+    JobConfig.from_dict(job).save(path)
     barrier = tmp_path / "b"
     argv = [sys.executable, "-m", "worker", "--job", str(path), "--program-json", str(LAYOUT_JSON), "--barrier",
             str(barrier)]

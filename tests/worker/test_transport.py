@@ -12,26 +12,30 @@ from ina_udpswitch import free_udp_ports
 from worker.transport import FakeClock, FakeTransport, TransportError, UdpTransport
 
 
-def test_send_recv_and_source_filter() -> None:
+@pytest.mark.parametrize("any_source", [False, True])
+def test_send_recv_and_source_filter(any_source: bool) -> None:
+    """Connected to the switch, the transport gets only the switch's datagrams; with accept_any_source, anyone's."""
     peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     stranger = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     try:
         peer.bind(("127.0.0.1", 0))
         stranger.bind(("127.0.0.1", 0))
         [port] = free_udp_ports(1)
-        with UdpTransport(("127.0.0.1", port), peer.getsockname()) as tr:
+        with UdpTransport(("127.0.0.1", port), peer.getsockname(), accept_any_source=any_source) as tr:
             tr.send(b"hello")
             data, src = peer.recvfrom(100)
             assert data == b"hello" and src == ("127.0.0.1", port)
-            for i in range(5):
+            for i in range(3):
                 peer.sendto(bytes([i]), src)
             stranger.sendto(b"not the switch", src)
+            peer.sendto(bytes([3]), src)
+            expected = [bytes([i]) for i in range(3)] + [b"not the switch"] * any_source + [bytes([3])]
             got: list[bytes] = []
             deadline = time.monotonic() + 5
-            while len(got) < 5 and time.monotonic() < deadline:
+            while len(got) < len(expected) and time.monotonic() < deadline:
                 got += tr.recv(0.5)
-            assert got == [bytes([i]) for i in range(5)]
-            assert tr.recv(0.05) == [] and tr.ignored == 1
+            assert got == expected
+            assert tr.recv(0.05) == []
     finally:
         peer.close()
         stranger.close()
