@@ -52,6 +52,7 @@ def drive(core: WindowCore, transport: Transport, encode: Callable[[Any], bytes]
           decode_batch: DecodeBatch | None = None) -> None:
     """Run core to completion over transport; `encode` turns one of the core's outgoing packets into bytes."""
     send = transport.send
+    send_many = getattr(transport, "send_many", None)
     start = clock()
     for out in core.start(start):
         send(encode(out))
@@ -65,8 +66,12 @@ def drive(core: WindowCore, transport: Transport, encode: Callable[[Any], bytes]
                 headers, values, malformed = decode_batch(received)
                 core.stats.malformed += malformed
                 if headers:
-                    for out in on_packets(headers, values, clock()):
-                        send(encode(out))
+                    outs = on_packets(headers, values, clock())
+                    if send_many is not None:
+                        send_many([encode(o) for o in outs])
+                    else:
+                        for out in outs:
+                            send(encode(out))
             received = []
         for data in received:
             try:

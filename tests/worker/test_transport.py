@@ -92,3 +92,50 @@ def test_fake_transport_advances_clock_when_idle_or_settling() -> None:
     assert tr.recv(1.5) == [] and clock.now == 1.5
     tr.send(b"cd")
     assert tr.recv(1.0, 0.25) == [b"dc"] and clock.now == 1.75  # a settle passes, then the packets are taken
+
+
+def test_send_many_delivers_every_datagram_in_order_through_sendmmsg_and_its_fallbacks() -> None:
+    """Connected, send_many batches through sendmmsg (worker.mmsg); datagrams bigger than a slot and batches larger
+    than the slots go out too, in order, byte for byte."""
+    peer = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        peer.bind(("127.0.0.1", 0))
+        peer.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
+        [port] = free_udp_ports(1)
+        with UdpTransport(("127.0.0.1", port), peer.getsockname()) as tr:
+            assert tr._multi is not None  # Linux: libc has sendmmsg
+            batches = [[bytes([b, i]) * (1 + i * 7) for i in range(150)] for b in range(2)]  # 150 > 64 slots
+            batches.append([b"small", bytes(3000), b"after the big one"])  # 3000 > a 2048-byte slot
+            for batch in batches:
+                tr.send_many(batch)
+            expected = [d for batch in batches for d in batch]
+            got = []
+            peer.settimeout(5)
+            for _ in expected:
+                got.append(peer.recv(65536))
+            assert got == expected
+    finally:
+        peer.close()
+
+
+def test_send_many_to_a_closed_port_drops_quietly_like_send() -> None:
+    [port, closed] = free_udp_ports(2)
+    with UdpTransport(("127.0.0.1", port), ("127.0.0.1", closed)) as tr:
+        for _ in range(5):  # ICMP port unreachable makes later calls fail with ECONNREFUSED: not an error here
+            tr.send_many([b"x" * 10] * 20)
+            time.sleep(0.01)
+        assert tr.recv(0.05) == []
+
+
+def test_multisender_refuses_a_datagram_bigger_than_its_slots() -> None:
+    from worker.mmsg import MultiSender
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        s.connect(("127.0.0.1", 9))
+        sender = MultiSender.open(s.fileno(), slots=4, slot_size=16)
+        assert sender is not None
+        with pytest.raises(ValueError, match="17 bytes does not fit a 16-byte slot"):
+            sender.send([b"a", bytes(17)])
+    finally:
+        s.close()
