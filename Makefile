@@ -52,7 +52,8 @@ help:
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
 	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then the scaling sweep (BENCH_SCALING="
-	@echo "                   default|full|off) (root); writes bench/allreduce.* and bench/scaling.*"
+	@echo "                   default|full|off) (root); writes bench/allreduce.* and bench/scaling.*;"
+	@echo "                   BENCH_COMPARE=DIR also runs the grid with the checkout in DIR and reports the ratios"
 	@echo "make bench-switch  switches side by side (embedded, BMv2 if installed; root): kpps at ~0 % loss, SwitchML"
 	@echo "                   elements/s, ratios; writes bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\")"
 	@echo "make clean         remove build outputs and emulation leftovers"
@@ -142,9 +143,12 @@ p4runtime-shell: shell-venv
 # then the scaling sweep (time, CPU per element, peak RSS vs size and vs workers) -> bench/scaling.{md,csv,png};
 # BENCH_SCALING=full for the finer, repeated sweep, BENCH_SCALING=off to skip it
 BENCH_SCALING ?= default
+# BENCH_COMPARE=DIR: a checkout of another commit, run alternately with this tree (topo.compare)
+BENCH_COMPARE ?=
 SCALING_POOL  := 8192
 bench: build $(OUT)/switchml-pool$(SCALING_POOL).json
-	$(PY) -m topo.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out bench/allreduce
+	$(PY) -m topo.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out bench/allreduce \
+	  $(if $(BENCH_COMPARE),--compare $(BENCH_COMPARE))
 	$(if $(filter off,$(BENCH_SCALING)),,$(PY) -m topo.scaling --preset $(BENCH_SCALING) --out bench/scaling \
 	  --json $(OUT)/switchml-pool$(SCALING_POOL).json --p4info $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt)
 

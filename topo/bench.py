@@ -1,15 +1,17 @@
 """All-reduce goodput benchmark (`make bench`): WORKERS x LOSS grid on the embedded switch in Mininet.
 
     python -m topo.bench [--workers 2 4 8] [--loss 0 0.01] [--reps 5] [--size 262144] [--out bench/allreduce]
-                         [--json out/switchml.json --p4info out/switchml.p4info.txt]
+                         [--json out/switchml.json --p4info out/switchml.p4info.txt] [--compare DIR]
 
 Every run is one `topo.experiment.run_experiment` (fresh Mininet star, switch process, controller, one
 `python -m worker --verify` per host, started together through the workers' start barrier). A run counts only if every
 worker verified its result against the float64 reference and the documented bound; a run that did not is listed as
 such and left out of the statistics. Repetitions are interleaved (rep 1 of every configuration, then rep 2, ...) so
 that load changes of the shared machine spread over all configurations. Writes `<out>.csv` (one row per run),
-`<out>.png` (median goodput with min-max bars) and `<out>.md` (machine, method, table). `make bench` then runs the
-scaling sweep, `topo.scaling`.
+`<out>.png` (median goodput with min-max bars) and `<out>.md` (machine, method, table). With `--compare DIR` every
+repetition also runs the grid with another checkout of the project (topo.compare), alternating with this tree's,
+and `<out>.md` gains the ratios (`<out>.compare.csv`: every pair). `make bench` then runs the scaling sweep,
+`topo.scaling`.
 """
 
 from __future__ import annotations
@@ -18,17 +20,23 @@ import argparse
 import csv
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from perf.machine import load_average, machine_info
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, run_experiment
 from topo.target import Target
 from worker.window import WindowOptions
+
+if TYPE_CHECKING:
+    from topo.compare import Comparison
 
 SETUP_ATTEMPTS = 3
 """Tries of one run when the experiment raises before any all-reduce result (Mininet or switch start-up)."""
@@ -213,7 +221,7 @@ def summary_table(cells: Sequence[Cell]) -> str:
 
 
 def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg: ExperimentConfig, reps: int,
-                   wall_s: float) -> None:
+                   wall_s: float, compared: Comparison | None = None) -> None:
     failed = [r for c in cells for r in c.runs if not r.verified]
     setup_failures = sum(c.setup_failures for c in cells)
     four = {c.loss: c.median for c in cells if c.workers == 4}
@@ -273,6 +281,12 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         text += ["### Runs that failed verification", ""]
         text += [f"- workers={r.workers} loss={r.loss:g} rep={r.rep}: {r.error or 'not verified'}" for r in failed]
         text.append("")
+    if compared is not None:
+        text += [f"## Against {compared.other}", "",
+                 "The same grid run by the other checkout (its own `python -m topo.bench --reps 1`, its own compiled "
+                 "`switchml.p4`, its own defaults), alternating with this tree's runs repetition by repetition "
+                 "(topo.compare); verified runs only. Ratios: this tree / the other.", "",
+                 compared.table(), ""]
     path.write_text("\n".join(text))
 
 
@@ -286,6 +300,9 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"float32 elements per worker (default {BENCH_SIZE}: long enough runs to time steadily)")
     add_run_arguments(p, ROOT / "bench" / "allreduce", d.program_dir / "switchml.json",
                       d.program_dir / "switchml.p4info.txt", timeout=60.0)
+    p.add_argument("--compare", type=Path, default=None, metavar="DIR",
+                   help="also run the grid with the checkout of this project in DIR (another commit), alternating, and "
+                        "report the ratios")
     return p
 
 
@@ -321,17 +338,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     base = ExperimentConfig(size=args.size, target=Target.EMBEDDED, program_json=args.program_json,
                             p4info=args.p4info, timeout_s=args.timeout, cpus=args.cpus)
+    from topo.compare import Checkout, CompareError, run_compared  # it builds on this module
+
     info = machine_info()
     t0 = time.monotonic()
-    cells = run_grid(args.workers, args.loss, args.reps, base)
+    compared = None
+    try:
+        if args.compare is None:
+            cells = run_grid(args.workers, args.loss, args.reps, base)
+        else:
+            with tempfile.TemporaryDirectory(prefix="bench-compare-") as work:
+                compared = run_compared(args.workers, args.loss, args.reps, base, Checkout(args.compare.resolve()),
+                                        Path(work))
+            cells = compared.ours
+    except (CompareError, subprocess.TimeoutExpired) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     wall = time.monotonic() - t0
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(cells, args.out.with_suffix(".csv"))
     write_plot(cells, args.out.with_suffix(".png"), args.size)
-    write_markdown(cells, args.out.with_suffix(".md"), info, base, args.reps, wall)
+    write_markdown(cells, args.out.with_suffix(".md"), info, base, args.reps, wall, compared)
     print()
     print(summary_table(cells))
-    print(f"\nwrote {args.out.with_suffix('.csv')}, {args.out.with_suffix('.png')}, {args.out.with_suffix('.md')}")
+    written = [args.out.with_suffix(s) for s in (".csv", ".png", ".md")]
+    if compared is not None:
+        compared.write_csv(args.out.with_suffix(".compare.csv"))
+        written.append(args.out.with_suffix(".compare.csv"))
+        print(f"\nagainst {compared.other}:\n{compared.table()}")
+    print(f"\nwrote {', '.join(map(str, written))}")
     return 0 if all(r.verified for c in cells for r in c.runs) else 1
 
 

@@ -66,3 +66,42 @@ def test_tiny_grid_in_mininet(tmp_path: Path) -> None:
     assert all(float(r["goodput_elems_per_s"]) > 0 and float(r["max_error_over_bound"]) <= 1 for r in rows)
     assert out.with_suffix(".png").stat().st_size > 1000
     assert "| 2 | 1 % | 1/1 |" in out.with_suffix(".md").read_text()
+
+
+def test_comparison_table_pairs_repetitions() -> None:
+    from topo.compare import Comparison
+
+    ours = [Cell(4, 0.0, [row(4, 0.0, 1, 400_000), row(4, 0.0, 2, 300_000), row(4, 0.0, 3, 500_000)])]
+    theirs = [Cell(4, 0.0, [row(4, 0.0, 1, 200_000), row(4, 0.0, 2, 1.0, verified=False), row(4, 0.0, 3, 200_000)])]
+    c = Comparison("other", ours, theirs)
+    [(n, loss, mine, other, ratio, per_rep)] = c.rows()
+    assert (n, loss, mine, other, ratio, per_rep) == (4, 0.0, 400_000, 200_000, 2.0, [2.0, 2.5])
+    assert c.table().splitlines()[2] == "| 4 | 0 % | 400,000 | 200,000 | **2.00×** | 2.25× | 2.00, 2.50 |"
+
+
+@pytest.mark.mininet
+@pytest.mark.timeout(240)
+def test_compare_with_another_checkout_runs_both_alternately(tmp_path: Path) -> None:
+    """This repository compared with itself as 'another checkout': both sides run, verified, and the ratios land
+    in the report and the pairs' CSV."""
+    result = compile_file(str(ROOT / "p4src" / "switchml.p4"))
+    (tmp_path / "switchml.json").write_text(json.dumps(result.json))
+    (tmp_path / "switchml.p4info.txt").write_text(result.p4info_text)
+    out = tmp_path / "bench" / "ar"
+    code = main(["--workers", "2", "--loss", "0", "--reps", "2", "--size", "8192", "--out", str(out), "--json",
+                 str(tmp_path / "switchml.json"), "--p4info", str(tmp_path / "switchml.p4info.txt"), "--compare",
+                 str(ROOT)])
+    assert code == 0
+    pairs = list(csv.DictReader(open(out.with_suffix(".compare.csv"))))
+    assert [(p["workers"], p["rep"]) for p in pairs] == [("2", "1"), ("2", "2")]
+    assert all(float(p["this_goodput"]) > 0 and float(p["other_goodput"]) > 0 and float(p["ratio"]) > 0
+               for p in pairs)
+    md = out.with_suffix(".md").read_text()
+    assert f"## Against {ROOT}" in md and "| 2 | 0 % |" in md.split("## Against")[1]
+
+
+def test_compare_refuses_a_directory_that_is_not_a_checkout(tmp_path: Path) -> None:
+    from topo.compare import Checkout, CompareError
+
+    with pytest.raises(CompareError, match="is not a checkout of this project"):
+        Checkout(tmp_path)
