@@ -33,7 +33,7 @@ class _Mmsghdr(ctypes.Structure):
 def _libc_sendmmsg() -> Callable[..., int] | None:
     name = ctypes.util.find_library("c")
     try:
-        fn = getattr(ctypes.CDLL(name, use_errno=True), "sendmmsg")
+        fn = getattr(ctypes.CDLL(name), "sendmmsg")
     except (OSError, AttributeError):
         return None
     fn.argtypes = [ctypes.c_int, ctypes.POINTER(_Mmsghdr), ctypes.c_uint, ctypes.c_int]
@@ -70,9 +70,9 @@ class MultiSender:
             return None
         return cls(fd, _SENDMMSG, slots, slot_size)
 
-    def send(self, datagrams: Sequence[bytes]) -> tuple[int, int]:
-        """Send datagrams[:slots] (each at most slot_size bytes) in one call; (how many the kernel took, errno when
-        it took none). The kernel stops at the first datagram it refuses: the caller decides about that one."""
+    def send(self, datagrams: Sequence[bytes]) -> int:
+        """Send datagrams[:slots] (each at most slot_size bytes) in one call; how many the kernel took (0: none, the
+        first refused). The kernel stops at the first datagram it refuses: the caller decides about that one."""
         n = min(len(datagrams), self.slots)
         view, size, iov, lens = self._view, self.slot_size, self._iov, self._lens
         off = 0
@@ -85,5 +85,4 @@ class MultiSender:
             if lens[i] != k:
                 iov[i].iov_len = lens[i] = k
             off += size
-        sent = self._call(self.fd, self._msgs, n, 0)
-        return (sent, 0) if sent > 0 else (0, ctypes.get_errno())
+        return max(0, self._call(self.fd, self._msgs, n, 0))

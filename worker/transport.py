@@ -115,7 +115,7 @@ class UdpTransport:
             return
         i, n = 0, len(datagrams)
         while i < n:
-            sent, _ = multi.send(datagrams[i:i + multi.slots])
+            sent = multi.send(datagrams[i:i + multi.slots])
             if not sent:
                 self.send(datagrams[i])  # the datagram the kernel refused, with send's handling of its error
                 sent = 1
