@@ -35,6 +35,7 @@ name = "x-1"
 repetitions = 2
 [network]
 bw_mbps = 10
+cpus = "shared"
 [sweep]
 algos = ["switchml", "ring"]
 workers = [2, 4]
@@ -44,6 +45,7 @@ loss = [0, 0.01]
 x = "loss"
 """))
     assert (sc.name, sc.repetitions, sc.bw_mbps, sc.sizes, sc.x) == ("x-1", 2, 10.0, (256, 1024), "loss")
+    assert sc.cpus == "shared" and load_scenario(write(tmp_path, "[sweep]\nworkers = [2]\n")).cpus == "split"
     runs = sc.runs()
     assert len(runs) == 2 * 2 * 2 * 2
     assert runs[0] == RunPoint("switchml", 2, 256, 0.0, 0.0, 0.0) and runs[1].algo == "ring"  # algos interleave
@@ -58,6 +60,7 @@ x = "loss"
     ("[sweep]\nloss = [0.0, 0.0]\n", "sweep.loss: repeated values"),
     ("[sweep]\nsizes = [1]\nsizes_kib = [1]\n", "give sizes (elements) or sizes_kib, not both"),
     ("[network]\nbw_mbps = 'fast'\n", "network.bw_mbps: expected a number, got 'fast'"),
+    ("[network]\ncpus = 'half'\n", "network.cpus: expected one of split, shared, got 'half'"),
     ("[scenario]\nrepetitions = 0\n", "scenario.repetitions: 0 out of range [1, 1000]"),
     ("[report]\nx = 'time'\n", "report.x: expected one of size, workers"),
     ("[sweep\n", "s.toml: not valid TOML"),

@@ -19,6 +19,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from perf.machine import machine_info  # noqa: E402
+from topo.cpus import CpuLayout  # noqa: E402
 from topo.scenario import Scenario  # noqa: E402
 from topo.sweep import Row  # noqa: E402
 
@@ -111,8 +112,9 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
               + "; loss is the P4 drop simulator's, on every worker port in both directions.",
               "- Time: the slowest worker's all-reduce time (workers start together through a barrier); a run counts "
               "only if every worker verified its result against the float64 reference (int32: exact).",
-              "- Everything (switch, workers) shares this machine's CPUs: at high link rates the figures measure the "
-              "emulator's CPU, not the network. Ratios from one run of this scenario are the meaningful figures.", ""]
+              f"- CPU layout `{sc.cpus}` (topo.cpus): {CpuLayout.plan(sc.cpus).describe()}. Switch and workers share "
+              "this machine's CPUs: at high link rates the figures measure the emulator's CPU, not the network. "
+              "Ratios from one run of this scenario are the meaningful figures.", ""]
     lines += ["## Median time (s), min–max over repetitions", ""]
     series = _all_series(rows, sc)
     first = [] if sc.x == "workers" else ["workers"]

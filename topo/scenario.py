@@ -13,6 +13,7 @@
     target = "embedded"             # or "bmv2"
     pool_size = 64                  # SwitchML slots of the job
     window = 32                     # INA packets in flight per worker
+    cpus = "split"                  # the switch on a CPU of its own, the hosts on the others; or "shared"
 
     [sweep]                         # every list is an axis; the runs are the product of the axes
     algos = ["switchml", "ring", "ps"]
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from topo.cpus import CPU_LAYOUTS
 from worker.collective import COLLECTIVES
 
 __all__ = ["Scenario", "RunPoint", "ScenarioError", "load_scenario", "AXES"]
@@ -79,6 +81,8 @@ class Scenario:
     target: str = "embedded"
     pool_size: int = 64
     window: int = 32
+    cpus: str = "split"
+    """CPU layout of the switch and the hosts (topo.cpus)."""
     algos: tuple[str, ...] = ("switchml", "ring", "ps")
     workers: tuple[int, ...] = (4,)
     sizes: tuple[int, ...] = (65536,)
@@ -96,7 +100,7 @@ class Scenario:
 
 _SECTIONS: dict[str, set[str]] = {
     "scenario": {"name", "description", "repetitions", "seed", "timeout_s"},
-    "network": {"topology", "bw_mbps", "target", "pool_size", "window"},
+    "network": {"topology", "bw_mbps", "target", "pool_size", "window", "cpus"},
     "sweep": {"algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
     "report": {"x"},
 }
@@ -177,6 +181,8 @@ def load_scenario(path: str | Path) -> Scenario:
         kw["pool_size"] = r.number("network.pool_size", net["pool_size"], 1, 1 << 15, integer=True)
     if "window" in net:
         kw["window"] = r.number("network.window", net["window"], 1, 1 << 15, integer=True)
+    if "cpus" in net:
+        kw["cpus"] = r.choice("network.cpus", net["cpus"], list(CPU_LAYOUTS))
     if "algos" in sw:
         algos = sw["algos"] if isinstance(sw["algos"], list) else [sw["algos"]]
         if not algos:

@@ -152,7 +152,7 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
 
     base = ExperimentConfig(target=Target(sc.target), program_json=program_json, p4info=p4info,
                             pool_size=sc.pool_size, window=sc.window, bw=sc.bw_mbps, timeout_s=sc.timeout_s,
-                            dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name)
+                            dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name, cpus=sc.cpus)
     groups = []  # one network per (workers, P4 program): a collective's program cannot change under a running network
     for n in sc.workers:
         for program in dict.fromkeys(COLLECTIVES[a].program for a in sc.algos):
