@@ -93,6 +93,19 @@ class RunRow:
             error="; ".join(errors)[:500],
         )
 
+    @classmethod
+    def from_csv(cls, d: dict[str, str]) -> RunRow:
+        """A row as `csv_row` wrote it (columns an older version lacks are zero)."""
+        def num(key: str) -> float:
+            return float(d[key]) if d.get(key) not in (None, "") else 0.0
+        return cls(workers=int(num("workers")), loss=num("loss"), rep=int(num("rep")), size=int(num("size")),
+                   verified=bool(num("verified")), goodput=num("goodput_elems_per_s"), elapsed_s=num("elapsed_s"),
+                   max_error_over_bound=num("max_error_over_bound") if d.get("max_error_over_bound") else None,
+                   packets_sent=int(num("packets_sent")), retransmissions=int(num("retransmissions")),
+                   fast_retransmissions=int(num("fast_retransmissions")), timeouts=int(num("timeouts")),
+                   worker_cpu_s=num("worker_cpu_s"), switch_received=int(num("switch_received")),
+                   switch_drop_sim=int(num("switch_drop_sim")), error=d.get("error") or "")
+
     def csv_row(self) -> dict[str, object]:
         return {"workers": self.workers, "loss": self.loss, "rep": self.rep, "size": self.size,
                 "verified": int(self.verified), "goodput_elems_per_s": round(self.goodput),

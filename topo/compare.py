@@ -72,20 +72,7 @@ class Checkout:
             raise CompareError(f"{self.path}: topo.bench wrote no {csv_path.name} (exit {r.returncode}): "
                                f"{r.stderr.strip()[-500:]}")
         with open(csv_path, newline="") as f:
-            return [_row(d) for d in csv.DictReader(f)]
-
-
-def _row(d: dict[str, str]) -> RunRow:
-    """A RunRow from a topo.bench CSV line (columns it lacks are zero)."""
-    def num(key: str, kind: type = float) -> float:
-        return kind(float(d[key])) if d.get(key) not in (None, "") else kind(0)
-    return RunRow(workers=int(num("workers")), loss=num("loss"), rep=int(num("rep")), size=int(num("size")),
-                  verified=bool(num("verified")), goodput=num("goodput_elems_per_s"), elapsed_s=num("elapsed_s"),
-                  max_error_over_bound=num("max_error_over_bound") if d.get("max_error_over_bound") else None,
-                  packets_sent=int(num("packets_sent")), retransmissions=int(num("retransmissions")),
-                  fast_retransmissions=int(num("fast_retransmissions")), timeouts=int(num("timeouts")),
-                  worker_cpu_s=num("worker_cpu_s"), switch_received=int(num("switch_received")),
-                  switch_drop_sim=int(num("switch_drop_sim")), error=d.get("error", ""))
+            return [RunRow.from_csv(d) for d in csv.DictReader(f)]
 
 
 @dataclass

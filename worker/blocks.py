@@ -71,7 +71,7 @@ def block_view(array: np.ndarray, num_elems: int, dtype: type) -> np.ndarray:
 
 
 _EXPONENTS = tuple(range(EXP_MIN, EXP_MAX + 1))
-"""The exponent of each biased wire value, as shared int objects (Python caches only -5..256)."""
+"""The exponents EXP_MIN..EXP_MAX as shared int objects, e at index e - EXP_MIN (Python caches only -5..256)."""
 
 
 def _rows(ks: list[int]) -> slice | list[int]:
@@ -221,7 +221,7 @@ class Float32Plan:
                 f"switch returned exponent {e} (wire {exponent}) for block {pid}, but this worker's own "
                 f"exponent is {int(self.local_exponents[pid])}: the switch must return the maximum"
             )
-        self._agreed[pid] = _EXPONENTS[exponent]
+        self._agreed[pid] = _EXPONENTS[e - EXP_MIN]
 
     @property
     def agreed(self) -> np.ndarray:

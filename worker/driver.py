@@ -51,8 +51,7 @@ def drive(core: WindowCore, transport: Transport, encode: Callable[[Any], bytes]
           decode: Callable[[bytes], tuple[Any, np.ndarray]], clock: Callable[[], float],
           decode_batch: DecodeBatch | None = None) -> None:
     """Run core to completion over transport; `encode` turns one of the core's outgoing packets into bytes."""
-    send = transport.send
-    send_many = getattr(transport, "send_many", None)
+    send, send_many = transport.send, transport.send_many
     start = clock()
     for out in core.start(start):
         send(encode(out))
@@ -66,12 +65,7 @@ def drive(core: WindowCore, transport: Transport, encode: Callable[[Any], bytes]
                 headers, values, malformed = decode_batch(received)
                 core.stats.malformed += malformed
                 if headers:
-                    outs = on_packets(headers, values, clock())
-                    if send_many is not None:
-                        send_many([encode(o) for o in outs])
-                    else:
-                        for out in outs:
-                            send(encode(out))
+                    send_many([encode(o) for o in on_packets(headers, values, clock())])
             received = []
         for data in received:
             try:

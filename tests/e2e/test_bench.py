@@ -68,6 +68,14 @@ def test_tiny_grid_in_mininet(tmp_path: Path) -> None:
     assert "| 2 | 1 % | 1/1 |" in out.with_suffix(".md").read_text()
 
 
+def test_csv_rows_read_back_as_written(tmp_path: Path) -> None:
+    """RunRow.from_csv (topo.compare reads another checkout's runs with it) inverts csv_row."""
+    cells = synthetic()
+    write_csv(cells, tmp_path / "a.csv")
+    back = [RunRow.from_csv(d) for d in csv.DictReader(open(tmp_path / "a.csv"))]
+    assert [r.csv_row() for r in back] == [r.csv_row() for c in cells for r in c.runs]
+
+
 def test_comparison_table_pairs_repetitions() -> None:
     from topo.compare import Comparison
 
