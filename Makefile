@@ -53,9 +53,11 @@ help:
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
 	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then the scaling sweep (BENCH_SCALING="
 	@echo "                   default|full|off) (root); writes bench/allreduce.* and bench/scaling.*;"
-	@echo "                   BENCH_COMPARE=DIR also runs the grid with the checkout in DIR and reports the ratios"
+	@echo "                   BENCH_COMPARE=DIR|REV also runs the grid with another version of the project (a"
+	@echo "                   checkout directory or a git revision, e.g. 355f392) and reports the ratios"
 	@echo "make bench-switch  switches side by side (embedded, BMv2 if installed; root): kpps at ~0 % loss, SwitchML"
-	@echo "                   elements/s, ratios; writes bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\")"
+	@echo "                   elements/s, ratios; writes bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\";"
+	@echo "                   BENCH_COMPARE=DIR|REV adds that version's embedded switch)"
 	@echo "make clean         remove build outputs and emulation leftovers"
 
 # --- setup -------------------------------------------------------------------------------------------------
@@ -143,7 +145,8 @@ p4runtime-shell: shell-venv
 # then the scaling sweep (time, CPU per element, peak RSS vs size and vs workers) -> bench/scaling.{md,csv,png};
 # BENCH_SCALING=full for the finer, repeated sweep, BENCH_SCALING=off to skip it
 BENCH_SCALING ?= default
-# BENCH_COMPARE=DIR: a checkout of another commit, run alternately with this tree (topo.compare)
+# BENCH_COMPARE=DIR|REV: another version of the project (a checkout directory or a git revision, e.g. 355f392, the
+# start of the performance round), run alternately with this tree (topo.compare; bench-switch: its switch)
 BENCH_COMPARE ?=
 SCALING_POOL  := 8192
 bench: build $(OUT)/switchml-pool$(SCALING_POOL).json
@@ -158,7 +161,8 @@ $(OUT)/switchml-pool$(SCALING_POOL).json: p4src/switchml.p4 $(wildcard p4src/inc
 	$(P4C) -I p4src -D INA_POOL_SIZE=$(SCALING_POOL) -o $@ --p4runtime-files $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt $<
 
 bench-switch: setup
-	$(PY) -m perf.switchbench --out bench/switch.md $(BENCH_SWITCH_ARGS)
+	$(PY) -m perf.switchbench --out bench/switch.md $(if $(BENCH_COMPARE),--compare-version $(BENCH_COMPARE)) \
+	  $(BENCH_SWITCH_ARGS)
 
 clean:
 	rm -rf $(OUT) .pytest_cache /tmp/ina-testbed

@@ -1,10 +1,12 @@
 """Switches side by side (`make bench-switch`): the embedded switch, real BMv2 when installed, any `--compare CMD`.
 
-    python -m perf.switchbench [--out bench/switch.md] [--compare 'CMD' ...] [--no-bmv2] [--reps 3] [--duration 2]
-                               [--programs basic_forward agg64 switchml] [--size 262144] [--no-warmup] [--quick]
+    python -m perf.switchbench [--out bench/switch.md] [--compare 'CMD' ...] [--compare-version DIR|REV ...]
+                               [--no-bmv2] [--reps 3] [--duration 2] [--programs basic_forward agg64 switchml]
+                               [--size 262144] [--no-warmup] [--quick]
 
 Every switch is a command that takes simple_switch_grpc's flags (`python -m switch` always, `simple_switch_grpc`
-when on PATH, then each --compare). Each runs on the same veth/namespace setup with the same traffic; the same
+when on PATH, then each --compare, then the embedded switch of each --compare-version: another checkout or a git
+revision, perf.checkout). Each runs on the same veth/namespace setup with the same traffic; the same
 compiled JSON (p4c-bm2-ss when on PATH, else `python -m compiler`) and P4Info are installed over P4Runtime, then the
 same table entries. Repetitions are interleaved (rep 1: A, B; rep 2: A, B; ...), a fresh switch process each time,
 after an unreported warm-up round. The default run takes about 2.5 minutes per switch on a 2-core machine.
@@ -34,6 +36,7 @@ from typing import Callable, Iterator, Sequence
 
 from controller.client import ControllerError, P4RuntimeClient
 from perf import switchml_job
+from perf.checkout import CheckoutError, checkout
 from perf.engine import EngineResult, bench_in_process, bench_loop
 from perf.machine import load_average, machine_info, proc_cpu_seconds
 from perf.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
@@ -82,6 +85,11 @@ def parse_command(text: str) -> tuple[str, ...]:
     if argv[0] in ("python", "python3"):
         argv[0] = sys.executable
     return tuple(argv)
+
+
+def version_switch(tree: Path) -> tuple[str, ...]:
+    """The embedded switch of another version of the project (its directory) as a command."""
+    return ("env", f"PYTHONPATH={tree}", sys.executable, "-m", "switch")
 
 
 def switches_under_test(compare: Sequence[tuple[str, ...]], bmv2: bool = True) -> list[SwitchUnderTest]:
@@ -364,6 +372,9 @@ def parser() -> argparse.ArgumentParser:
                    help="another switch: a command taking simple_switch_grpc's flags (repeatable; a leading "
                         "`python` is this interpreter; words after a `--` are target options, placed after the "
                         "harness's `-- --grpc-server-addr ...`)")
+    p.add_argument("--compare-version", action="append", default=[], metavar="DIR|REV",
+                   help="another version of this project's switch (repeatable): `python -m switch` from a checkout "
+                        "directory or a git revision (exported for the run, perf.checkout)")
     p.add_argument("--no-bmv2", action="store_true", help="leave simple_switch_grpc out even when it is on PATH")
     p.add_argument("--programs", nargs="+", choices=PROGRAMS, help="default: all")
     p.add_argument("--reps", type=int, help="interleaved repetitions per program (default 3)")
@@ -387,13 +398,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: the harness needs root (network namespaces, veth pairs): run `sudo make bench-switch`",
               file=sys.stderr)
         return 2
-    suts = switches_under_test(args.compare, bmv2=not args.no_bmv2)
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    log("switches: " + ", ".join(f"{x.name} (`{x.shown}`)" for x in suts))
     with contextlib.ExitStack() as stack:
+        try:
+            versions = [stack.enter_context(checkout(spec)) for spec in args.compare_version]
+        except CheckoutError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+        suts = switches_under_test(args.compare, bmv2=not args.no_bmv2) + [
+            SwitchUnderTest(f"switch at {spec}", version_switch(v.path))
+            for spec, v in zip(args.compare_version, versions)]
+        log("switches: " + ", ".join(f"{x.name} (`{x.shown}`)" for x in suts))
         work = args.work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="switchbench-")))
         try:
             return run(s, suts, args.out, work, log, shlex.join(["python", "-m", "perf.switchbench", *argv_used]))

@@ -1,17 +1,17 @@
 """All-reduce goodput benchmark (`make bench`): WORKERS x LOSS grid on the embedded switch in Mininet.
 
     python -m topo.bench [--workers 2 4 8] [--loss 0 0.01] [--reps 5] [--size 262144] [--out bench/allreduce]
-                         [--json out/switchml.json --p4info out/switchml.p4info.txt] [--compare DIR]
+                         [--json out/switchml.json --p4info out/switchml.p4info.txt] [--compare DIR|REV]
 
 Every run is one `topo.experiment.run_experiment` (fresh Mininet star, switch process, controller, one
 `python -m worker --verify` per host, started together through the workers' start barrier). A run counts only if every
 worker verified its result against the float64 reference and the documented bound; a run that did not is listed as
 such and left out of the statistics. Repetitions are interleaved (rep 1 of every configuration, then rep 2, ...) so
 that load changes of the shared machine spread over all configurations. Writes `<out>.csv` (one row per run),
-`<out>.png` (median goodput with min-max bars) and `<out>.md` (machine, method, table). With `--compare DIR` every
-repetition also runs the grid with another checkout of the project (topo.compare), alternating with this tree's,
-and `<out>.md` gains the ratios (`<out>.compare.csv`: every pair). `make bench` then runs the scaling sweep,
-`topo.scaling`.
+`<out>.png` (median goodput with min-max bars) and `<out>.md` (machine, method, table). With `--compare DIR|REV`
+every repetition also runs the grid with another version of the project (a checkout directory or a git revision,
+topo.compare), alternating with this tree's, and `<out>.md` gains the ratios (`<out>.compare.csv`: every pair).
+`make bench` then runs the scaling sweep, `topo.scaling`.
 """
 
 from __future__ import annotations
@@ -313,9 +313,9 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"float32 elements per worker (default {BENCH_SIZE}: long enough runs to time steadily)")
     add_run_arguments(p, ROOT / "bench" / "allreduce", d.program_dir / "switchml.json",
                       d.program_dir / "switchml.p4info.txt", timeout=60.0)
-    p.add_argument("--compare", type=Path, default=None, metavar="DIR",
-                   help="also run the grid with the checkout of this project in DIR (another commit), alternating, and "
-                        "report the ratios")
+    p.add_argument("--compare", default=None, metavar="DIR|REV",
+                   help="also run the grid with another version of this project, alternating, and report the ratios: "
+                        "a checkout directory or a git revision (exported for the run, perf.checkout)")
     return p
 
 
@@ -351,6 +351,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     base = ExperimentConfig(size=args.size, target=Target.EMBEDDED, program_json=args.program_json,
                             p4info=args.p4info, timeout_s=args.timeout, cpus=args.cpus)
+    from perf.checkout import CheckoutError, checkout
     from topo.compare import Checkout, CompareError, run_compared  # it builds on this module
 
     info = machine_info()
@@ -360,11 +361,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.compare is None:
             cells = run_grid(args.workers, args.loss, args.reps, base)
         else:
-            with tempfile.TemporaryDirectory(prefix="bench-compare-") as work:
-                compared = run_compared(args.workers, args.loss, args.reps, base, Checkout(args.compare.resolve()),
-                                        Path(work))
+            with checkout(args.compare) as version, tempfile.TemporaryDirectory(prefix="bench-compare-") as work:
+                compared = run_compared(args.workers, args.loss, args.reps, base, Checkout.of(version), Path(work))
             cells = compared.ours
-    except (CompareError, subprocess.TimeoutExpired) as err:
+    except (CheckoutError, CompareError, subprocess.TimeoutExpired) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     wall = time.monotonic() - t0

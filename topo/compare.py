@@ -1,4 +1,4 @@
-"""The all-reduce benchmark against another checkout of this project (`make bench BENCH_COMPARE=DIR`).
+"""The all-reduce benchmark against another version of this project (`make bench BENCH_COMPARE=DIR|REV`).
 
 Each repetition runs every (workers, loss) configuration once with this tree (in process, as `topo.bench` does) and
 then once with the other checkout: its own `python -m topo.bench --reps 1` in a subprocess, from its directory, with
@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from perf.checkout import Version
 from topo.bench import Cell, RunRow, run_grid
 from topo.experiment import ExperimentConfig
 
@@ -30,19 +31,24 @@ class CompareError(RuntimeError):
 
 @dataclass(frozen=True)
 class Checkout:
-    """Another checkout of this project (a directory with its own topo/, worker/, switch/, compiler/)."""
+    """Another version of this project on disk (its own topo/, worker/, switch/, compiler/; `perf.checkout`)."""
 
     path: Path
+    label: str = ""
+    """How the report names it (default: the path)."""
 
     def __post_init__(self) -> None:
         if not (self.path / "topo" / "bench.py").exists() or not (self.path / "p4src" / "switchml.p4").exists():
             raise CompareError(f"{self.path} is not a checkout of this project (no topo/bench.py, p4src/switchml.p4)")
 
+    @classmethod
+    def of(cls, version: Version) -> Checkout:
+        """The checkout of a `perf.checkout.Version`."""
+        return cls(version.path, version.label)
+
     def describe(self) -> str:
-        """The path and, if it is a git work tree, its commit."""
-        r = subprocess.run(["git", "-C", str(self.path), "log", "-1", "--format=%h %cs"], capture_output=True,
-                           text=True, timeout=30)
-        return f"{self.path} (commit {r.stdout.strip()})" if r.returncode == 0 and r.stdout.strip() else str(self.path)
+        """The label, else the path."""
+        return self.label or str(self.path)
 
     def _run(self, argv: Sequence[str], timeout: float) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "PYTHONPATH": str(self.path)}

@@ -75,6 +75,18 @@ def test_a_compare_command_that_does_not_start_is_one_clear_error(tmp_path: Path
     assert time.monotonic() - t0 < 90
 
 
+def test_compare_version_runs_that_version_s_switch_and_refuses_an_unknown_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert switchbench.version_switch(Path("/v")) == ("env", "PYTHONPATH=/v", sys.executable, "-m", "switch")
+    code = switchbench.main(["--quick", "--no-bmv2", "--compare-version", "no-such-version-0x", "--programs", "agg64",
+                             "--out", str(tmp_path / "switch.md")])
+    err = capsys.readouterr().err
+    if code == 2 and "needs root" in err:
+        pytest.skip("the harness needs root")
+    assert code == 2 and "error: no-such-version-0x: neither a directory nor a revision" in err
+    assert not (tmp_path / "switch.md").exists()
+
+
 def _fake_hosts() -> list[Host]:
     return [Host("-", "-", "lo", "02:00:00:00:01:01", "10.0.1.1", 1)]
 
