@@ -68,6 +68,9 @@ def checkout(spec: str | Path, repo: Path = REPO) -> Iterator[Version]:
             raise CheckoutError(f"{spec}: git archive failed: {done.stderr.decode().strip()[-300:]}")
         tree = Path(tmp) / "tree"
         with tarfile.open(archive) as tar:
-            tar.extractall(tree, filter="data")
+            if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 (and 3.12): no links or paths leaving `tree`
+                tar.extractall(tree, filter="data")
+            else:  # our own repository's archive
+                tar.extractall(tree)
         archive.unlink()
         yield Version(tree, f"{spec} (commit {_commit_label(repo, sha)}, exported)")
