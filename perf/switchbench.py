@@ -60,11 +60,14 @@ class SwitchUnderTest:
 
     name: str
     command: tuple[str, ...]
+    origin: tuple[str, str] | None = None
+    """(a path in the command, what to show instead): a temporary export of another version, named by its commit."""
 
     @property
     def shown(self) -> str:
         """The command as the report shows it."""
-        return shlex.join(self.command).replace(sys.executable, "python")
+        text = shlex.join(self.command).replace(sys.executable, "python")
+        return text.replace(*self.origin) if self.origin else text
 
     def argv(self, general: Sequence[str], target: Sequence[str]) -> tuple[list[str], list[str]]:
         """(program, flags): the command before its `--`, then `general`, `--`, `target` and the command's own
@@ -409,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {err}", file=sys.stderr)
             return 2
         suts = switches_under_test(args.compare, bmv2=not args.no_bmv2) + [
-            SwitchUnderTest(f"switch at {spec}", version_switch(v.path))
+            SwitchUnderTest(f"switch at {spec}", version_switch(v.path), (str(v.path), f"<{v.label}>"))
             for spec, v in zip(args.compare_version, versions)]
         log("switches: " + ", ".join(f"{x.name} (`{x.shown}`)" for x in suts))
         work = args.work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="switchbench-")))

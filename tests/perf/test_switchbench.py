@@ -78,6 +78,8 @@ def test_a_compare_command_that_does_not_start_is_one_clear_error(tmp_path: Path
 def test_compare_version_runs_that_version_s_switch_and_refuses_an_unknown_one(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert switchbench.version_switch(Path("/v")) == ("env", "PYTHONPATH=/v", sys.executable, "-m", "switch")
+    sut = SwitchUnderTest("switch at abc", switchbench.version_switch(Path("/tmp/x")), ("/tmp/x", "<abc (exported)>"))
+    assert sut.shown == "env PYTHONPATH=<abc (exported)> python -m switch"
     code = switchbench.main(["--quick", "--no-bmv2", "--compare-version", "no-such-version-0x", "--programs", "agg64",
                              "--out", str(tmp_path / "switch.md")])
     err = capsys.readouterr().err
