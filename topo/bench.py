@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from perf.checkout import CheckoutError, checkout
 from perf.machine import load_average, machine_info
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, run_experiment
@@ -351,7 +352,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     base = ExperimentConfig(size=args.size, target=Target.EMBEDDED, program_json=args.program_json,
                             p4info=args.p4info, timeout_s=args.timeout, cpus=args.cpus)
-    from perf.checkout import CheckoutError, checkout
     from topo.compare import Checkout, CompareError, run_compared  # it builds on this module
 
     info = machine_info()
