@@ -43,3 +43,24 @@ def test_the_confined_command_runs_on_the_planned_cpu() -> None:
     layout = CpuLayout(switches=(cpu,), hosts=(cpu,))
     argv = layout.host_argv(["python3", "-c", "import os; print(sorted(os.sched_getaffinity(0)))"])
     assert subprocess.run(argv, capture_output=True, text=True, check=True, timeout=30).stdout.strip() == f"[{cpu}]"
+
+
+def test_workers_run_without_receive_coalescing_when_the_switch_has_a_cpu_of_its_own(tmp_path) -> None:
+    """Coalescing spares a switch that shares the workers' CPUs; split, the runner turns it off, and an experiment's
+    own worker options still win."""
+    from dataclasses import replace
+
+    from topo.experiment import ExperimentConfig, _worker_argv
+    from worker.__main__ import build_parser
+    from worker.window import WindowOptions
+
+    cfg = ExperimentConfig(workers=4)
+    split = CpuLayout.plan("split", available=[0, 1])
+    parse = build_parser().parse_args
+
+    def coalescing(cfg: ExperimentConfig, layout: CpuLayout) -> float:
+        return parse(_worker_argv(cfg, tmp_path / "job.json", 0, None, layout)[3:]).rx_coalesce
+
+    assert coalescing(cfg, split) == 0
+    assert coalescing(cfg, CpuLayout()) == WindowOptions().rx_coalesce > 0  # shared: the worker's default
+    assert coalescing(replace(cfg, worker_args=("--rx-coalesce", "0.2")), split) == 0.2

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from perf.checkout import CheckoutError, checkout
 from perf.machine import load_average, machine_info
 from topo.cpus import CPU_LAYOUTS, CpuLayout
-from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, run_experiment
+from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, layout_worker_args, run_experiment
 from topo.target import Target
 from worker.window import WindowOptions
 
@@ -283,7 +283,10 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         f"- Worker defaults: adaptive retransmission timeout (RFC 6298 SRTT + max({wo.min_timeout * 1000:g} ms, 4 "
         f"RTTVAR)), fast retransmit after {wo.fast_retransmit} later packets were answered (at most "
         f"{wo.max_fast_retransmits} times per packet), backoff ×{wo.backoff:g} per retransmission, give-up after "
-        f"{wo.max_retries}; receive coalescing {wo.rx_coalesce:g} × SRTT (at most {wo.max_rx_coalesce * 1000:g} ms).",
+        f"{wo.max_retries}; receive coalescing "
+        + ("off (`--rx-coalesce 0`: with the `split` CPU layout the switch has a CPU of its own, "
+           "topo.experiment.layout_worker_args)." if layout_worker_args(CpuLayout.plan(cfg.cpus)) else
+           f"{wo.rx_coalesce:g} × SRTT (at most {wo.max_rx_coalesce * 1000:g} ms)."),
         "",
         "## Results",
         "",
