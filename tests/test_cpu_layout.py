@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -45,7 +46,7 @@ def test_the_confined_command_runs_on_the_planned_cpu() -> None:
     assert subprocess.run(argv, capture_output=True, text=True, check=True, timeout=30).stdout.strip() == f"[{cpu}]"
 
 
-def test_workers_run_without_receive_coalescing_when_the_switch_has_a_cpu_of_its_own(tmp_path) -> None:
+def test_workers_run_without_receive_coalescing_when_the_switch_has_a_cpu_of_its_own(tmp_path: Path) -> None:
     """Coalescing spares a switch that shares the workers' CPUs; split, the runner turns it off, and an experiment's
     own worker options still win."""
     from dataclasses import replace

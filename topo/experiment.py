@@ -279,9 +279,8 @@ def layout_worker_args(layout: CpuLayout) -> list[str]:
     """Worker options that follow from the CPU layout (the experiment's own `worker_args` come after and win).
 
     Receive coalescing (`WindowOptions.rx_coalesce`) spares a switch that shares the workers' CPUs their wake-ups.
-    With a CPU of its own (`split`) there is nothing to spare, and the wait only holds results back: 4 workers,
-    one network, 40 interleaved pairs in three sets, per-pair medians 1.02-1.05x without loss and 1.05-1.10x at 1 %
-    loss without it, and less worker CPU under loss (0.362 vs 0.389 s per run)."""
+    With a CPU of its own (`split`) there is nothing to spare and the wait only holds results back (measured with
+    SwitchML and ATP: README, Benchmarks, "Receive coalescing")."""
     return ["--rx-coalesce", "0"] if layout.split else []
 
 
