@@ -36,7 +36,7 @@ from typing import Callable, Iterator, Sequence
 
 from controller.client import ControllerError, P4RuntimeClient
 from perf import switchml_job
-from perf.checkout import CheckoutError, checkout
+from perf.checkout import CheckoutError, Version, checkout
 from perf.engine import EngineResult, bench_in_process, bench_loop
 from perf.machine import load_average, machine_info, proc_cpu_seconds
 from perf.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
@@ -95,19 +95,26 @@ def version_switch(tree: Path) -> tuple[str, ...]:
     return ("env", f"PYTHONPATH={tree}", sys.executable, "-m", "switch")
 
 
-def switches_under_test(compare: Sequence[tuple[str, ...]], bmv2: bool = True) -> list[SwitchUnderTest]:
-    """The embedded switch first, simple_switch_grpc when on PATH (and `bmv2`), then each --compare command."""
+def switches_under_test(compare: Sequence[tuple[str, ...]], bmv2: bool = True,
+                        versions: Sequence[tuple[str, Version]] = ()) -> list[SwitchUnderTest]:
+    """The embedded switch first, simple_switch_grpc when on PATH (and `bmv2`), then each --compare command, then
+    the embedded switch of each (--compare-version spec, its exported or given version); names are unique."""
     out = [SwitchUnderTest("embedded", EMBEDDED_SWITCH)]
     if bmv2 and shutil.which("simple_switch_grpc"):
         out.append(SwitchUnderTest("bmv2", ("simple_switch_grpc",)))
     names = {s.name for s in out}
-    for cmd in compare:
-        name = shlex.join(cmd).replace(sys.executable, "python")
+
+    def unique(name: str) -> str:
         base, k = name, 2
         while name in names:
             name, k = f"{base} #{k}", k + 1
         names.add(name)
-        out.append(SwitchUnderTest(name, cmd))
+        return name
+
+    for cmd in compare:
+        out.append(SwitchUnderTest(unique(shlex.join(cmd).replace(sys.executable, "python")), cmd))
+    for spec, v in versions:
+        out.append(SwitchUnderTest(unique(f"switch at {spec}"), version_switch(v.path), (str(v.path), f"<{v.label}>")))
     return out
 
 
@@ -411,9 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except CheckoutError as err:
             print(f"error: {err}", file=sys.stderr)
             return 2
-        suts = switches_under_test(args.compare, bmv2=not args.no_bmv2) + [
-            SwitchUnderTest(f"switch at {spec}", version_switch(v.path), (str(v.path), f"<{v.label}>"))
-            for spec, v in zip(args.compare_version, versions)]
+        suts = switches_under_test(args.compare, not args.no_bmv2, list(zip(args.compare_version, versions)))
         log("switches: " + ", ".join(f"{x.name} (`{x.shown}`)" for x in suts))
         work = args.work_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="switchbench-")))
         try:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from perf import switchbench
+from perf.checkout import Version
 from perf.machine import machine_info
 from perf.netns import EMBEDDED_SWITCH, FIXTURES, Host, SwitchProcess, SwitchStartError, free_tcp_port
 from perf.ratesearch import MAX_LOSS
@@ -78,8 +79,10 @@ def test_a_compare_command_that_does_not_start_is_one_clear_error(tmp_path: Path
 def test_compare_version_runs_that_version_s_switch_and_refuses_an_unknown_one(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert switchbench.version_switch(Path("/v")) == ("env", "PYTHONPATH=/v", sys.executable, "-m", "switch")
-    sut = SwitchUnderTest("switch at abc", switchbench.version_switch(Path("/tmp/x")), ("/tmp/x", "<abc (exported)>"))
-    assert sut.shown == "env PYTHONPATH=<abc (exported)> python -m switch"
+    v = Version(Path("/tmp/x"), "abc (exported)")
+    suts = switchbench.switches_under_test([], False, [("abc", v), ("abc", v)])
+    assert [s.name for s in suts] == ["embedded", "switch at abc", "switch at abc #2"]
+    assert suts[1].shown == "env PYTHONPATH=<abc (exported)> python -m switch"
     code = switchbench.main(["--quick", "--no-bmv2", "--compare-version", "no-such-version-0x", "--programs", "agg64",
                              "--out", str(tmp_path / "switch.md")])
     err = capsys.readouterr().err
