@@ -23,7 +23,8 @@ from worker.stats import read_json_report
 SOURCE = REPO / "p4src" / "switchml.p4"
 POOL = PoolRange(base=0, size=64)
 WINDOW = 32
-"""Packets in flight per worker (topo.experiment's defaults: pool 64, window 32)."""
+"""Packets in flight per worker: fixed, so that every switch under test (and every version's, bench/switch.md) sees
+the same workload; the workers' own default is now the whole pool (worker.window.WindowOptions)."""
 
 
 def star_address(i: int) -> tuple[str, str]:

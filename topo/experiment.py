@@ -93,7 +93,8 @@ class ExperimentConfig:
     p4info: Path | None = None
     program_dir: Path = ROOT / "out"
     pool_size: int = 64
-    window: int = 32
+    window: int | None = None
+    """Packets in flight per worker (None: the collective's default, `CollectiveSpec.window_width`)."""
     seed: int = 1
     timeout_s: float = 300.0
     """Bound on the whole run of the workers; stragglers are killed and reported."""
@@ -139,6 +140,11 @@ class ExperimentConfig:
     def program(self) -> str:
         """The P4 program the collective needs (p4src/<program>.p4)."""
         return COLLECTIVES[self.algo].program
+
+    @property
+    def window_width(self) -> int:
+        """Packets in flight per worker of an INA collective: `window`, else the collective's default."""
+        return COLLECTIVES[self.algo].window_width(self.pool_size, self.window)
 
     @property
     def program_files(self) -> tuple[Path, Path]:
@@ -269,7 +275,8 @@ def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path
     delay = cfg.straggler_ms if rank == cfg.workers - 1 and cfg.straggler_ms else 0.0
     return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--algo", cfg.algo,
             "--size", str(cfg.size), *(["--delay-ms", f"{delay:g}"] if delay else []),
-            "--dtype", cfg.dtype, "--seed", str(cfg.seed), "--window", str(cfg.window), "--verify", "--json",
+            "--dtype", cfg.dtype, "--seed", str(cfg.seed),
+            *(["--window", str(cfg.window)] if cfg.window is not None else []), "--verify", "--json",
             "--program-json", str(cfg.program_files[0]),
             *(["--barrier", str(barrier), "--barrier-timeout", str(min(cfg.timeout_s, 60.0))] if barrier else []),
             *layout_worker_args(layout), *cfg.worker_args]
@@ -695,7 +702,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="the compiled program (default: PROGRAM_DIR/<the collective's program>.json)")
     p.add_argument("--p4info", type=Path, default=None)
     p.add_argument("--pool-size", type=int, default=d.pool_size, help="slots given to the job")
-    p.add_argument("--window", type=int, default=d.window, help="packets in flight per worker")
+    p.add_argument("--window", type=int, default=d.window,
+                   help="packets in flight per worker (default: the protocol's; switchml: --pool-size, atp: 32)")
     p.add_argument("--seed", type=int, default=d.seed,
                    help="seed of the workers' inputs and of the embedded switch's random() (its loss simulator)")
     p.add_argument("--timeout", type=float, default=d.timeout_s, help="bound on the workers' run, seconds")

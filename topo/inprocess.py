@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from switch.faults import FaultPlan, FaultRule
-from worker.atp import AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
+from worker.atp import ATP_WINDOW, AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
 from worker.atp_header import ATP_UDP_PORT, AtpCodec
 from worker.atp_ps import PsCore
 from worker.blocks import Float32Plan, Int32Plan
@@ -359,7 +359,7 @@ class SwitchMLNetwork(InProcessNetwork):
         job, n = self.job, self.job.num_workers
         before = self.counters()
         blocks = -(-inputs[0].size // job.num_elems)
-        w = max(1, min(self.options.window, job.pool.size, blocks))
+        w = max(1, min(self.options.width(job.pool.size), blocks))
         plans: list[Float32Plan | Int32Plan] = [
             Float32Plan(x, job.num_elems, n, w) if dtype == "float32" else Int32Plan(x, job.num_elems)
             for x in inputs]
@@ -460,7 +460,7 @@ class AtpNetwork(InProcessNetwork):
         self.switch_aggregation = switch_aggregation
         self.codec = AtpCodec.from_program_json(program)
         self.cores = {j.job_id: PsCore(j, self.codec.num_elems) for j in self.jobs}
-        self.maps = {(j.job_id, w.rank): aggregator_map(j, min(self.options.window, j.pool.size))
+        self.maps = {(j.job_id, w.rank): aggregator_map(j, self.options.width(j.pool.size, ATP_WINDOW))
                      for j in self.jobs for w in j.workers}
         self.next_seq = {j.job_id: 1 for j in self.jobs}
         ps = self.jobs[0].ps

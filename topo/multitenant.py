@@ -1,7 +1,7 @@
 """J jobs sharing one switch: SwitchML (static partition of the pool) vs ATP (shared pool + PS fallback), at equal
 switch memory (`make multitenant`).
 
-    python -m topo.multitenant [--jobs 3] [--workers 2] [--size 65536] [--cells 6144] [--window 32] [--loss 0]
+    python -m topo.multitenant [--jobs 3] [--workers 2] [--size 65536] [--cells 6144] [--window W] [--loss 0]
                                [--reps 3] [--results results] [--program-dir out]
 
 Switch memory is counted in int32 value cells: SwitchML gives each job `cells / (jobs * 2 * N)` slots (two sets of N
@@ -27,6 +27,7 @@ from pathlib import Path
 from topo.experiment import ROOT, ExperimentConfig, ExperimentNetwork, _num_elems
 from topo.sweep import results_dir, write_rows
 from topo.target import Target
+from worker.collective import COLLECTIVES
 
 __all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
 
@@ -66,7 +67,7 @@ def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
     return out
 
 
-def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: int, loss: float, reps: int,
+def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float, reps: int,
                     program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                     progress: bool = True) -> list[JobRow]:
     pools = pools_for(cells, jobs, program_dir)
@@ -81,7 +82,7 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                     ps = res.ps or {}
                     rows.append(JobRow(
                         protocol=proto, rep=rep, job=job.job_id, workers=workers, size=size,
-                        pool=pools[proto], window=min(window, pools[proto]), correct=res.correct,
+                        pool=pools[proto], window=COLLECTIVES[proto].window_width(pools[proto], window), correct=res.correct,
                         completion_s=res.elapsed_s, goodput=res.goodput, retransmissions=res.retransmissions,
                         in_switch=float(ps.get("switch_fraction", 1.0 if proto == "switchml" else 0.0)),
                         collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0))))
@@ -157,8 +158,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=2, help="workers per job")
     p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
     p.add_argument("--cells", type=int, default=6144, help="switch memory for aggregation, in int32 cells")
-    p.add_argument("--window", type=int, default=32,
-                   help="packets in flight per worker (SwitchML: capped by its slots)")
+    p.add_argument("--window", type=int, default=None,
+                   help="packets in flight per worker (default: the protocol's, SwitchML its slots, ATP 32; SwitchML: "
+                        "capped by its slots)")
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)

@@ -256,8 +256,8 @@ def write_markdown(rows: Sequence[ScaleRow], path: Path, info: dict[str, str], b
         "",
         f"- Each run: one all-reduce of float32 tensors by N `python -m worker --verify` processes through the "
         f"embedded switch in Mininet, `p4src/switchml.p4` compiled with {SWITCH_POOL} slots x 64 elements "
-        f"(the job uses {base.pool_size} of them, window {base.window}). One network per worker count serves its "
-        f"runs. {reps} repetition(s) per point; medians of the verified runs. Whole sweep: {wall_s:.0f} s.",
+        f"(the job uses {base.pool_size} of them, window {base.window_width}). One network per worker count serves "
+        f"its runs. {reps} repetition(s) per point; medians of the verified runs. Whole sweep: {wall_s:.0f} s.",
         "- *time*: the slowest worker's, first packet to last result. *worker CPU*: CPU time of all workers during "
         "their all-reduce; *switch CPU*: CPU time of the switch process over the run (/proc/PID/stat); both "
         "divided by the tensor's elements.",

@@ -12,7 +12,8 @@
     bw_mbps = 10                    # link rate (htb); omit for unlimited veth links
     target = "embedded"             # or "bmv2"
     pool_size = 64                  # SwitchML slots of the job
-    window = 32                     # INA packets in flight per worker
+    window = 64                     # INA packets in flight per worker; omit for the protocol's default
+                                    # (SwitchML: pool_size, ATP: 32)
     cpus = "split"                  # the switch on a CPU of its own, the hosts on the others; or "shared"
 
     [sweep]                         # every list is an axis; the runs are the product of the axes
@@ -80,7 +81,8 @@ class Scenario:
     bw_mbps: float | None = None
     target: str = "embedded"
     pool_size: int = 64
-    window: int = 32
+    window: int | None = None
+    """INA packets in flight per worker (None: the protocol's default)."""
     cpus: str = "split"
     """CPU layout of the switch and the hosts (topo.cpus)."""
     algos: tuple[str, ...] = ("switchml", "ring", "ps")

@@ -1,6 +1,6 @@
 """Two-level against one-level ATP aggregation on the same two-tier network (`make twolevel`).
 
-    python -m topo.twolevel [--racks 2] [--workers 4] [--size 65536] [--loss 0] [--bw MBIT] [--window 32]
+    python -m topo.twolevel [--racks 2] [--workers 4] [--size 65536] [--loss 0] [--bw MBIT] [--window W]
                             [--reps 3] [--results results] [--program-dir out]
 
 One Mininet two-tier network per mode (topo.twotier: `racks` rack switches under the PS rack switch, the workers
@@ -54,7 +54,7 @@ class LevelRow:
     ps_bytes: int
 
 
-def run_twolevel(*, racks: int, workers: int, size: int, loss: float, bw: float | None, window: int, reps: int,
+def run_twolevel(*, racks: int, workers: int, size: int, loss: float, bw: float | None, window: int | None, reps: int,
                  program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                  progress: bool = True) -> list[LevelRow]:
     rows: list[LevelRow] = []
@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--bw", type=float, default=None, metavar="MBIT", help="limit every link (default: unlimited)")
-    p.add_argument("--window", type=int, default=32)
+    p.add_argument("--window", type=int, default=None, help="packets in flight per worker (default: the protocol's)")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--target", choices=[t.value for t in Target], default=None)

@@ -70,8 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="float32: block floating point as SwitchML; int32: exact (wrapping) integer sums")
     p.add_argument("--verify", action="store_true",
                    help="compute every rank's input and check the result against the float64 reference and bound")
-    p.add_argument("--window", type=int, default=d.window, help=f"packets in flight (default {d.window}; "
-                   "all workers of a job must use the same)")
+    p.add_argument("--window", type=int, default=None,
+                   help="packets in flight (default per protocol: "
+                   + ", ".join(f"{c.name} {c.default_window or 'the job pool size'}"
+                               for c in COLLECTIVES.values() if c.in_network)
+                   + "; all workers of a job must use the same)")
     p.add_argument("--timeout-ms", type=float, default=None,
                    help=f"per-packet timeout before the first RTT sample (default {d.timeout * 1000:g}, RFC 6298's "
                    "initial RTO; the first measured RTT then re-arms the packets waiting on it; with --fixed-timeout: "

@@ -89,7 +89,7 @@ class Worker:
 
     def window_for(self, num_blocks: int) -> int:
         """W used for a tensor of num_blocks blocks (same on every worker)."""
-        return max(1, min(self.options.window, self.job.pool.size, num_blocks))
+        return max(1, min(self.options.width(self.job.pool.size), num_blocks))
 
     def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
         """All-reduce array; dtype "float32" or "int32" (default: from the array's dtype)."""

@@ -1,12 +1,12 @@
 """ATP's worker (NSDI'21): hashed aggregators, a window with cumulative ACK, resend, and AIMD on ECN.
 
 One all-reduce is a stream of packets with sequence numbers (continuing across all-reduces, from 1). Sequence s uses
-window position `(s - 1) mod W` and that position's aggregator; `W = min(window, pool size)` is fixed for the job, and
-the aggregator of each position starts as a hash of (job, position) into the job's range of the shared pool. Packet s
-is sent only while `s < first unacknowledged + cwnd` (cumulative ACK), so a position's aggregator is reused only after
-the PS's ACK of the previous sequence freed it. The PS's ACK (parameter packet) carries the sum, and when the
-sequence collided with another job, the aggregator the position uses from now on (`agtr_next`); every worker takes
-it from its first acceptance of that ACK, so all workers keep the same map.
+window position `(s - 1) mod W` and that position's aggregator; `W = min(window, pool size)` (window default
+`ATP_WINDOW`) is fixed for the job, and the aggregator of each position starts as a hash of (job, position) into the
+job's range of the shared pool. Packet s is sent only while `s < first unacknowledged + cwnd` (cumulative ACK), so a
+position's aggregator is reused only after the PS's ACK of the previous sequence freed it. The PS's ACK (parameter
+packet) carries the sum, and when the sequence collided with another job, the aggregator the position uses from now on
+(`agtr_next`); every worker takes it from its first acceptance of that ACK, so all workers keep the same map.
 
 Loss recovery (`AtpWindow`): a packet is retransmitted with the RESEND flag after its timeout (adaptive RTO, backoff,
 bounded retries, as `worker.window`), and once early when the ACK of a sequence `fast_retransmit` later arrives first
@@ -45,8 +45,12 @@ from worker.rto import RtoEstimator
 from worker.transport import Transport
 from worker.window import Stats, WindowOptions
 
-__all__ = ["AtpOptions", "AtpStats", "AtpUnreachable", "FixedPointPlan", "AtpWindow", "AtpWorker", "aggregator_map",
+__all__ = ["ATP_WINDOW", "AtpOptions", "AtpStats", "AtpUnreachable", "FixedPointPlan", "AtpWindow", "AtpWorker", "aggregator_map",
            "find_atp_json"]
+
+ATP_WINDOW = 32
+"""W when the options leave it unset. Not the whole pool as for SwitchML: with ATP's cumulative ACK and raw resends a
+window of 64 did worse at 1 % loss (86k vs 101k elem/s, 4 workers; see the README's benchmark notes)."""
 
 Q_MAX = 2**31 - 2
 """Largest |q| a worker sends as fixed point: INT32_MAX and INT32_MIN are the switch's saturation sentinels."""
@@ -382,7 +386,7 @@ class AtpWorker:
         self.options = options or WindowOptions()
         self.atp = atp or AtpOptions()
         self.clock = clock
-        self.agtr = aggregator_map(job, min(self.options.window, job.pool.size))
+        self.agtr = aggregator_map(job, self.options.width(job.pool.size, ATP_WINDOW))
         self.next_seq = 1
 
     def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:

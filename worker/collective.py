@@ -30,7 +30,7 @@ from typing import Protocol
 import numpy as np
 
 from worker.allreduce import RunResult, Worker, find_program_json
-from worker.atp import AtpOptions, AtpWorker, find_atp_json
+from worker.atp import ATP_WINDOW, AtpOptions, AtpWorker, find_atp_json
 from worker.atp_header import ATP_UDP_PORT, AtpCodec
 from worker.header import INA_UDP_PORT, Codec
 from worker.hostreduce import HostCollective
@@ -99,6 +99,13 @@ class CollectiveSpec:
     in_network: bool = False
     """The switch aggregates (the program's job must be installed); False: a host-based baseline that needs only
     the program's L2 forwarding."""
+    default_window: int | None = None
+    """INA protocols: packets in flight per worker when the options leave the window unset (None: the job's whole
+    pool)."""
+
+    def window_width(self, pool_size: int, window: int | None = None) -> int:
+        """The packets in flight per worker this collective keeps with a pool of pool_size slots and `--window`."""
+        return WindowOptions(window=window).width(pool_size, self.default_window)
 
 
 COLLECTIVES: dict[str, CollectiveSpec] = {}
@@ -205,4 +212,4 @@ register(CollectiveSpec(Ring.name, Ring.description, _open_host(Ring)))
 register(CollectiveSpec(ShardedPS.name, ShardedPS.description, _open_host(ShardedPS)))
 register(CollectiveSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by "
                                "jobs, collisions and loss completed by a parameter server host)", AtpCollective,
-                        program="atp", in_network=True))
+                        program="atp", in_network=True, default_window=ATP_WINDOW))

@@ -54,8 +54,9 @@ there is little to gather and the wait would be plain latency."""
 class WindowOptions:
     """Tuning of the window core. All workers of a job must use the same `window`."""
 
-    window: int = 32
-    """W, packets in flight (capped by the job's pool size and by the number of blocks)."""
+    window: int | None = None
+    """W, packets in flight (capped by the job's pool size and by the number of blocks); None: the protocol's default
+    (`width`): SwitchML keeps its whole pool in flight, as SwitchML's workers do; ATP `worker.atp.ATP_WINDOW`."""
     timeout: float = 1.0
     """Per-packet timeout in seconds before the first RTT sample (adaptive), or always (adaptive=False).
 
@@ -96,7 +97,7 @@ class WindowOptions:
     """Cap of the coalescing wait in seconds."""
 
     def __post_init__(self) -> None:
-        if self.window < 1:
+        if self.window is not None and self.window < 1:
             raise ValueError(f"window must be >= 1, got {self.window}")
         if not self.timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, got {self.timeout}")
@@ -116,6 +117,11 @@ class WindowOptions:
             raise ValueError(f"rx_coalesce must be in [0, 0.5] (a fraction of the RTT), got {self.rx_coalesce}")
         if self.max_rx_coalesce < 0:
             raise ValueError(f"max_rx_coalesce must be >= 0 seconds, got {self.max_rx_coalesce}")
+
+    def width(self, pool_size: int, default: int | None = None) -> int:
+        """W for a job of pool_size slots: `window`, else the protocol's `default`, else the whole pool (SwitchML's
+        choice: one packet in flight per slot); never more than the pool."""
+        return min(self.window or default or pool_size, pool_size)
 
     def worst_case_wait(self, first: float | None = None) -> float:
         """Sum of one packet's timeouts until SwitchUnreachable when its first timeout is first (default: timeout)."""

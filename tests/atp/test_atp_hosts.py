@@ -10,10 +10,12 @@ import numpy as np
 import pytest
 
 from topo.inprocess import AtpNetwork, atp_jobs
-from worker.atp import AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
+from worker.atp import ATP_WINDOW, AtpOptions, AtpWindow, AtpWorker, FixedPointPlan, aggregator_map
 from worker.atp_header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.atp_ps import PsCore
+from worker.collective import COLLECTIVES
 from worker.job import PoolRange
+from worker.transport import FakeClock, FakeTransport
 from worker.verify import verify_fixed_point
 from worker.window import WindowOptions
 
@@ -239,3 +241,12 @@ def test_ps_names_the_rank_absent_from_every_unfinished_sequence():
     ps.on_packet(_pkt(0b100, seq=2, flags=RESEND), x)
     (ack,) = ps.on_packet(_pkt(0b111, seq=3), x)  # complete: says nothing
     assert ps.missing_ranks() == [1]
+
+
+@pytest.mark.parametrize("pool, window, width", [(96, None, ATP_WINDOW), (16, None, 16), (96, 48, 48)])
+def test_window_defaults_to_atp_window_within_the_pool(pool, window, width):
+    """ATP's default W is ATP_WINDOW (not the whole pool, as SwitchML's), capped by the job's aggregators."""
+    (job,) = atp_jobs(1, 2, N, PoolRange(0, pool))
+    w = AtpWorker(job, 0, FakeTransport(FakeClock()), AtpCodec.from_program_json(program()),
+                  WindowOptions(window=window))
+    assert len(w.agtr) == width == COLLECTIVES["atp"].window_width(pool, window)

@@ -92,7 +92,7 @@ def test_ecn_marks_shrink_the_window(program_dir: Path, tmp_path: Path) -> None:
         assert result.correct, result.table()
         marked[threshold] = result.counters.get("atp_ecn_marked", (0, 0))[0]
         if threshold == 1:
-            assert all(w.report["ecn_acks"] > 0 and w.report["cwnd_min"] < cfg.window for w in result.workers)
+            assert all(w.report["ecn_acks"] > 0 and w.report["cwnd_min"] < cfg.window_width for w in result.workers)
     assert marked[None] == 0 and marked[1] > 0
 
 

@@ -290,3 +290,17 @@ def test_drive_lets_results_settle_but_never_past_the_next_timer() -> None:
     # 0.2 s to the timer: settle 10 ms; then a timer 4 ms away: the settle shrinks to the 4 ms left (and passes)
     assert tr.waits == [(0.2, 0.01), (0.004, 0.004)]
     assert clock.now == pytest.approx(0.2 + 0.004)
+
+
+@pytest.mark.parametrize("window, in_flight", [(None, 16), (3, 3), (100, 16)])
+def test_default_window_is_the_whole_pool(codec: Codec, window: int | None, in_flight: int) -> None:
+    """SwitchML's default W is the job's pool (16 slots here): that many distinct packets leave before any result;
+    an explicit --window is honoured, capped by the pool."""
+    job = make_job(1, size=16)
+    fake = FakeTransport(FakeClock())
+    worker = Worker(job, 0, fake, codec, WindowOptions(window=window, max_retries=0), clock=fake.clock)
+    with pytest.raises(SwitchUnreachable):
+        worker.allreduce(np.ones(8 * 40, np.float32))
+    sent = [codec.decode(d)[0] for d in fake.sent]
+    assert len(sent) == in_flight == len({(h.slot, h.packet_id) for h in sent})
+    assert worker.window_for(40) == in_flight and worker.window_for(2) == 2
