@@ -82,7 +82,8 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                     ps = res.ps or {}
                     rows.append(JobRow(
                         protocol=proto, rep=rep, job=job.job_id, workers=workers, size=size,
-                        pool=pools[proto], window=COLLECTIVES[proto].window_width(pools[proto], window), correct=res.correct,
+                        pool=pools[proto], window=COLLECTIVES[proto].window_width(pools[proto], window),
+                        correct=res.correct,
                         completion_s=res.elapsed_s, goodput=res.goodput, retransmissions=res.retransmissions,
                         in_switch=float(ps.get("switch_fraction", 1.0 if proto == "switchml" else 0.0)),
                         collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0))))
@@ -159,8 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
     p.add_argument("--cells", type=int, default=6144, help="switch memory for aggregation, in int32 cells")
     p.add_argument("--window", type=int, default=None,
-                   help="packets in flight per worker (default: the protocol's, SwitchML its slots, ATP 32; SwitchML: "
-                        "capped by its slots)")
+                   help="packets in flight per worker, capped by the protocol's pool (default: the protocol's, "
+                        "SwitchML its slots, ATP 32)")
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)

@@ -45,8 +45,8 @@ from worker.rto import RtoEstimator
 from worker.transport import Transport
 from worker.window import Stats, WindowOptions
 
-__all__ = ["ATP_WINDOW", "AtpOptions", "AtpStats", "AtpUnreachable", "FixedPointPlan", "AtpWindow", "AtpWorker", "aggregator_map",
-           "find_atp_json"]
+__all__ = ["ATP_WINDOW", "AtpOptions", "AtpStats", "AtpUnreachable", "FixedPointPlan", "AtpWindow", "AtpWorker",
+           "aggregator_map", "find_atp_json"]
 
 ATP_WINDOW = 32
 """W when the options leave it unset. Not the whole pool as for SwitchML: with ATP's cumulative ACK and raw resends a
