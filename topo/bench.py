@@ -45,6 +45,8 @@ BENCH_SIZE = 262_144
 """Default tensor size: 4x `make run`'s, so a run lasts long enough (~0.5 s) to be timed steadily."""
 GOAL_ELEMS_PER_S = 250_000
 """Issue 4's goal: 4 workers without loss; at 1 % loss at least 80 % of it."""
+LOSS_SHARE_GOAL = 0.85
+"""Issue 11's goal: 4 workers at 1 % loss reach at least this share of their loss-free goodput."""
 
 CSV_FIELDS = ("workers", "loss", "rep", "size", "verified", "goodput_elems_per_s", "elapsed_s", "max_error_over_bound",
               "packets_sent", "retransmissions", "fast_retransmissions", "timeouts", "worker_cpu_s", "switch_received",
@@ -248,6 +250,9 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
             ok = lossy >= 0.8 * four[0] and lossy >= 0.8 * GOAL_ELEMS_PER_S
             goal.append(f"4 workers, 1 % loss: {lossy:,.0f} elem/s = {lossy / four[0] * 100:.0f} % of no loss "
                         f"(goal ≥ 80 % of no loss and ≥ {0.8 * GOAL_ELEMS_PER_S:,.0f}: {'met' if ok else 'not met'})")
+            share_ok = lossy >= LOSS_SHARE_GOAL * four[0]
+            goal.append(f"4 workers, 1 % loss as a share of no loss: {lossy / four[0] * 100:.0f} % (later goal "
+                        f"≥ {LOSS_SHARE_GOAL * 100:.0f} %: {'met' if share_ok else 'not met'})")
     wo = WindowOptions()
     text = [
         "# All-reduce benchmark",

@@ -48,6 +48,7 @@ def test_report_files(tmp_path: Path) -> None:
     assert "- CPU: test" in md and summary_table(cells) in md
     assert "4 workers, no loss: 250,000 elem/s (goal ≥ 250,000: met)" in md
     assert "4 workers, 1 % loss: 200,000 elem/s = 80 % of no loss (goal ≥ 80 % of no loss and ≥ 200,000: met)" in md
+    assert "4 workers, 1 % loss as a share of no loss: 80 % (later goal ≥ 85 %: not met)" in md
     assert "- workers=4 loss=0.01 rep=2: rank 1: exit 1: bad" in md
 
 
