@@ -368,8 +368,11 @@ class PrimitiveLowerer:
         if self.gress != "parser":
             self.lc.cp.calls_extern_functions = True
         if name == "mark_to_drop":
-            if not a:
-                raise self.lc.unsupported(call, "mark_to_drop() without arguments (use mark_to_drop(standard_metadata))")
+            if not a:  # v1model's deprecated form: p4c-bm2-ss emits simple_switch's `drop` primitive
+                if not any(d.code == "deprecated" and d.loc == call.loc for d in self.lc.diags):  # once per call
+                    self.lc.diags.warning(call.loc, "mark_to_drop: Using deprecated feature mark_to_drop. Please use "
+                                          "mark_to_drop(standard_metadata) instead.", "deprecated")
+                return [prim("drop", [], si)]
             return [prim("mark_to_drop", [{"type": "header", "value": STD_META}], si)]
         if name == "random":
             return [prim("modify_field_rng_uniform", [self.xl.lvalue(a[0]), self.arg(a[1]), self.arg(a[2])], si)]

@@ -25,14 +25,36 @@ def _field_list_id(cg: Codegen, node: dict, where: str) -> str:
 
 
 def mark_to_drop(drop_port: int) -> Callable[[Codegen, list, str], list[str]]:
-    """`mark_to_drop(standard_metadata)`: egress_spec := drop port, mcast_grp := 0."""
+    """`mark_to_drop(standard_metadata)`: the given header's egress_spec := drop port and its mcast_grp := 0 (if it
+    has one), as simple_switch's primitive."""
+
+    def emit(cg: Codegen, params: list, where: str) -> list[str]:
+        if len(params) != 1 or params[0].get("type") != "header":
+            raise LoadError(f"mark_to_drop takes one header (the standard metadata) in {where}")
+        hdr = params[0]["value"]
+        es = cg.p.lookup_slot(f"{hdr}.egress_spec")
+        if es is None:
+            raise LoadError(f"header {hdr} must be of type standard_metadata (no egress_spec field) in {where}")
+        lines = [f"F[{es}] = {drop_port}"]
+        mg = cg.p.lookup_slot(f"{hdr}.mcast_grp")
+        if mg is not None:
+            lines.append(f"F[{mg}] = 0")
+        return lines
+
+    return emit
+
+
+def drop(drop_port: int) -> Callable[[Codegen, list, str], list[str]]:
+    """`drop` (p4c's output for the deprecated `mark_to_drop()` without arguments): standard_metadata.egress_spec :=
+    drop port, and intrinsic_metadata.mcast_grp := 0 only where the program has that field, as simple_switch's
+    primitive (p4c's JSON aliases it to standard_metadata.mcast_grp; a JSON without the alias keeps its multicast)."""
 
     def emit(cg: Codegen, params: list, where: str) -> list[str]:
         es = cg.p.lookup_slot("standard_metadata.egress_spec")
         if es is None:
             raise LoadError(f"standard_metadata.egress_spec missing for {where}")
         lines = [f"F[{es}] = {drop_port}"]
-        mg = cg.p.lookup_slot("intrinsic_metadata.mcast_grp") or cg.p.lookup_slot("standard_metadata.mcast_grp")
+        mg = cg.p.lookup_slot("intrinsic_metadata.mcast_grp")
         if mg is not None:
             lines.append(f"F[{mg}] = 0")
         return lines
@@ -70,7 +92,7 @@ def v1model_primitives(drop_port: int) -> dict[str, Callable[[Codegen, list, str
     """op → emitter for the primitives simple_switch adds to the core ones."""
     return {
         "mark_to_drop": mark_to_drop(drop_port),
-        "drop": mark_to_drop(drop_port),
+        "drop": drop(drop_port),
         "clone_ingress_pkt_to_egress": _clone,
         "clone_egress_pkt_to_egress": _clone,
         "resubmit": _resubmit,

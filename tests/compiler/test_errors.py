@@ -26,7 +26,6 @@ BODY_CASES = [
     ("if (hdr.eth.type) { meta.a = 1; }", 13, "if condition must be bool, not bit<16>"),
     ("if (meta.a == meta.b) { }", 20, "'==': cannot compare values of different types bit<8> and bit<16>"),
     ("meta.f = !meta.a;", 18, "'!' needs a bool operand, not bit<8>"),
-    ("mark_to_drop();", 9, "unsupported: mark_to_drop() without arguments (use mark_to_drop(standard_metadata))"),
     ("hdr.eth.setValid(1);", 9, "setValid() takes no arguments"),
     ("meta.a = meta.a << -1;", 28, "shift amount must not be negative"),
     ("meta.a = meta.a << meta.b;", 25,
