@@ -68,11 +68,13 @@ def test_workers_run_without_receive_coalescing_when_the_switch_has_a_cpu_of_its
 
 
 def test_the_runner_leaves_the_window_to_the_protocol_unless_the_experiment_sets_it(tmp_path: Path) -> None:
-    """No --window by default (SwitchML then keeps its pool in flight, ATP ATP_WINDOW); an experiment's is passed."""
+    """No --window by default (SwitchML then keeps its pool in flight up to SWITCHML_WINDOW, ATP ATP_WINDOW); an
+    experiment's is passed."""
     from dataclasses import replace
 
     from topo.experiment import ExperimentConfig, _worker_argv
     from worker.__main__ import build_parser
+    from worker.allreduce import SWITCHML_WINDOW
     from worker.atp import ATP_WINDOW
 
     cfg = ExperimentConfig(workers=4, pool_size=48)
@@ -81,5 +83,6 @@ def test_the_runner_leaves_the_window_to_the_protocol_unless_the_experiment_sets
         return build_parser().parse_args(_worker_argv(cfg, tmp_path / "job.json", 0, None, CpuLayout())[3:]).window
 
     assert window(cfg) is None and cfg.window_width == 48
+    assert replace(cfg, pool_size=256).window_width == SWITCHML_WINDOW == 64
     assert window(replace(cfg, algo="atp")) is None and replace(cfg, algo="atp").window_width == ATP_WINDOW
     assert window(replace(cfg, window=8)) == 8 == replace(cfg, window=8).window_width

@@ -274,7 +274,7 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         f"embedded switch (`python -m switch`, one process), `p4src/switchml.p4` pushed by the controller, "
         f"N workers (`python -m worker --verify`), each all-reducing {cfg.size:,} float32 elements "
         f"(N = 64 elements per packet, window {cfg.window_width}"
-        f"{' (the whole pool, the default)' if cfg.window is None else ''}, pool {cfg.pool_size} slots).",
+        f"{' (the default: the job pool, at most 64)' if cfg.window is None else ''}, pool {cfg.pool_size} slots).",
         "- The workers start the all-reduce together (start barrier after process start-up); a worker's time runs "
         "from its first packet to its last result. *goodput* = elements / time of the slowest worker.",
         "- *worker CPU*: CPU time the worker processes used during their all-reduce, summed over the workers; "

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from switch.faults import FaultPlan, FaultRule
+from worker.allreduce import SWITCHML_WINDOW
 from worker.atp import ATP_WINDOW, AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
 from worker.atp_header import ATP_UDP_PORT, AtpCodec
 from worker.atp_ps import PsCore
@@ -359,7 +360,7 @@ class SwitchMLNetwork(InProcessNetwork):
         job, n = self.job, self.job.num_workers
         before = self.counters()
         blocks = -(-inputs[0].size // job.num_elems)
-        w = max(1, min(self.options.width(job.pool.size), blocks))
+        w = max(1, min(self.options.width(job.pool.size, SWITCHML_WINDOW), blocks))
         plans: list[Float32Plan | Int32Plan] = [
             Float32Plan(x, job.num_elems, n, w) if dtype == "float32" else Int32Plan(x, job.num_elems)
             for x in inputs]

@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cells", type=int, default=6144, help="switch memory for aggregation, in int32 cells")
     p.add_argument("--window", type=int, default=None,
                    help="packets in flight per worker, capped by the protocol's pool (default: the protocol's, "
-                        "SwitchML its slots, ATP 32)")
+                        "SwitchML its slots up to 64, ATP 32)")
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)

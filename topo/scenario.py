@@ -13,7 +13,7 @@
     target = "embedded"             # or "bmv2"
     pool_size = 64                  # SwitchML slots of the job
     window = 64                     # INA packets in flight per worker; omit for the protocol's default
-                                    # (SwitchML: pool_size, ATP: 32)
+                                    # (SwitchML: pool_size up to 64, ATP: 32)
     cpus = "split"                  # the switch on a CPU of its own, the hosts on the others; or "shared"
 
     [sweep]                         # every list is an axis; the runs are the product of the axes

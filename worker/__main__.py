@@ -71,8 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verify", action="store_true",
                    help="compute every rank's input and check the result against the float64 reference and bound")
     p.add_argument("--window", type=int, default=None,
-                   help="packets in flight (default per protocol: "
-                   + ", ".join(f"{c.name} {c.default_window or 'the job pool size'}"
+                   help="packets in flight, at most the job's pool size (default per protocol: "
+                   + ", ".join(f"{c.name} {c.default_window or 'the pool size'}"
                                for c in COLLECTIVES.values() if c.in_network)
                    + "; all workers of a job must use the same)")
     p.add_argument("--timeout-ms", type=float, default=None,

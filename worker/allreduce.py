@@ -24,7 +24,13 @@ from worker.peers import HostStats
 from worker.transport import Transport, UdpTransport
 from worker.window import Stats, Window, WindowOptions
 
-__all__ = ["Worker", "RunResult", "allreduce", "find_program_json", "PROGRAM_JSON_CANDIDATES"]
+__all__ = ["Worker", "RunResult", "allreduce", "find_program_json", "PROGRAM_JSON_CANDIDATES", "SWITCHML_WINDOW"]
+
+SWITCHML_WINDOW = 64
+"""W when the options leave it unset: the job's whole pool, as in SwitchML, where a worker keeps one packet in flight
+per slot, but at most 64. Beyond that packets only queue at the switch (4 workers, a pool of 256, one network,
+interleaved): 256 in flight gave 959k vs 975k elem/s without loss and 647k vs 739k at 1 % loss against 64, with more
+timeouts; 128 gave 994k vs 871k without loss but 686k vs 771k at 1 %."""
 
 PROGRAM_JSON_CANDIDATES = ("out/switchml.json", "build/switchml.json")
 """Where the compiled program is looked for (relative to the working directory and the repository root)."""
@@ -89,7 +95,7 @@ class Worker:
 
     def window_for(self, num_blocks: int) -> int:
         """W used for a tensor of num_blocks blocks (same on every worker)."""
-        return max(1, min(self.options.width(self.job.pool.size), num_blocks))
+        return max(1, min(self.options.width(self.job.pool.size, SWITCHML_WINDOW), num_blocks))
 
     def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
         """All-reduce array; dtype "float32" or "int32" (default: from the array's dtype)."""

@@ -49,8 +49,8 @@ __all__ = ["ATP_WINDOW", "AtpOptions", "AtpStats", "AtpUnreachable", "FixedPoint
            "aggregator_map", "find_atp_json"]
 
 ATP_WINDOW = 32
-"""W when the options leave it unset. Not the whole pool as for SwitchML: with ATP's cumulative ACK and raw resends a
-window of 64 did worse at 1 % loss (86k vs 101k elem/s, 4 workers; see the README's benchmark notes)."""
+"""W when the options leave it unset. Not 64 as for SwitchML: with ATP's cumulative ACK and raw resends a window of 64
+did worse at 1 % loss (86k vs 101k elem/s, 4 workers; see the README's benchmark notes)."""
 
 Q_MAX = 2**31 - 2
 """Largest |q| a worker sends as fixed point: INT32_MAX and INT32_MIN are the switch's saturation sentinels."""

@@ -29,7 +29,7 @@ from typing import Protocol
 
 import numpy as np
 
-from worker.allreduce import RunResult, Worker, find_program_json
+from worker.allreduce import SWITCHML_WINDOW, RunResult, Worker, find_program_json
 from worker.atp import ATP_WINDOW, AtpOptions, AtpWorker, find_atp_json
 from worker.atp_header import ATP_UDP_PORT, AtpCodec
 from worker.header import INA_UDP_PORT, Codec
@@ -100,8 +100,8 @@ class CollectiveSpec:
     """The switch aggregates (the program's job must be installed); False: a host-based baseline that needs only
     the program's L2 forwarding."""
     default_window: int | None = None
-    """INA protocols: packets in flight per worker when the options leave the window unset (None: the job's whole
-    pool)."""
+    """INA protocols: packets in flight per worker when the options leave the window unset, within the job's pool
+    (None: the whole pool)."""
 
     def window_width(self, pool_size: int, window: int | None = None) -> int:
         """The packets in flight per worker this collective keeps with a pool of pool_size slots and `--window`."""
@@ -207,7 +207,8 @@ def _open_host(cls: type[HostCollective]) -> Callable[[JobConfig, int, Collectiv
 
 
 register(CollectiveSpec("switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating "
-                                    "point, shadow-copy slots)", SwitchMLCollective, in_network=True))
+                                    "point, shadow-copy slots)", SwitchMLCollective, in_network=True,
+                        default_window=SWITCHML_WINDOW))
 register(CollectiveSpec(Ring.name, Ring.description, _open_host(Ring)))
 register(CollectiveSpec(ShardedPS.name, ShardedPS.description, _open_host(ShardedPS)))
 register(CollectiveSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by "

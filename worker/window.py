@@ -56,7 +56,7 @@ class WindowOptions:
 
     window: int | None = None
     """W, packets in flight (capped by the job's pool size and by the number of blocks); None: the protocol's default
-    (`width`): SwitchML keeps its whole pool in flight, as SwitchML's workers do; ATP `worker.atp.ATP_WINDOW`."""
+    (`width`): SwitchML its whole pool up to `worker.allreduce.SWITCHML_WINDOW`, ATP `worker.atp.ATP_WINDOW`."""
     timeout: float = 1.0
     """Per-packet timeout in seconds before the first RTT sample (adaptive), or always (adaptive=False).
 
@@ -119,8 +119,8 @@ class WindowOptions:
             raise ValueError(f"max_rx_coalesce must be >= 0 seconds, got {self.max_rx_coalesce}")
 
     def width(self, pool_size: int, default: int | None = None) -> int:
-        """W for a job of pool_size slots: `window`, else the protocol's `default`, else the whole pool (SwitchML's
-        choice: one packet in flight per slot); never more than the pool."""
+        """W for a job of pool_size slots: `window`, else the protocol's `default`, else the whole pool; never more
+        than the pool."""
         return min(self.window or default or pool_size, pool_size)
 
     def worst_case_wait(self, first: float | None = None) -> float:

@@ -15,7 +15,8 @@ import pytest
 from ina_fixtures import LAYOUT_JSON, make_job
 from ina_refswitch import SwitchModel
 from ina_udpswitch import UdpRefSwitch, free_udp_ports
-from worker.allreduce import Worker, allreduce, find_program_json
+from worker.allreduce import SWITCHML_WINDOW, Worker, allreduce, find_program_json
+from worker.collective import COLLECTIVES
 from worker.header import Codec, CodecError, InaHeader, MSG_RESULT
 from worker.job import JobConfig
 from worker.transport import FakeClock, FakeTransport, UdpTransport
@@ -292,15 +293,18 @@ def test_drive_lets_results_settle_but_never_past_the_next_timer() -> None:
     assert clock.now == pytest.approx(0.2 + 0.004)
 
 
-@pytest.mark.parametrize("window, in_flight", [(None, 16), (3, 3), (100, 16)])
-def test_default_window_is_the_whole_pool(codec: Codec, window: int | None, in_flight: int) -> None:
-    """SwitchML's default W is the job's pool (16 slots here): that many distinct packets leave before any result;
-    an explicit --window is honoured, capped by the pool."""
-    job = make_job(1, size=16)
+@pytest.mark.parametrize("pool, window, in_flight", [(16, None, 16), (100, None, SWITCHML_WINDOW), (16, 3, 3),
+                                                     (16, 100, 16), (100, 80, 80)])
+def test_default_window_is_the_pool_up_to_switchml_window(codec: Codec, pool: int, window: int | None,
+                                                          in_flight: int) -> None:
+    """SwitchML's default W is the job's pool, at most SWITCHML_WINDOW: that many distinct packets leave before any
+    result; an explicit --window is honoured, capped by the pool."""
+    job = make_job(1, size=pool)
     fake = FakeTransport(FakeClock())
     worker = Worker(job, 0, fake, codec, WindowOptions(window=window, max_retries=0), clock=fake.clock)
     with pytest.raises(SwitchUnreachable):
-        worker.allreduce(np.ones(8 * 40, np.float32))
+        worker.allreduce(np.ones(8 * 200, np.float32))
     sent = [codec.decode(d)[0] for d in fake.sent]
     assert len(sent) == in_flight == len({(h.slot, h.packet_id) for h in sent})
-    assert worker.window_for(40) == in_flight and worker.window_for(2) == 2
+    assert worker.window_for(200) == in_flight and worker.window_for(2) == 2
+    assert COLLECTIVES["switchml"].window_width(pool, window) == in_flight
