@@ -24,7 +24,7 @@ SOURCE = REPO / "p4src" / "switchml.p4"
 POOL = PoolRange(base=0, size=64)
 WINDOW = 32
 """Packets in flight per worker: fixed, so that every switch under test (and every version's, bench/switch.md) sees
-the same workload; the workers' own default is now the whole pool (worker.window.WindowOptions)."""
+the same workload; the workers' own default is the pool up to worker.allreduce.SWITCHML_WINDOW."""
 
 
 def star_address(i: int) -> tuple[str, str]:

@@ -34,6 +34,7 @@ from perf.machine import load_average, machine_info
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.experiment import ROOT, ExperimentConfig, ExperimentResult, layout_worker_args, run_experiment
 from topo.target import Target
+from worker.allreduce import SWITCHML_WINDOW
 from worker.window import WindowOptions
 
 if TYPE_CHECKING:
@@ -274,7 +275,8 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         f"embedded switch (`python -m switch`, one process), `p4src/switchml.p4` pushed by the controller, "
         f"N workers (`python -m worker --verify`), each all-reducing {cfg.size:,} float32 elements "
         f"(N = 64 elements per packet, window {cfg.window_width}"
-        f"{' (the default: the job pool, at most 64)' if cfg.window is None else ''}, pool {cfg.pool_size} slots).",
+        f"{f' (the default: the job pool, at most {SWITCHML_WINDOW})' if cfg.window is None else ''}, "
+        f"pool {cfg.pool_size} slots).",
         "- The workers start the all-reduce together (start barrier after process start-up); a worker's time runs "
         "from its first packet to its last result. *goodput* = elements / time of the slowest worker.",
         "- *worker CPU*: CPU time the worker processes used during their all-reduce, summed over the workers; "

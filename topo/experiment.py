@@ -703,8 +703,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--p4info", type=Path, default=None)
     p.add_argument("--pool-size", type=int, default=d.pool_size, help="slots given to the job")
     p.add_argument("--window", type=int, default=d.window,
-                   help="packets in flight per worker (default: the protocol's; switchml: --pool-size up to 64, atp: "
-                        "32)")
+                   help="packets in flight per worker, at most --pool-size (default: the protocol's, "
+                        + ", ".join(f"{c.name} {c.default_window}" for c in COLLECTIVES.values() if c.default_window)
+                        + ")")
     p.add_argument("--seed", type=int, default=d.seed,
                    help="seed of the workers' inputs and of the embedded switch's random() (its loss simulator)")
     p.add_argument("--timeout", type=float, default=d.timeout_s, help="bound on the workers' run, seconds")

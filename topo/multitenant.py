@@ -161,7 +161,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cells", type=int, default=6144, help="switch memory for aggregation, in int32 cells")
     p.add_argument("--window", type=int, default=None,
                    help="packets in flight per worker, capped by the protocol's pool (default: the protocol's, "
-                        "SwitchML its slots up to 64, ATP 32)")
+                        + ", ".join(f"{c.name} {c.default_window}" for c in COLLECTIVES.values() if c.default_window)
+                        + ")")
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)

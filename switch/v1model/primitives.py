@@ -24,6 +24,15 @@ def _field_list_id(cg: Codegen, node: dict, where: str) -> str:
     return src
 
 
+def _to_drop_port(cg: Codegen, egress_spec: str, mcast_grp: str, drop_port: int, missing: str) -> list[str]:
+    """Lines setting field egress_spec to the drop port and, if the program has it, field mcast_grp to 0."""
+    es = cg.p.lookup_slot(egress_spec)
+    if es is None:
+        raise LoadError(missing)
+    mg = cg.p.lookup_slot(mcast_grp)
+    return [f"F[{es}] = {drop_port}"] + ([f"F[{mg}] = 0"] if mg is not None else [])
+
+
 def mark_to_drop(drop_port: int) -> Callable[[Codegen, list, str], list[str]]:
     """`mark_to_drop(standard_metadata)`: the given header's egress_spec := drop port and its mcast_grp := 0 (if it
     has one), as simple_switch's primitive."""
@@ -32,14 +41,8 @@ def mark_to_drop(drop_port: int) -> Callable[[Codegen, list, str], list[str]]:
         if len(params) != 1 or params[0].get("type") != "header":
             raise LoadError(f"mark_to_drop takes one header (the standard metadata) in {where}")
         hdr = params[0]["value"]
-        es = cg.p.lookup_slot(f"{hdr}.egress_spec")
-        if es is None:
-            raise LoadError(f"header {hdr} must be of type standard_metadata (no egress_spec field) in {where}")
-        lines = [f"F[{es}] = {drop_port}"]
-        mg = cg.p.lookup_slot(f"{hdr}.mcast_grp")
-        if mg is not None:
-            lines.append(f"F[{mg}] = 0")
-        return lines
+        return _to_drop_port(cg, f"{hdr}.egress_spec", f"{hdr}.mcast_grp", drop_port,
+                             f"header {hdr} must be of type standard_metadata (no egress_spec field) in {where}")
 
     return emit
 
@@ -50,14 +53,8 @@ def drop(drop_port: int) -> Callable[[Codegen, list, str], list[str]]:
     primitive (p4c's JSON aliases it to standard_metadata.mcast_grp; a JSON without the alias keeps its multicast)."""
 
     def emit(cg: Codegen, params: list, where: str) -> list[str]:
-        es = cg.p.lookup_slot("standard_metadata.egress_spec")
-        if es is None:
-            raise LoadError(f"standard_metadata.egress_spec missing for {where}")
-        lines = [f"F[{es}] = {drop_port}"]
-        mg = cg.p.lookup_slot("intrinsic_metadata.mcast_grp")
-        if mg is not None:
-            lines.append(f"F[{mg}] = 0")
-        return lines
+        return _to_drop_port(cg, "standard_metadata.egress_spec", "intrinsic_metadata.mcast_grp", drop_port,
+                             f"standard_metadata.egress_spec missing for {where}")
 
     return emit
 
