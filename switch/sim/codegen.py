@@ -46,7 +46,7 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         self.arch = arch_primitives
         self.trace = trace
         self.ns: dict[str, Any] = {"ParserError": ParserError, "PacketAbort": PacketAbort, "_sat": _sat, "_six": _six,
-                                   "_usat": _usat, "_random": random.randint, "_noop": _noop, "_fmt": _fmt,
+                                   "_usat": _usat, "_randbits": random.getrandbits, "_noop": _noop, "_fmt": _fmt,
                                    "__builtins__": __builtins__}
         self.out: list[str] = []
         self.uses_exit = False

@@ -202,7 +202,7 @@ class V1Switch:
     def _build(self, j: dict, prog: Program, reuse: Codegen | None = None) -> _Loaded:
         def generate(vectors: bool | set[str]) -> tuple[Codegen, dict[str, Any]]:
             cg = Codegen(prog, v1model_primitives(self.drop_port), self._trace is not None, reuse=reuse,
-                         extra_ns={"_T": self._emit_trace, "_random": self.rng.randint}, vectors=vectors)
+                         extra_ns={"_T": self._emit_trace, "_randbits": self.rng.getrandbits}, vectors=vectors)
             return cg, cg.build()
 
         skip: set[str] = set()
