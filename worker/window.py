@@ -307,8 +307,9 @@ class Window:
     """Highest first-transmission order among answered packets."""
     _unacked: deque[_Pending] = field(default_factory=deque, init=False)
     """Candidates for fast retransmit, in order of first transmission (answered ones are skipped lazily)."""
-    _refast: list[_Pending] = field(default_factory=list, init=False)
-    """Fast-retransmitted packets that may be fast-retransmitted again (see WindowOptions.max_fast_retransmits)."""
+    _refast: deque[_Pending] = field(default_factory=deque, init=False)
+    """Fast-retransmitted packets that may be fast-retransmitted again (see WindowOptions.max_fast_retransmits), in
+    order of their last fast retransmission."""
 
     def __post_init__(self) -> None:
         if len(self.slots) != len(self.first_set) or not self.slots:
@@ -450,14 +451,14 @@ class Window:
             if self._pending.get(p.packet_id % self.width) is not p or p.retries:
                 continue  # answered, or already timed out (its backoff is running)
             out.append(self._fast(p, now))
-        if self._refast:
-            # a fast retransmission counts as lost by the same rule, measured from when it was sent
-            for p in list(self._refast):
-                if self._pending.get(p.packet_id % self.width) is not p or p.retries:
-                    self._refast.remove(p)
-                elif self._answered_seq >= p.mark + k - 1:
-                    self._refast.remove(p)
-                    out.append(self._fast(p, now))
+        r = self._refast
+        # a fast retransmission counts as lost by the same rule, measured from when it was sent; marks grow in the
+        # order of the queue, so the scan stops at the first packet not yet overtaken (answered ones are skipped
+        # lazily, like those of _unacked)
+        while r and self._answered_seq >= r[0].mark + k - 1:
+            p = r.popleft()
+            if self._pending.get(p.packet_id % self.width) is p and not p.retries:
+                out.append(self._fast(p, now))
         return out
 
     def _fast(self, p: _Pending, now: float) -> Outgoing:

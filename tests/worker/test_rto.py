@@ -241,7 +241,7 @@ def test_a_lost_fast_retransmission_is_sent_again_bounded() -> None:
     assert [o.header.packet_id for o in w.on_timer(w.next_deadline())] == [0]  # the timeout is left
     assert w.stats.timeouts == 1
     ans(0)
-    assert w._refast == []
+    assert not w._refast
 
 
 def test_give_up_bound_covers_repeated_fast_retransmissions() -> None:
@@ -276,3 +276,65 @@ def test_max_fast_retransmits_one_is_the_old_once_only() -> None:
     assert w.stats.fast_retransmissions == 1
     with pytest.raises(ValueError, match="max_fast_retransmits"):
         WindowOptions(max_fast_retransmits=0)
+
+
+class _ListScanWindow(Window):
+    """The fast-retransmit scan as it was before `_refast` became a queue scanned from its front: every queued
+    packet checked on every call. The reference the queue must match."""
+
+    __slots__ = ()
+
+    def _fast_retransmits(self, now: float):
+        out = []
+        k, last = self.options.fast_retransmit, self.plan.num_packets - 1
+        q = self._unacked
+        while q and q[0].seq < last and self._answered_seq >= min(q[0].seq + k, last):
+            p = q.popleft()
+            if self._pending.get(p.packet_id % self.width) is not p or p.retries:
+                continue
+            out.append(self._fast(p, now))
+        for p in list(self._refast):
+            if self._pending.get(p.packet_id % self.width) is not p or p.retries:
+                self._refast.remove(p)
+            elif self._answered_seq >= p.mark + k - 1:
+                self._refast.remove(p)
+                out.append(self._fast(p, now))
+        return out
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_retransmit_queue_matches_the_full_scan(seed: int) -> None:
+    """Random losses, reordering and timeouts: the window sends exactly what the full-scan reference sends."""
+    import random
+
+    rng = random.Random(seed)
+    opts = WindowOptions(window=8, timeout=0.05, min_timeout=0.005, max_timeout=0.2, max_retries=50,
+                         fast_retransmit=rng.choice([1, 2, 3, 5]), max_fast_retransmits=rng.choice([1, 2, 3, 4]))
+    data = np.arange(60 * N, dtype=np.int32)
+    a, b = (cls(plan=Int32Plan(data, N), job_id=3, rank=0, slots=list(range(8)), first_set=[0] * 8, options=opts)
+            for cls in (Window, _ListScanWindow))
+    t = 0.0
+
+    def sent(outs):
+        return [(o.header.packet_id, o.header.pool_index, o.header.flags) for o in outs]
+
+    flights = sent(a.start(t))
+    assert flights == sent(b.start(t))
+    loss = rng.choice([0.05, 0.2, 0.4])
+    while not a.done:
+        assert not b.done
+        t += 0.001
+        if flights and rng.random() < 0.9:
+            pid, pool, _ = flights.pop(rng.randrange(min(len(flights), 4)))  # mostly in order, sometimes overtaken
+            if rng.random() < loss:
+                continue
+            hdr = InaHeader(MSG_RESULT, 3, pool, pid, 0, 0, 0)
+            got_a, got_b = answer(a, hdr, t), answer(b, hdr, t)
+        else:
+            t = max(t, a.next_deadline() or t)
+            got_a, got_b = a.on_timer(t), b.on_timer(t)
+        assert sent(got_a) == sent(got_b)
+        flights += sent(got_a)
+    assert b.done
+    assert a.stats.fast_retransmissions == b.stats.fast_retransmissions
+    assert a.stats.fast_retransmissions > 0 or loss == 0.05
