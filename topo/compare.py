@@ -1,9 +1,10 @@
 """The all-reduce benchmark against another version of this project (`make bench BENCH_COMPARE=DIR|REV`).
 
 Each repetition runs every (workers, loss) configuration once with this tree (in process, as `topo.bench` does) and
-then once with the other checkout: its own `python -m topo.bench --reps 1` in a subprocess, from its directory, with
+once with the other checkout: its own `python -m topo.bench --reps 1` in a subprocess, from its directory, with
 `switchml.p4` compiled by its own compiler into a directory of ours (nothing is written into the checkout). The two
-alternate, so load changes of a shared machine fall on both. Per configuration: both medians, the ratio of the
+alternate, so load changes of a shared machine fall on both, and which goes first alternates too (this tree in odd
+repetitions). Per configuration: both medians, the ratio of the
 medians and the median of the per-repetition ratios; each tree runs with its own defaults (window, CPU layout...).
 """
 
@@ -131,19 +132,30 @@ class Comparison:
 
 def run_compared(workers: Sequence[int], losses: Sequence[float], reps: int, base: ExperimentConfig,
                  other: Checkout, work_dir: Path, log: Callable[[str], None] = print) -> Comparison:
-    """reps repetitions of the grid, each by this tree then by `other`; both trees' cells."""
+    """reps repetitions of the grid, each by this tree and by `other` (this tree first in odd repetitions, `other` in
+    even ones); both trees' cells."""
     program = other.compile(work_dir / "other-program")
     ours = {(n, loss): Cell(n, loss) for n in workers for loss in losses}
     theirs = {(n, loss): Cell(n, loss) for n in workers for loss in losses}
-    for rep in range(1, reps + 1):
+
+    def run_ours(rep: int) -> None:
         for cell in run_grid(workers, losses, 1, replace(base, seed=base.seed + rep - 1), log):
             mine = ours[(cell.workers, cell.loss)]
             mine.runs += [replace(r, rep=rep) for r in cell.runs]
             mine.setup_failures += cell.setup_failures
+
+    def run_theirs(rep: int) -> None:
         rows = other.bench(workers, losses, base.size, base.timeout_s, program, work_dir / f"other-rep{rep}")
         for r in rows:
             if (r.workers, r.loss) in theirs:
                 theirs[(r.workers, r.loss)].runs.append(replace(r, rep=rep))
                 log(f"other: workers={r.workers} loss={r.loss:g} rep={rep}: {r.goodput:,.0f} elem/s"
                     f"{'' if r.verified else ' NOT VERIFIED'}")
+
+    for rep in range(1, reps + 1):
+        # the order alternates (this tree first in odd repetitions), so that an effect of running first or second
+        # falls on both trees alike; compared with itself in a fixed order, one set of 6 repetitions gave 0.91x
+        # without loss (5 of 6 below 1), an alternated set 0.99x
+        for run in (run_ours, run_theirs) if rep % 2 else (run_theirs, run_ours):
+            run(rep)
     return Comparison(other.describe(), list(ours.values()), list(theirs.values()))

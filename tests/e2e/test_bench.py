@@ -88,6 +88,38 @@ def test_comparison_table_pairs_repetitions() -> None:
     assert c.table().splitlines()[2] == "| 4 | 0 % | 400,000 | 200,000 | **2.00×** | 2.25× | 2.00, 2.50 |"
 
 
+
+def test_compare_alternates_which_tree_runs_first(monkeypatch, tmp_path: Path) -> None:
+    """This tree first in odd repetitions, the other checkout first in even ones; each repetition's runs keep its
+    number on both sides."""
+    import topo.compare as tc
+
+    order: list[tuple[str, int]] = []
+
+    def fake_grid(workers, losses, reps, cfg, log):
+        rep = cfg.seed  # the base seed is 1: repetition r runs with seed r
+        order.append(("ours", rep))
+        return [Cell(4, 0.0, [row(4, 0.0, 1, 100_000 * rep)])]
+
+    class Other:
+        def compile(self, out):
+            return out / "p.json", out / "p.p4info.txt"
+
+        def bench(self, workers, losses, size, timeout, program, out):
+            rep = int(out.name.removeprefix("other-rep"))
+            order.append(("theirs", rep))
+            return [row(4, 0.0, 1, 50_000 * rep)]
+
+        def describe(self):
+            return "other"
+
+    monkeypatch.setattr(tc, "run_grid", fake_grid)
+    base = ExperimentConfig(size=8192, workers=4, seed=1)
+    c = tc.run_compared([4], [0.0], 4, base, Other(), tmp_path, log=lambda s: None)
+    assert order == [("ours", 1), ("theirs", 1), ("theirs", 2), ("ours", 2), ("ours", 3), ("theirs", 3),
+                     ("theirs", 4), ("ours", 4)]
+    assert c.rows()[0][5] == [2.0, 2.0, 2.0, 2.0]
+
 @pytest.mark.mininet
 @pytest.mark.timeout(240)
 def test_compare_with_another_checkout_runs_both_alternately(tmp_path: Path) -> None:
