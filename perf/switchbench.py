@@ -8,8 +8,9 @@ Every switch is a command that takes simple_switch_grpc's flags (`python -m swit
 when on PATH, then each --compare, then the embedded switch of each --compare-version: another checkout or a git
 revision, perf.checkout). Each runs on the same veth/namespace setup with the same traffic; the same
 compiled JSON (p4c-bm2-ss when on PATH, else `python -m compiler`) and P4Info are installed over P4Runtime, then the
-same table entries. Repetitions are interleaved (rep 1: A, B; rep 2: A, B; ...), a fresh switch process each time,
-after an unreported warm-up round. The default run takes about 2.5 minutes per switch on a 2-core machine.
+same table entries. Repetitions are interleaved, which switch goes first rotating (rep 1: A, B; rep 2: B, A; ...), a
+fresh switch process each time, after an unreported warm-up round. The default run takes about 2.5 minutes per
+switch on a 2-core machine.
 
 - basic_forward, agg64: the highest paced offered rate delivered with < 0.1 % loss (perf.ratesearch: ramp, then
   bisection), in frames/s;
@@ -250,6 +251,13 @@ def _rep_label(rep: int, s: Settings) -> str:
     return "warm-up round (not reported)" if rep == 0 else f"rep {rep}/{s.reps}"
 
 
+def turn_order(suts: Sequence[SwitchUnderTest], rep: int) -> list[SwitchUnderTest]:
+    """The switches in the order repetition `rep` runs them: rep 1 (and the warm-up, rep 0) in the given order, each
+    later one starting one switch further, so that no switch always runs first (or right after a given one)."""
+    k = (rep - 1) % len(suts) if rep > 0 and suts else 0
+    return [*suts[k:], *suts[:k]]
+
+
 def measure_packet_program(prog: PacketProgram, compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Settings,
                            log: Callable[[str], None]) -> list[Measurement]:
     """Interleaved repetitions of the rate search on every switch, over one pair of namespaces; first an unreported
@@ -259,7 +267,7 @@ def measure_packet_program(prog: PacketProgram, compiled: Compiled, suts: Sequen
         path = PacketPath(prog, h1, h2)
         try:
             for rep in range(0 if s.warmup else 1, s.reps + 1):
-                for sut in suts:
+                for sut in turn_order(suts, rep):
                     log(f"{prog.key} {_rep_label(rep, s)}, {sut.name}:")
                     duration = s.duration if rep else max(0.25, s.duration / 4)
                     result = search_once(prog, path, sut, compiled, h1, h2, s, duration, log)
@@ -310,7 +318,7 @@ def measure_switchml(compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Set
     with hosts(4, address=switchml_job.star_address) as hs:
         setup = switchml_job.prepare_job(hs, compiled.json, work_dir)
         for rep in range(0 if s.warmup else 1, s.reps + 1):
-            for sut in suts:
+            for sut in turn_order(suts, rep):
                 run, cpu = job_once(sut, hs, setup, compiled, s.size if rep else max(1024, s.size // 4), s, work_dir)
                 note = (f"{run.size} float32 elements, {len(hs)} workers, slowest {run.elapsed_s:.3f} s, "
                         f"{run.retransmissions} retransmissions") if run.elements_per_s else f"failed: {run.error}"
