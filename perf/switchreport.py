@@ -135,9 +135,10 @@ def markdown(report: Report, csv_name: str) -> str:
               "--no-p4 -- --grpc-server-addr 127.0.0.1:P`.",
               f"- {s.reps} repetition{'s' if s.reps != 1 else ''}, interleaved: rep 1 runs every switch in turn "
               f"({', '.join(names)}), then rep 2 starting with the next switch, and so on (which switch runs first "
-              "rotates); a fresh switch process each time, on the same namespaces and veth pairs." + (" Before rep 1, an unreported warm-up round of the same (quarter-length probes, a "
-                               "quarter of the job): without it the first switch run of a program measured low, "
-                               "whichever switch it was." if s.warmup else "")]
+              "rotates); a fresh switch process each time, on the same namespaces and veth pairs."
+              + (" Before rep 1, an unreported warm-up round of the same (quarter-length probes, a quarter of the "
+                 "job): without it the first switch run of a program measured low, whichever switch it was."
+                 if s.warmup else "")]
     if programs & {"basic_forward", "agg64"}:
         lines.append(
             "- **basic_forward / agg64**: the switch's ports 1 and 2 are veth pairs to namespaces h1 and h2. A "

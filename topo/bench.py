@@ -310,7 +310,8 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         text += [f"## Against {compared.other}", "",
                  "The same grid run by the other checkout (its own `python -m topo.bench --reps 1`, its own compiled "
                  "`switchml.p4`, its own defaults), alternating with this tree's runs repetition by repetition, "
-                 "this tree first in odd repetitions and the other in even ones (topo.compare); verified runs only. Ratios: this tree / the other.", "",
+                 "this tree first in odd repetitions and the other in even ones (topo.compare); verified runs only. "
+                 "Ratios: this tree / the other.", "",
                  compared.table(), ""]
     path.write_text("\n".join(text))
 

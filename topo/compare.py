@@ -4,8 +4,8 @@ Each repetition runs every (workers, loss) configuration once with this tree (in
 once with the other checkout: its own `python -m topo.bench --reps 1` in a subprocess, from its directory, with
 `switchml.p4` compiled by its own compiler into a directory of ours (nothing is written into the checkout). The two
 alternate, so load changes of a shared machine fall on both, and which goes first alternates too (this tree in odd
-repetitions). Per configuration: both medians, the ratio of the
-medians and the median of the per-repetition ratios; each tree runs with its own defaults (window, CPU layout...).
+repetitions). Per configuration: both medians, the ratio of the medians and the median of the per-repetition ratios;
+each tree runs with its own defaults (window, CPU layout...).
 """
 
 from __future__ import annotations

@@ -88,7 +88,6 @@ def test_comparison_table_pairs_repetitions() -> None:
     assert c.table().splitlines()[2] == "| 4 | 0 % | 400,000 | 200,000 | **2.00×** | 2.25× | 2.00, 2.50 |"
 
 
-
 def test_compare_alternates_which_tree_runs_first(monkeypatch, tmp_path: Path) -> None:
     """This tree first in odd repetitions, the other checkout first in even ones; each repetition's runs keep its
     number on both sides."""
@@ -119,6 +118,7 @@ def test_compare_alternates_which_tree_runs_first(monkeypatch, tmp_path: Path) -
     assert order == [("ours", 1), ("theirs", 1), ("theirs", 2), ("ours", 2), ("ours", 3), ("theirs", 3),
                      ("theirs", 4), ("ours", 4)]
     assert c.rows()[0][5] == [2.0, 2.0, 2.0, 2.0]
+
 
 @pytest.mark.mininet
 @pytest.mark.timeout(240)

@@ -139,12 +139,12 @@ def test_switches_under_test_and_compare_commands() -> None:
         list(EMBEDDED_SWITCH), ["--no-p4", "--", "--grpc-server-addr", "a:1"])
 
 
-
 def test_which_switch_runs_first_rotates_with_the_repetition() -> None:
     a, b, c = (SwitchUnderTest(n, ("x",)) for n in "abc")
     names = [[s.name for s in switchbench.turn_order([a, b, c], rep)] for rep in range(5)]
     assert names == [list("abc"), list("abc"), list("bca"), list("cab"), list("abc")]  # rep 0: the warm-up
     assert [s.name for s in switchbench.turn_order([a], 3)] == ["a"]
+
 
 def _report(rows: list[Measurement], switches: list[str]) -> Report:
     return Report(machine_info(), Settings(reps=2), [SwitchUnderTest(n, ("x",)) for n in switches], rows, [],

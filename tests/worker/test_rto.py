@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 import pytest
@@ -305,8 +306,6 @@ class _ListScanWindow(Window):
 @pytest.mark.parametrize("seed", range(40))
 def test_fast_retransmit_queue_matches_the_full_scan(seed: int) -> None:
     """Random losses, reordering and timeouts: the window sends exactly what the full-scan reference sends."""
-    import random
-
     rng = random.Random(seed)
     opts = WindowOptions(window=8, timeout=0.05, min_timeout=0.005, max_timeout=0.2, max_retries=50,
                          fast_retransmit=rng.choice([1, 2, 3, 5]), max_fast_retransmits=rng.choice([1, 2, 3, 4]))
