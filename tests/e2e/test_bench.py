@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_file
-from topo.bench import Cell, RunRow, main, summary_table, write_csv, write_markdown, write_plot
+from topo.bench import (Cell, RunRow, main, median_interval, share_goal_line, summary_table, write_csv, write_markdown,
+                         write_plot)
 from topo.experiment import ExperimentConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +52,33 @@ def test_report_files(tmp_path: Path) -> None:
     assert "4 workers, 1 % loss as a share of no loss: 80 % (later goal ≥ 85 %: not met)" in md
     assert "- workers=4 loss=0.01 rep=2: rank 1: exit 1: bad" in md
 
+
+
+def test_median_interval_from_order_statistics() -> None:
+    assert median_interval([5, 1, 4, 2, 3]) == (3, 1, 5, 1 - 2 / 32)  # min and max of 5: 93.75 %
+    med, lo, hi, conf = median_interval(list(range(10)))
+    assert (med, lo, hi) == (4.5, 1, 8) and conf == pytest.approx(1 - 2 * 11 / 1024)  # 2nd and 9th of 10
+    assert median_interval([1, 2, 3, 4]) is None  # 4 values: at most 87.5 %
+    assert median_interval([1, 2, 3, 4], coverage=0.8)[1:3] == (1, 4)
+
+
+def test_share_goal_line_says_whether_the_repetitions_settle_it() -> None:
+    def cells(lossy: list[float]) -> tuple[Cell, Cell]:
+        n = len(lossy)
+        return (Cell(4, 0.0, [row(4, 0.0, r + 1, 100_000) for r in range(n)]),
+                Cell(4, 0.01, [row(4, 0.01, r + 1, g) for r, g in enumerate(lossy)]))
+
+    assert share_goal_line(*cells([86_000, 90_000, 88_000, 95_000, 87_000])) == (
+        "4 workers, 1 % loss as a share of no loss: 88 % (later goal ≥ 85 %: met); per repetition 86–95 %, "
+        "median 88 %, 94 % interval of that median 86–95 % (5 repetitions): settles the goal: met")
+    assert share_goal_line(*cells([70_000, 90_000, 88_000, 95_000, 80_000])).endswith(
+        "interval of that median 70–95 % (5 repetitions): does not settle the goal")
+    assert share_goal_line(*cells([70_000, 80_000, 84_000, 75_000, 79_000])).endswith("settles the goal: not met")
+    assert share_goal_line(*cells([90_000, 80_000])).endswith(
+        "per repetition 80–90 % (2 repetitions: too few for a 90 % interval of their median)")
+    lossless, lossy = cells([90_000, 80_000])
+    lossy.runs[0] = row(4, 0.01, 1, 1.0, verified=False)  # a failed run pairs with nothing
+    assert "per repetition 80–80 %" in share_goal_line(lossless, lossy)
 
 @pytest.mark.mininet
 @pytest.mark.timeout(120)
