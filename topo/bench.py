@@ -235,10 +235,11 @@ def median_interval(values: Sequence[float], coverage: float = 0.9) -> tuple[flo
     return statistics.median(xs), xs[k - 1], xs[n - k], conf
 
 
-def share_by_repetition(lossless: Cell, lossy: Cell) -> list[float]:
-    """lossy / lossless goodput of each repetition both verified (run back to back on one network)."""
-    base = {r.rep: r.goodput for r in lossless.good if r.goodput > 0}
-    return [r.goodput / base[r.rep] for r in lossy.good if r.rep in base]
+def ratios_by_repetition(base: Cell, other: Cell) -> list[float]:
+    """other / base goodput of each repetition verified in both (a 1 % run over the loss-free one made back to back
+    on one network; this tree's run over another version's, topo.compare), in other's order."""
+    by_rep = {r.rep: r.goodput for r in base.good if r.goodput > 0}
+    return [r.goodput / by_rep[r.rep] for r in other.good if r.rep in by_rep]
 
 
 def share_goal_line(lossless: Cell, lossy: Cell, goal: float = LOSS_SHARE_GOAL) -> str | None:
@@ -248,7 +249,7 @@ def share_goal_line(lossless: Cell, lossy: Cell, goal: float = LOSS_SHARE_GOAL) 
     share = lossy.median / lossless.median
     line = (f"4 workers, 1 % loss as a share of no loss: {share * 100:.0f} % (later goal ≥ {goal * 100:.0f} %: "
             f"{'met' if share >= goal else 'not met'})")
-    shares = share_by_repetition(lossless, lossy)
+    shares = ratios_by_repetition(lossless, lossy)
     if not shares:
         return line
     line += f"; per repetition {min(shares) * 100:.0f}–{max(shares) * 100:.0f} %"
@@ -287,8 +288,8 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
                    wall_s: float, compared: Comparison | None = None) -> None:
     failed = [r for c in cells for r in c.runs if not r.verified]
     setup_failures = sum(c.setup_failures for c in cells)
-    four = {c.loss: c.median for c in cells if c.workers == 4}
     four_cells = {c.loss: c for c in cells if c.workers == 4}
+    four = {loss: c.median for loss, c in four_cells.items()}
     goal = []
     if 0 in four and four[0] is not None:
         goal.append(f"4 workers, no loss: {four[0]:,.0f} elem/s (goal ≥ {GOAL_ELEMS_PER_S:,}: "

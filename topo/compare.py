@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perf.checkout import Version
-from topo.bench import Cell, RunRow, run_grid
+from topo.bench import Cell, RunRow, ratios_by_repetition, run_grid
 from topo.experiment import ExperimentConfig
 
 __all__ = ["Checkout", "Comparison", "run_compared"]
@@ -95,9 +95,7 @@ class Comparison:
         """(workers, loss, our median, their median, ratio of the medians, per-repetition ratios)."""
         out = []
         for a, b in zip(self.ours, self.theirs):
-            theirs_by_rep = {r.rep: r for r in b.good}
-            per_rep = [r.goodput / theirs_by_rep[r.rep].goodput for r in a.good
-                       if r.rep in theirs_by_rep and theirs_by_rep[r.rep].goodput > 0]
+            per_rep = ratios_by_repetition(b, a)
             ratio = a.median / b.median if a.median and b.median else None
             out.append((a.workers, a.loss, a.median, b.median, ratio, per_rep))
         return out
