@@ -203,6 +203,34 @@ def test_fast_retransmit_at_the_end_of_the_run() -> None:
     assert w.stats.fast_retransmissions == 1
 
 
+def test_a_late_packet_answered_at_once_does_not_overtake_the_window() -> None:
+    """Fast retransmit counts answered successors (RFC 6675's DupThresh), not the place of the highest answered one.
+
+    This worker's result of packet 4 is lost; its fast retransmission brings the result back after packets 9-11
+    were sent, so packet 8 (the slot's next use) goes out behind them. Its slot then only waited for this worker, so
+    8 is answered at once: one successor of 9-11, not three, and no reason to retransmit them."""
+    opts = WindowOptions(window=4, timeout=0.1, min_timeout=0.005, max_timeout=0.4, fast_retransmit=3)
+    w = make_window(40, opts)
+    outs = {o.header.packet_id: o for o in w.start(0.0)}
+    t = 0.0
+
+    def ans(pid: int) -> list[int]:
+        nonlocal t
+        t += 0.001
+        got = answer(w, outs[pid].header, t)
+        outs.update((o.header.packet_id, o) for o in got)
+        return [o.header.packet_id for o in got]
+
+    assert [ans(pid) for pid in range(4)] == [[4], [5], [6], [7]]
+    assert [ans(pid) for pid in (5, 6, 7)] == [[9], [10], [4, 11]]  # 4: three later packets answered
+    assert ans(4) == [8]  # the retransmission's answer: 8 is sent after 9-11
+    assert ans(8) == [12]  # answered first: 9-11 are not overtaken by three
+    assert [ans(pid) for pid in (9, 10, 11)] == [[13], [14], [15]]
+    assert w.stats.fast_retransmissions == 1
+    assert [ans(pid) for pid in (13, 14, 15)] == [[17], [18], [12, 19]]  # a real loss still counts: 12 is missing
+    assert w.stats.fast_retransmissions == 2
+
+
 def test_last_packet_relies_on_its_timeout() -> None:
     w = make_window(4, WindowOptions(window=4, timeout=0.1, max_timeout=0.4, fast_retransmit=1))
     outs = w.start(0.0)
@@ -279,39 +307,46 @@ def test_max_fast_retransmits_one_is_the_old_once_only() -> None:
         WindowOptions(max_fast_retransmits=0)
 
 
-class _ListScanWindow(Window):
-    """The fast-retransmit scan as it was before `_refast` became a queue scanned from its front: every queued
-    packet checked on every call. The reference the queue must match."""
+class _BruteForceWindow(Window):
+    """The fast-retransmit rule computed from scratch on every call: each outstanding packet's count of answered
+    packets first sent after it (or after its last fast retransmission), no queues. The reference the queues must
+    match."""
 
-    __slots__ = ()
+    __slots__ = ("_order",)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._order: dict[int, int] = {}  # packet_id -> number of its latest fast retransmission in the run
 
     def _fast_retransmits(self, now: float):
-        out = []
         k, last = self.options.fast_retransmit, self.plan.num_packets - 1
-        q = self._unacked
-        while q and q[0].seq < last and self._answered_seq >= min(q[0].seq + k, last):
-            p = q.popleft()
-            if self._pending.get(p.packet_id % self.width) is not p or p.retries:
-                continue
-            out.append(self._fast(p, now))
-        for p in list(self._refast):
-            if self._pending.get(p.packet_id % self.width) is not p or p.retries:
-                self._refast.remove(p)
-            elif self._answered_seq >= p.mark + k - 1:
-                self._refast.remove(p)
+        live = [p for p in self._pending.values() if not p.retries]
+        outstanding = {p.seq for p in self._pending.values()}
+        answered = [s for s in range(self._seq) if s not in outstanding]
+        out = []
+        for p in sorted((p for p in live if not p.fast_count and p.seq < last), key=lambda p: p.seq):
+            if sum(s > p.seq for s in answered) >= min(k, last - p.seq):
+                out.append(self._fast(p, now))
+        again = [p for p in live if 0 < p.fast_count < self.options.max_fast_retransmits]
+        for p in sorted(again, key=lambda p: (p.mark, self._order[p.packet_id])):
+            if sum(s >= p.mark for s in answered) >= k:
                 out.append(self._fast(p, now))
         return out
+
+    def _fast(self, p, now: float):
+        self._order[p.packet_id] = self.stats.fast_retransmissions
+        return super()._fast(p, now)
 
 
 @pytest.mark.parametrize("seed", range(40))
 def test_fast_retransmit_queue_matches_the_full_scan(seed: int) -> None:
-    """Random losses, reordering and timeouts: the window sends exactly what the full-scan reference sends."""
+    """Random losses, reordering and timeouts: the window sends exactly what the brute-force reference sends."""
     rng = random.Random(seed)
     opts = WindowOptions(window=8, timeout=0.05, min_timeout=0.005, max_timeout=0.2, max_retries=50,
                          fast_retransmit=rng.choice([1, 2, 3, 5]), max_fast_retransmits=rng.choice([1, 2, 3, 4]))
     data = np.arange(60 * N, dtype=np.int32)
     a, b = (cls(plan=Int32Plan(data, N), job_id=3, rank=0, slots=list(range(8)), first_set=[0] * 8, options=opts)
-            for cls in (Window, _ListScanWindow))
+            for cls in (Window, _BruteForceWindow))
     t = 0.0
 
     def sent(outs):
