@@ -52,6 +52,20 @@ def answer(w: Window, hdr: InaHeader, now: float):
                        np.zeros(N, np.int32), now)
 
 
+class Replies:
+    """Starts a window and answers its packets by id, 1 ms apart; a call returns the ids the window sends."""
+
+    def __init__(self, w: Window) -> None:
+        self.w, self.t = w, 0.0
+        self.outs = {o.header.packet_id: o for o in w.start(0.0)}
+
+    def __call__(self, pid: int) -> list[int]:
+        self.t += 0.001
+        got = answer(self.w, self.outs[pid].header, self.t)
+        self.outs.update((o.header.packet_id, o) for o in got)
+        return [o.header.packet_id for o in got]
+
+
 ADAPTIVE = WindowOptions(window=4, timeout=0.1, min_timeout=0.005, max_timeout=0.4, max_retries=3, fast_retransmit=0)
 
 
@@ -209,18 +223,8 @@ def test_a_late_packet_answered_at_once_does_not_overtake_the_window() -> None:
     This worker's result of packet 4 is lost; its fast retransmission brings the result back after packets 9-11
     were sent, so packet 8 (the slot's next use) goes out behind them. Its slot then only waited for this worker, so
     8 is answered at once: one successor of 9-11, not three, and no reason to retransmit them."""
-    opts = WindowOptions(window=4, timeout=0.1, min_timeout=0.005, max_timeout=0.4, fast_retransmit=3)
-    w = make_window(40, opts)
-    outs = {o.header.packet_id: o for o in w.start(0.0)}
-    t = 0.0
-
-    def ans(pid: int) -> list[int]:
-        nonlocal t
-        t += 0.001
-        got = answer(w, outs[pid].header, t)
-        outs.update((o.header.packet_id, o) for o in got)
-        return [o.header.packet_id for o in got]
-
+    w = make_window(40, WindowOptions(window=4, timeout=0.1, min_timeout=0.005, max_timeout=0.4, fast_retransmit=3))
+    ans = Replies(w)
     assert [ans(pid) for pid in range(4)] == [[4], [5], [6], [7]]
     assert [ans(pid) for pid in (5, 6, 7)] == [[9], [10], [4, 11]]  # 4: three later packets answered
     assert ans(4) == [8]  # the retransmission's answer: 8 is sent after 9-11
@@ -246,17 +250,7 @@ def test_a_lost_fast_retransmission_is_sent_again_bounded() -> None:
     opts = WindowOptions(window=4, timeout=0.1, min_timeout=0.005, max_timeout=0.4, max_retries=3, fast_retransmit=2,
                          max_fast_retransmits=2)
     w = make_window(40, opts)
-    outs = {o.header.packet_id: o for o in w.start(0.0)}
-    t = 0.0
-
-    def ans(pid: int) -> list[int]:
-        nonlocal t
-        t += 0.001
-        got = answer(w, outs[pid].header, t)
-        for o in got:
-            outs[o.header.packet_id] = o
-        return [o.header.packet_id for o in got]
-
+    ans = Replies(w)
     assert ans(1) == [5]
     assert ans(2) == [0, 6]  # two packets sent after 0 answered: fast retransmission 1, before packet 6 was sent
     assert ans(3) == [7]
