@@ -20,6 +20,7 @@ import argparse
 import csv
 import math
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -285,7 +286,8 @@ def summary_table(cells: Sequence[Cell]) -> str:
 
 
 def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg: ExperimentConfig, reps: int,
-                   wall_s: float, compared: Comparison | None = None) -> None:
+                   wall_s: float, compared: Comparison | None = None, command: str | None = None) -> None:
+    """The benchmark's report; `command` is the command line that ran it (default: `make bench`'s)."""
     failed = [r for c in cells for r in c.runs if not r.verified]
     setup_failures = sum(c.setup_failures for c in cells)
     four_cells = {c.loss: c for c in cells if c.workers == 4}
@@ -303,10 +305,11 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
             if share:
                 goal.append(share)
     wo = WindowOptions()
+    origin = f"`{command}`" if command else f"`make bench` (`python -m topo.bench --out {path.with_suffix('')}`)"
     text = [
         "# All-reduce benchmark",
         "",
-        f"Produced by `make bench` (`python -m topo.bench --out {path.with_suffix('')}`); one row per run in "
+        f"Produced by {origin}; one row per run in "
         f"`{path.with_suffix('.csv').name}`, plot in `{path.with_suffix('.png').name}`.",
         "",
         "## Machine",
@@ -431,7 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     write_csv(cells, args.out.with_suffix(".csv"))
     write_plot(cells, args.out.with_suffix(".png"), args.size)
-    write_markdown(cells, args.out.with_suffix(".md"), info, base, args.reps, wall, compared)
+    write_markdown(cells, args.out.with_suffix(".md"), info, base, args.reps, wall, compared,
+                   command=shlex.join(["python", "-m", "topo.bench", *(sys.argv[1:] if argv is None else argv)]))
     print()
     print(summary_table(cells))
     written = [args.out.with_suffix(s) for s in (".csv", ".png", ".md")]

@@ -51,6 +51,11 @@ def test_report_files(tmp_path: Path) -> None:
     assert "4 workers, 1 % loss: 200,000 elem/s = 80 % of no loss (goal ≥ 80 % of no loss and ≥ 200,000: met)" in md
     assert "4 workers, 1 % loss as a share of no loss: 80 % (later goal ≥ 85 %: not met)" in md
     assert "- workers=4 loss=0.01 rep=2: rank 1: exit 1: bad" in md
+    assert "Produced by `make bench` (`python -m topo.bench --out " in md
+    write_markdown(cells, tmp_path / "b.md", {"CPU": "test"}, ExperimentConfig(), 3, 12.0,
+                   command="python -m topo.bench --workers 4 --loss 0 0.01 --reps 80 --out b")
+    assert "Produced by `python -m topo.bench --workers 4 --loss 0 0.01 --reps 80 --out b`; one row per run in " \
+        "`b.csv`" in (tmp_path / "b.md").read_text()
 
 
 
