@@ -59,7 +59,7 @@ from topo.p4switch import P4Switch, log_tail
 from topo.star import StarFabric, check_link_rates, prepare_hosts
 from topo.target import Target
 from topo.twotier import TwoTierFabric
-from worker.collective import COLLECTIVES
+from worker.collective import COLLECTIVES, default_windows
 from worker.job import JobConfig, PoolRange
 from worker.stats import read_json_report
 
@@ -704,8 +704,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--pool-size", type=int, default=d.pool_size, help="slots given to the job")
     p.add_argument("--window", type=int, default=d.window,
                    help="packets in flight per worker, at most --pool-size (default: the protocol's, "
-                        + ", ".join(f"{c.name} {c.default_window}" for c in COLLECTIVES.values() if c.default_window)
-                        + ")")
+                        + default_windows() + ")")
     p.add_argument("--seed", type=int, default=d.seed,
                    help="seed of the workers' inputs and of the embedded switch's random() (its loss simulator)")
     p.add_argument("--timeout", type=float, default=d.timeout_s, help="bound on the workers' run, seconds")

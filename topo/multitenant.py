@@ -27,7 +27,7 @@ from pathlib import Path
 from topo.experiment import ROOT, ExperimentConfig, ExperimentNetwork, _num_elems
 from topo.sweep import results_dir, write_rows
 from topo.target import Target
-from worker.collective import COLLECTIVES
+from worker.collective import COLLECTIVES, default_windows
 
 __all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
 
@@ -161,8 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--cells", type=int, default=6144, help="switch memory for aggregation, in int32 cells")
     p.add_argument("--window", type=int, default=None,
                    help="packets in flight per worker, capped by the protocol's pool (default: the protocol's, "
-                        + ", ".join(f"{c.name} {c.default_window}" for c in COLLECTIVES.values() if c.default_window)
-                        + ")")
+                        + default_windows() + ")")
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--seed", type=int, default=1)

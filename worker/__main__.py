@@ -29,7 +29,7 @@ from typing import NoReturn, Sequence
 from worker.atp import AtpOptions, AtpUnreachable
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.blocks import ProtocolError
-from worker.collective import COLLECTIVES, CollectiveOptions, open_collective
+from worker.collective import COLLECTIVES, CollectiveOptions, default_windows, open_collective
 from worker.header import INA_UDP_PORT, CodecError
 from worker.job import JobConfig, JobConfigError
 from worker.peers import PeerProtocolError, PeerUnreachable
@@ -72,9 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="compute every rank's input and check the result against the float64 reference and bound")
     p.add_argument("--window", type=int, default=None,
                    help="packets in flight, at most the job's pool size (default per protocol: "
-                   + ", ".join(f"{c.name} {c.default_window or 'the pool size'}"
-                               for c in COLLECTIVES.values() if c.in_network)
-                   + "; all workers of a job must use the same)")
+                   + default_windows() + "; all workers of a job must use the same)")
     p.add_argument("--timeout-ms", type=float, default=None,
                    help=f"per-packet timeout before the first RTT sample (default {d.timeout * 1000:g}, RFC 6298's "
                    "initial RTO; the first measured RTT then re-arms the packets waiting on it; with --fixed-timeout: "

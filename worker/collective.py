@@ -42,7 +42,8 @@ from worker.transport import UdpTransport
 from worker.verify import Verdict, verify, verify_fixed_point
 from worker.window import WindowOptions
 
-__all__ = ["Collective", "CollectiveOptions", "CollectiveSpec", "COLLECTIVES", "open_collective", "register"]
+__all__ = ["Collective", "CollectiveOptions", "CollectiveSpec", "COLLECTIVES", "default_windows", "open_collective",
+           "register"]
 
 
 class Collective(Protocol):
@@ -114,6 +115,11 @@ COLLECTIVES: dict[str, CollectiveSpec] = {}
 def register(spec: CollectiveSpec) -> CollectiveSpec:
     COLLECTIVES[spec.name] = spec
     return spec
+
+
+def default_windows() -> str:
+    """The INA protocols' default windows, for help texts: "switchml 64, atp 32"."""
+    return ", ".join(f"{c.name} {c.default_window}" for c in COLLECTIVES.values() if c.default_window)
 
 
 def open_collective(name: str, job: JobConfig, rank: int, options: CollectiveOptions | None = None) -> Collective:

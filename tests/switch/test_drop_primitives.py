@@ -6,9 +6,9 @@ multicast requested before it still goes out)."""
 
 from __future__ import annotations
 
-import pytest
-
 import copy
+
+import pytest
 
 from compiler import compile_source
 from switch.v1model import V1Switch

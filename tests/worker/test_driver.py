@@ -308,3 +308,12 @@ def test_default_window_is_the_pool_up_to_switchml_window(codec: Codec, pool: in
     assert len(sent) == in_flight == len({(h.slot, h.packet_id) for h in sent})
     assert worker.window_for(200) == in_flight and worker.window_for(2) == 2
     assert COLLECTIVES["switchml"].window_width(pool, window) == in_flight
+
+
+def test_help_texts_name_each_protocols_default_window() -> None:
+    from worker.__main__ import build_parser
+    from worker.atp import ATP_WINDOW
+    from worker.collective import default_windows
+
+    assert default_windows() == f"switchml {SWITCHML_WINDOW}, atp {ATP_WINDOW}"
+    assert default_windows() in " ".join(build_parser().format_help().split())
