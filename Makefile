@@ -16,7 +16,7 @@ P4C         ?= $(shell command -v p4c-bm2-ss >/dev/null 2>&1 && echo p4c-bm2-ss 
 PYTEST_ARGS ?=
 BENCH_SWITCH_ARGS ?=
 VENV_SHELL  ?= .venv-shell
-SCENARIO    ?= experiments/size-sweep.toml
+SCENARIO    ?= experiments/scenarios/size-sweep.toml
 # `make run` knobs
 PROTO       ?= switchml
 ALGO        ?= $(PROTO)
@@ -45,20 +45,20 @@ help:
 	@echo "make run           all-reduce through the switch in Mininet (knobs PROTO/ALGO WORKERS SIZE LOSS BW DTYPE SEED TARGET"
 	@echo "                   TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml)"
 	@echo "make soak          SOAK_RUNS seeded all-reduces per protocol with faults, in process: wrong results must be 0"
-	@echo "make experiment    run a scenario file (SCENARIO=experiments/size-sweep.toml) -> results/<name>-<time>/"
+	@echo "make experiment    run a scenario file (SCENARIO=experiments/scenarios/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
 	@echo "make test          set up and run the test suite"
 	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
 	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then the scaling sweep (BENCH_SCALING="
-	@echo "                   default|full|off) (root); writes bench/allreduce.* and bench/scaling.*;"
+	@echo "                   default|full|off) (root); writes results/bench/allreduce.* and results/bench/scaling.*;"
 	@echo "                   BENCH_COMPARE=DIR|REV also runs the grid with another version of the project (a"
 	@echo "                   checkout directory or a git revision, e.g. 355f392) and reports the ratios"
 	@echo "make bench-loss    4 workers, 0 vs 1 % loss, BENCH_LOSS_REPS=80 pairs (root, ~7 min): whether the 1 % share"
-	@echo "                   of loss-free is settled above or below 85 %; writes bench/loss-share.*"
+	@echo "                   of loss-free is settled above or below 85 %; writes results/bench/loss-share.*"
 	@echo "make bench-switch  switches side by side (embedded, BMv2 if installed; root): kpps at ~0 % loss, SwitchML"
-	@echo "                   elements/s, ratios; writes bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\";"
+	@echo "                   elements/s, ratios; writes results/bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\";"
 	@echo "                   BENCH_COMPARE=DIR|REV adds that version's embedded switch)"
 	@echo "make clean         remove build outputs and emulation leftovers"
 
@@ -97,7 +97,7 @@ $(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
 	@touch $@
 
 run: build
-	$(PY) -m topo.experiment --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
+	$(PY) -m experiments.run --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
 	  $(if $(FAULTS),--fault-plan $(FAULTS)) --program-dir $(OUT)
 
@@ -105,27 +105,27 @@ run: build
 # fuzzed frames per program (+ P4Runtime requests, P4 sources, BMv2 JSON in proportion)
 # -> prints runs / faults / wrong results / crashes / fuzz totals and the replay command of any failure
 soak: build
-	$(PY) -m topo.soak --runs $(SOAK_RUNS) --fuzz $(FUZZ) --seed $(SEED) --program-dir $(OUT) --results results
+	$(PY) -m experiments.soak --runs $(SOAK_RUNS) --fuzz $(FUZZ) --seed $(SEED) --program-dir $(OUT) --results results
 
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
 experiment: build
-	$(PY) -m topo.sweep $(SCENARIO) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+	$(PY) -m experiments.sweep $(SCENARIO) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
 
 # J jobs sharing one switch, SwitchML (static partition) vs ATP (shared pool + PS) at equal memory (root)
 # -> results/multitenant-<UTC time>/{runs.csv,summary.md,multitenant.png}
 JOBS        ?= 3
 multitenant: build
-	$(PY) -m topo.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
+	$(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
 
 # ATP on RACKS rack switches under a PS rack switch: two-level vs one-level aggregation (root)
 # -> results/twolevel-<UTC time>/{runs.csv,summary.md,twolevel.png}
 twolevel: build
-	$(PY) -m topo.twolevel --racks $(RACKS) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --seed $(SEED) \
+	$(PY) -m experiments.twolevel --racks $(RACKS) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --seed $(SEED) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
 
 # data-parallel training on the Mininet hosts, once per algorithm (root) -> results/train-<UTC time>/
 train: build
-	$(PY) -m topo.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+	$(PY) -m experiments.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
 
 build: setup $(P4SRC:p4src/%.p4=$(OUT)/%.json)
 
@@ -143,18 +143,18 @@ controller-shell: setup
 p4runtime-shell: shell-venv
 	$(VENV_SHELL)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id 1 --election-id 0,1
 
-# all-reduce goodput, WORKERS 2/4/8 x LOSS 0/1 % on the embedded switch (root: Mininet) -> bench/allreduce.{md,csv,png}
-# then the scaling sweep (time, CPU per element, peak RSS vs size and vs workers) -> bench/scaling.{md,csv,png};
+# all-reduce goodput, WORKERS 2/4/8 x LOSS 0/1 % on the embedded switch (root: Mininet) -> results/bench/allreduce.{md,csv,png}
+# then the scaling sweep (time, CPU per element, peak RSS vs size and vs workers) -> results/bench/scaling.{md,csv,png};
 # BENCH_SCALING=full for the finer, repeated sweep, BENCH_SCALING=off to skip it
 BENCH_SCALING ?= default
 # BENCH_COMPARE=DIR|REV: another version of the project (a checkout directory or a git revision, e.g. 355f392, the
-# start of the performance round), run alternately with this tree (topo.compare; bench-switch: its switch)
+# start of the performance round), run alternately with this tree (experiments.bench.compare; bench-switch: its switch)
 BENCH_COMPARE ?=
 SCALING_POOL  := 8192
 bench: build $(OUT)/switchml-pool$(SCALING_POOL).json
-	$(PY) -m topo.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out bench/allreduce \
+	$(PY) -m experiments.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out results/bench/allreduce \
 	  $(if $(BENCH_COMPARE),--compare $(BENCH_COMPARE))
-	$(if $(filter off,$(BENCH_SCALING)),,$(PY) -m topo.scaling --preset $(BENCH_SCALING) --out bench/scaling \
+	$(if $(filter off,$(BENCH_SCALING)),,$(PY) -m experiments.bench.scaling --preset $(BENCH_SCALING) --out results/bench/scaling \
 	  --json $(OUT)/switchml-pool$(SCALING_POOL).json --p4info $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt)
 
 # switchml.p4 with a full-size pool: the scaling sweep measures the switch's memory with it
@@ -163,14 +163,14 @@ $(OUT)/switchml-pool$(SCALING_POOL).json: p4src/switchml.p4 $(wildcard p4src/inc
 	$(P4C) -I p4src -D INA_POOL_SIZE=$(SCALING_POOL) -o $@ --p4runtime-files $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt $<
 
 # issue 11's loss goal (4 workers, 1 % loss >= 85 % of loss-free): loss-free and 1 % runs back to back, repeated
-# until the interval of the median share is narrow enough to settle it on a noisy host -> bench/loss-share.*
+# until the interval of the median share is narrow enough to settle it on a noisy host -> results/bench/loss-share.*
 BENCH_LOSS_REPS ?= 80
 bench-loss: build
-	$(PY) -m topo.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out bench/loss-share \
+	$(PY) -m experiments.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out results/bench/loss-share \
 	  --workers 4 --loss 0 0.01 --reps $(BENCH_LOSS_REPS)
 
 bench-switch: setup
-	$(PY) -m perf.switchbench --out bench/switch.md $(if $(BENCH_COMPARE),--compare-version $(BENCH_COMPARE)) \
+	$(PY) -m perf.switchbench --out results/bench/switch.md $(if $(BENCH_COMPARE),--compare-version $(BENCH_COMPARE)) \
 	  $(BENCH_SWITCH_ARGS)
 
 clean:

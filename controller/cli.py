@@ -23,9 +23,8 @@ from typing import Any
 from controller.atp import AtpController
 from controller.base import ProgramController
 from controller.client import ControllerError, P4RuntimeClient
-from controller.registers import open_registers
+from controller.registers import DetectedRegisters, Registers, open_registers
 from controller.switchml import SwitchMLController
-from topo.target import Target
 from worker.job import JobConfig, JobConfigError
 
 
@@ -36,8 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--grpc-addr", default="127.0.0.1:9559", help="switch P4Runtime address (default %(default)s)")
     p.add_argument("--device-id", type=int, default=1, help="P4Runtime device id (default %(default)s)")
     p.add_argument("--election-id", type=int, default=10, help="election id when writing (default %(default)s)")
-    p.add_argument("--target", choices=[t.value for t in Target], default=None,
-                   help="switch target, for register access (default: $TARGET, else bmv2 if installed)")
+    p.add_argument("--target", choices=["embedded", "bmv2"], default=None,
+                   help="switch target, for register access (default: ask the switch: P4Runtime registers on the "
+                        "embedded switch, BMv2's Thrift runtime where it answers UNIMPLEMENTED)")
     p.add_argument("--thrift-port", type=int, default=9090, help="BMv2 Thrift port for registers (bmv2 target)")
     p.add_argument("--timeout", type=float, default=5.0, help="seconds per RPC (default %(default)s)")
     sub = p.add_subparsers(dest="command", required=True)
@@ -91,11 +91,11 @@ class Session:
     def __init__(self, args: argparse.Namespace, *, write: bool) -> None:
         self.client = P4RuntimeClient(args.grpc_addr, device_id=args.device_id, election_id=args.election_id,
                                       timeout=args.timeout).connect(arbitrate=write)
-        target = Target.choose(args.target) if args.target else Target.choose()
         if args.command not in ("push", "setup"):
             self.client.fetch_pipeline()
-        self.ctl: Any = CONTROLLERS[args.protocol](self.client, open_registers(
-            self.client, bmv2=target is Target.BMV2, thrift_port=args.thrift_port))
+        registers: Registers = (DetectedRegisters(self.client, args.thrift_port) if args.target is None else
+                                open_registers(self.client, bmv2=args.target == "bmv2", thrift_port=args.thrift_port))
+        self.ctl: Any = CONTROLLERS[args.protocol](self.client, registers)
 
     def close(self) -> None:
         self.client.close()
@@ -109,7 +109,7 @@ def format_counters(counters: dict[str, tuple[int, int]]) -> str:
 
 def format_aggregators(ctl: AtpController, first: int, count: int) -> str:
     """One line per aggregator: owner (job, seq) or free, bitmap, contributors, count, flags."""
-    from worker.atp_header import flag_names
+    from worker.atp.header import flag_names
 
     lines = ["agtr  job        seq  bitmap                            count flags     contributors"]
     for a in ctl.aggregators(first, count):

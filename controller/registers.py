@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 import finsy
+import grpc
 
 from controller.client import ControllerError, P4RuntimeClient
 
@@ -109,3 +110,38 @@ def open_registers(client: P4RuntimeClient, *, bmv2: bool, thrift_port: int = 90
         host = client.address.rsplit(":", 1)[0] or "127.0.0.1"
         return ThriftRegisters(host, thrift_port)
     return P4RuntimeRegisters(client)
+
+
+class DetectedRegisters:
+    """Register access chosen by asking the switch, on first use: P4Runtime when it serves RegisterEntry (the
+    embedded switch), else BMv2's Thrift runtime on `thrift_port` (real BMv2 answers UNIMPLEMENTED), instead of
+    guessing the switch from what is installed on this machine."""
+
+    def __init__(self, client: P4RuntimeClient, thrift_port: int = 9090) -> None:
+        self.client = client
+        self.thrift_port = thrift_port
+        self._chosen: Registers | None = None
+
+    def chosen(self, name: str) -> Registers:
+        if self._chosen is None:
+            regs = P4RuntimeRegisters(self.client)
+            try:
+                regs.read(name, 0)
+                self._chosen = regs
+            except ControllerError as err:
+                if err.code is not grpc.StatusCode.UNIMPLEMENTED:
+                    raise
+                self._chosen = open_registers(self.client, bmv2=True, thrift_port=self.thrift_port)
+        return self._chosen
+
+    def read(self, name: str, index: int) -> int:
+        return self.chosen(name).read(name, index)
+
+    def read_range(self, name: str, start: int, count: int) -> list[int]:
+        return self.chosen(name).read_range(name, start, count)
+
+    def write(self, name: str, index: int, value: int) -> None:
+        self.chosen(name).write(name, index, value)
+
+    def fill(self, name: str, start: int, count: int, value: int) -> None:
+        self.chosen(name).fill(name, start, count, value)

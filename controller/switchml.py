@@ -102,6 +102,11 @@ class SwitchMLController(ProgramController):
         for name in (f"{INGRESS}.ina_bitmap", f"{INGRESS}.ina_countdown"):
             self.registers.fill(name, start, count, 0)
 
+    @property
+    def epochs(self) -> dict[int, int]:
+        """The epoch this controller last installed for each job id."""
+        return dict(self._epochs)
+
     # --- inspection -------------------------------------------------------------------------------------------
 
     def missing_ranks(self, job: JobConfig) -> list[int]:

@@ -3,8 +3,8 @@ topo/ and tests/switch_process use only its shared helpers (machine, frames, net
 nothing.
 
     perf.machine      machine_info(): CPU model, cores, kernel, Python, load average (every report's header)
-    perf.frames       Ethernet/IPv4/UDP frame builders, the INA DATA header, what an LPM router makes of a frame
-    perf.netns        network namespaces wired by veth pairs (`hosts()`), a switch process (`SwitchProcess`, any
+    topo.frames       Ethernet/IPv4/UDP frame builders, the INA DATA header, what an LPM router makes of a frame
+    topo.netns        network namespaces wired by veth pairs (`hosts()`), a switch process (`SwitchProcess`, any
                       command with simple_switch_grpc's flags), helpers run inside a namespace (`NsProcess`)
     perf.traffic      what runs inside the namespaces: AF_PACKET sender and receiver (`python -m perf.traffic`)
     perf.ratesearch   the highest offered rate with loss below a bound: exponential ramp, then bisection
@@ -14,5 +14,5 @@ nothing.
     perf.switchbench  `make bench-switch`: switches side by side (embedded, BMv2 when installed, `--compare CMD`,
                       `--compare-version DIR|REV`)
     perf.checkout     another version of the project to compare against: a directory, or a git revision exported
-    perf.switchreport its report: bench/switch.md (absolute figures, ratios) and bench/switch.csv
+    perf.switchreport its report: results/bench/switch.md (absolute figures, ratios) and results/bench/switch.csv
 """

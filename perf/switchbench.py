@@ -1,6 +1,6 @@
 """Switches side by side (`make bench-switch`): the embedded switch, real BMv2 when installed, any `--compare CMD`.
 
-    python -m perf.switchbench [--out bench/switch.md] [--compare 'CMD' ...] [--compare-version DIR|REV ...]
+    python -m perf.switchbench [--out results/bench/switch.md] [--compare 'CMD' ...] [--compare-version DIR|REV ...]
                                [--no-bmv2] [--reps 3] [--duration 2] [--programs basic_forward agg64 switchml]
                                [--size 262144] [--no-warmup] [--quick]
 
@@ -40,7 +40,7 @@ from perf import switchml_job
 from perf.checkout import CheckoutError, Version, checkout
 from perf.engine import EngineResult, bench_in_process, bench_loop
 from perf.machine import load_average, machine_info, proc_cpu_seconds
-from perf.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
+from topo.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
 from perf.ratesearch import Probe, SearchResult, find_max_rate
 from perf.workloads import PACKET_PROGRAMS, Compiled, PacketProgram, compile_program, compiler_command
 
@@ -384,7 +384,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m perf.switchbench", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out", type=Path, default=Path("bench/switch.md"),
+    p.add_argument("--out", type=Path, default=Path("results/bench/switch.md"),
                    help="Markdown report; the CSV goes next to it (default %(default)s)")
     p.add_argument("--compare", action="append", type=parse_command, default=[], metavar="CMD",
                    help="another switch: a command taking simple_switch_grpc's flags (repeatable; a leading "

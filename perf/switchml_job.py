@@ -12,19 +12,20 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller.client import ControllerError, P4RuntimeClient
-from controller.registers import P4RuntimeRegisters, Registers, ThriftRegisters
-from controller.switchml import INGRESS, SwitchMLController
-from perf.netns import REPO, Host
-from worker.header import INA_HEADER_TYPE, header_and_payload, load_program
+from controller.client import P4RuntimeClient
+from controller.registers import DetectedRegisters
+from controller.switchml import SwitchMLController
+from topo.netns import REPO, Host
+from worker.switchml.header import INA_HEADER_TYPE
+from worker.codec import header_and_payload, load_program
 from worker.job import JobConfig, PoolRange
 from worker.stats import read_json_report
 
 SOURCE = REPO / "p4src" / "switchml.p4"
 POOL = PoolRange(base=0, size=64)
 WINDOW = 32
-"""Packets in flight per worker: fixed, so that every switch under test (and every version's, bench/switch.md) sees
-the same workload; the workers' own default is the pool up to worker.allreduce.SWITCHML_WINDOW."""
+"""Packets in flight per worker: fixed, so that every switch under test (and every version's, results/bench/switch.md) sees
+the same workload; the workers' own default is the pool up to worker.switchml.worker.SWITCHML_WINDOW."""
 
 
 def star_address(i: int) -> tuple[str, str]:
@@ -32,17 +33,6 @@ def star_address(i: int) -> tuple[str, str]:
     from topo.fabric import host_ip, host_mac
 
     return host_mac(i), host_ip(i)
-
-
-def job_registers(client: P4RuntimeClient, thrift_port: int) -> Registers:
-    """P4Runtime register access when the switch serves it (the embedded switch), else BMv2's Thrift runtime on
-    `thrift_port` (real BMv2 answers UNIMPLEMENTED to P4Runtime RegisterEntry)."""
-    regs = P4RuntimeRegisters(client)
-    try:
-        regs.read(f"{INGRESS}.ina_bitmap", 0)
-        return regs
-    except ControllerError:
-        return ThriftRegisters("127.0.0.1", thrift_port)
 
 
 @dataclasses.dataclass
@@ -72,7 +62,7 @@ def prepare_job(hosts: list[Host], program_json: Path, run_dir: Path) -> JobSetu
 
 def install_job(client: P4RuntimeClient, thrift_port: int, setup: JobSetup) -> None:
     """L2 entries and the job on a switch whose pipeline is set."""
-    ctl = SwitchMLController(client, job_registers(client, thrift_port))
+    ctl = SwitchMLController(client, DetectedRegisters(client, thrift_port))
     ctl.install_forwarding(*setup.forwarding)
     ctl.create_job(setup.job)
 

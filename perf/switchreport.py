@@ -114,7 +114,7 @@ def markdown(report: Report, csv_name: str) -> str:
     names = [x.name for x in report.switches]
     lines = ["# Switch benchmark", "",
              f"Produced by `{report.command.replace(sys.executable, 'python')}` (`make bench-switch` runs "
-             f"`python -m perf.switchbench --out bench/switch.md`); every measurement, median and ratio is also in "
+             f"`python -m perf.switchbench --out results/bench/switch.md`); every measurement, median and ratio is also in "
              f"`{csv_name}`.", "",
              "**Absolute figures** (kpps, elements/s) hold for this machine and its load only. **Ratios** divide "
              "two switches measured back to back in the same repetition on the same machine: they are the "

@@ -17,8 +17,8 @@ from typing import Any, Callable
 import finsy
 
 from controller.client import P4RuntimeClient
-from perf.frames import INA_UDP_PORT, ina_data, ip_int, mac_int, udp_frame
-from perf.netns import REPO, Host, tutorial_address
+from topo.frames import INA_UDP_PORT, ina_data, ip_int, mac_int, udp_frame
+from topo.netns import REPO, Host, tutorial_address
 
 SWITCH_MAC = "02:00:00:00:00:fe"
 """Destination MAC of the frames the senders offer (the routers' own address; nothing checks it)."""

@@ -51,9 +51,9 @@ def test_workers_run_without_receive_coalescing_when_the_switch_has_a_cpu_of_its
     own worker options still win."""
     from dataclasses import replace
 
-    from topo.experiment import ExperimentConfig, _worker_argv
+    from experiments.run import ExperimentConfig, _worker_argv
     from worker.__main__ import build_parser
-    from worker.window import WindowOptions
+    from worker.driver import WindowOptions
 
     cfg = ExperimentConfig(workers=4)
     split = CpuLayout.plan("split", available=[0, 1])
@@ -72,10 +72,10 @@ def test_the_runner_leaves_the_window_to_the_protocol_unless_the_experiment_sets
     experiment's is passed."""
     from dataclasses import replace
 
-    from topo.experiment import ExperimentConfig, _worker_argv
+    from experiments.run import ExperimentConfig, _worker_argv
     from worker.__main__ import build_parser
-    from worker.allreduce import SWITCHML_WINDOW
-    from worker.atp import ATP_WINDOW
+    from worker.switchml.worker import SWITCHML_WINDOW
+    from worker.atp.worker import ATP_WINDOW
 
     cfg = ExperimentConfig(workers=4, pool_size=48)
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from topo.report import summary_markdown, theory_time_s, write_report
-from topo.scenario import RunPoint, ScenarioError, load_scenario
-from topo.sweep import Row, results_dir
+from experiments.report import summary_markdown, theory_time_s, write_report
+from experiments.scenario import RunPoint, ScenarioError, load_scenario
+from experiments.sweep import Row, results_dir
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = sorted((ROOT / "experiments").glob("*.toml"))
+SHIPPED = sorted((ROOT / "experiments" / "scenarios").glob("*.toml"))
 
 
 @pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])

@@ -1,4 +1,4 @@
-"""topo.twolevel's report (no Mininet): the summary's medians and two-level / one-level ratios, and the CSV rows."""
+"""experiments.twolevel's report (no Mininet): the summary's medians and two-level / one-level ratios, and the CSV rows."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import csv
 from dataclasses import replace
 from pathlib import Path
 
-from topo.sweep import write_rows
-from topo.twolevel import LevelRow, summary
+from experiments.sweep import write_rows
+from experiments.twolevel import LevelRow, summary
 
 ONE = LevelRow(levels=1, rep=0, racks=2, workers=4, size=65536, loss=0.0, bw=None, correct=True, completion_s=0.8,
                goodput=81920.0, retransmissions=0, in_switch=1.0, uplink_packets=16384, uplink_bytes=3_180_000,

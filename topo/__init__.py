@@ -5,7 +5,7 @@
     topo.fabric      Fabric: a network's shape (where hosts plug in, L2 entries, job roles per switch), host naming
     topo.star        StarTopo / StarFabric (h1..hN around s1), host preparation (offloads off, static ARP)
     topo.twotier     TwoTierTopo / TwoTierFabric: rack switches under a PS rack switch, ATP on one or two levels
-    topo.experiment  ExperimentNetwork and `make run`; topo.sweep, topo.multitenant, topo.twolevel, topo.train
+    experiments.run  ExperimentNetwork and `make run`; experiments.sweep, experiments.multitenant, experiments.twolevel, experiments.train
     topo.inprocess   the switch engine and the hosts' protocol cores in one process, fake time, fault plans
-    topo.soak        the exactly-once soak (`make soak`); topo.fuzz, its fuzzing campaigns (hypothesis)
+    experiments.soak        the exactly-once soak (`make soak`); experiments.fuzz, its fuzzing campaigns (hypothesis)
 """

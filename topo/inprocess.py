@@ -13,7 +13,7 @@ one seed replays one run frame for frame.
     net = AtpNetwork(atp_json, jobs, loss=0.01, seed=7)
     runs = net.allreduce({job_id: [input of each rank]}, dtype="float32")
 
-Used by the ATP and SwitchML host tests and by the exactly-once soak (topo.soak).
+Used by the ATP and SwitchML host tests and by the exactly-once soak (experiments.soak).
 """
 
 from __future__ import annotations
@@ -28,16 +28,21 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from controller.atp import AtpController
+from controller.local import LocalClient
+from controller.registers import P4RuntimeRegisters
+from controller.switchml import EPOCHS, SwitchMLController
 from switch.faults import FaultPlan, FaultRule
-from worker.allreduce import SWITCHML_WINDOW
-from worker.atp import ATP_WINDOW, AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
-from worker.atp_header import ATP_UDP_PORT, AtpCodec
-from worker.atp_ps import PsCore
-from worker.blocks import Float32Plan, Int32Plan
-from worker.header import INA_UDP_PORT, Codec
+from worker.switchml.worker import SWITCHML_WINDOW
+from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
+from worker.atp.header import ATP_UDP_PORT, AtpCodec
+from worker.atp.ps import PsCore
+from worker.switchml.blocks import Float32Plan, Int32Plan
+from worker.switchml.header import INA_UDP_PORT, Codec
 from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
 from worker.driver import DecodeBatch, WindowCore
-from worker.window import Window, WindowOptions
+from worker.switchml.window import Window
+from worker.driver import WindowOptions
 
 __all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "Endpoint", "SwitchMLNetwork", "SwitchMLRun", "AtpNetwork", "JobRun", "atp_jobs",
            "switchml_job", "loss_rule", "frame"]
@@ -112,6 +117,9 @@ class InProcessNetwork:
     engine: Any = None
     """A switch engine already loaded with `program` to reuse (its state is cleared, see EngineCache); None: a new
     one."""
+    p4info: Any = None
+    """The program's P4Info (message or text file): the network programs its switch through the controllers over
+    `controller.local.LocalClient`, as a switch process is programmed over gRPC."""
 
     def __post_init__(self) -> None:
         import random
@@ -124,6 +132,11 @@ class InProcessNetwork:
         else:
             self.sw = V1Switch(seed=self.seed)
             self.sw.load(dict(self.program))
+        if self.p4info is None:
+            raise ValueError("an in-process network programs its switch through the controller: pass the program's "
+                             "P4Info (p4info=, e.g. out/<program>.p4info.txt or compiler's CompileResult.p4info)")
+        self.client = LocalClient(self.sw, self.p4info, self.program)
+        self.registers = P4RuntimeRegisters(self.client)
         self.rng = random.Random(self.seed)
         self.now = 0.0
         self.hosts: dict[int, Endpoint] = {}
@@ -310,20 +323,28 @@ class WorkerHost:
         return self.window.next_deadline()
 
 
-def install_switchml(sw: Any, job: JobConfig, mgid: int = 1) -> None:
-    """The job's entries, as controller.switchml installs them, straight into the engine's tables."""
-    ig, eg = "SwitchMLIngress.", "SwitchMLEgress."
-    t = sw.tables
-    t[ig + "ina_jobs"].insert((job.job_id,), ig + "ina_set_job", [job.num_workers, mgid, job.pool.base,
-                                                                  job.pool.size])
-    sm, si = int.from_bytes(_mac(SWITCH.mac), "big"), int.from_bytes(_ip(SWITCH.ip), "big")
-    for w in job.workers:
-        t[ig + "ina_workers"].insert((w.switch_port, int.from_bytes(_ip(w.ip), "big"), w.udp_port, job.job_id),
-                                     ig + "ina_set_worker", [w.rank])
-        t[eg + "ina_destinations"].insert((job.job_id, w.rank), eg + "ina_set_destination",
-                                          [sm, si, int.from_bytes(_mac(w.mac), "big"),
-                                           int.from_bytes(_ip(w.ip), "big"), w.udp_port])
-    sw.pre.set_group(mgid, [(w.switch_port, w.rank) for w in job.workers])
+@dataclass
+class _Action:
+    """Something done to the network at a point of simulated time (a host that only starts, and is never waited
+    for)."""
+
+    port: int
+    start_at: float
+    action: Callable[[], None]
+    done: bool = True
+
+    def start(self, now: float) -> list[bytes]:
+        self.action()
+        return []
+
+    def on_frame(self, data: bytes, now: float) -> list[bytes]:
+        return []
+
+    def on_timer(self, now: float) -> list[bytes]:
+        return []
+
+    def next_deadline(self) -> float | None:
+        return None
 
 
 @dataclass
@@ -339,15 +360,34 @@ class SwitchMLRun:
 class SwitchMLNetwork(InProcessNetwork):
     """switchml.p4 with one job and its workers (window cores) on ports 1..n."""
 
-    def __init__(self, program: Mapping[str, Any], job: JobConfig, *, faults: FaultPlan | None = None,
-                 seed: int = 0, options: WindowOptions = DEFAULT_OPTIONS, latency: float = 50e-6,
-                 jitter: float = 0.0, engine: Any = None) -> None:
-        super().__init__(program, faults or FaultPlan(seed=seed), seed, latency, jitter, engine=engine)
+    def __init__(self, program: Mapping[str, Any], job: JobConfig, *, p4info: Any = None,
+                 faults: FaultPlan | None = None, seed: int = 0, options: WindowOptions = DEFAULT_OPTIONS,
+                 latency: float = 50e-6, jitter: float = 0.0, engine: Any = None, epoch: int | None = None) -> None:
+        super().__init__(program, faults or FaultPlan(seed=seed), seed, latency, jitter, engine=engine, p4info=p4info)
         self.job = job
         self.options = options
         self.codec = Codec.from_program_json(program)
-        install_switchml(self.sw, job)
+        self.controller = SwitchMLController(self.client, self.registers)
+        self.epoch = seed % EPOCHS + 1 if epoch is None else epoch
+        """The job's epoch in ina_epochs (seeded, so that a seed replays it)."""
+        self.controller.create_job(job, epoch=self.epoch)
+        self.restarts: list[float] = []
         self._next_set = [0] * job.pool.size
+
+    def restart(self) -> None:
+        """The switch loses every state (tables, registers, counters, groups) and is programmed again, as
+        `experiments.run` re-programs a restarted switch process: a fresh P4Runtime device, the job with a new
+        epoch."""
+        clear_engine(self.sw, self.seed)
+        self.client = LocalClient(self.sw, self.p4info, self.program)
+        self.registers = P4RuntimeRegisters(self.client)
+        self.controller.client, self.controller.registers = self.client, self.registers
+        self.controller.create_job(self.job)
+        self.epoch = self.controller.epochs[self.job.job_id]
+
+    def restart_at(self, when: float) -> None:
+        """Restart the switch (`restart`) `when` simulated seconds from now, during the next all-reduce."""
+        self.restarts.append(when)
 
     def counters(self) -> dict[str, int]:
         """Packets counted by each of the job's per-job counters (names without the control prefix)."""
@@ -372,6 +412,9 @@ class SwitchMLNetwork(InProcessNetwork):
         for r in range(n):
             self.attach(WorkerHost(job, r, wins[r], dst, encode, self.codec.decode,
                                    self.now + (start_at[r] if start_at else 0.0), self.codec.decode_batch))
+        for k, when in enumerate(self.restarts):
+            self.attach(_Action(PS_PORT + 1 + k, self.now + when, self.restart))
+        self.restarts = []
         self.run(lambda: all(win.done for win in wins))
         self._next_set[:w] = wins[0].next_first_set()
         after = self.counters()
@@ -409,7 +452,7 @@ class JobRun:
 
 @dataclass
 class AtpPsHost:
-    """The parameter server of every job (worker.atp_ps.PsCore per job) on one port."""
+    """The parameter server of every job (worker.atp.ps.PsCore per job) on one port."""
 
     cores: Mapping[int, PsCore]
     jobs: Mapping[int, JobConfig]
@@ -446,14 +489,15 @@ class AtpPsHost:
 class AtpNetwork(InProcessNetwork):
     """One atp.p4 switch, the jobs' workers and their PS, all in this process."""
 
-    def __init__(self, program: Mapping[str, Any], jobs: Sequence[JobConfig], *, loss: float = 0.0, seed: int = 0,
-                 faults: FaultPlan | None = None, options: WindowOptions = DEFAULT_OPTIONS,
-                 atp: AtpOptions | None = None, switch_aggregation: bool = True, latency: float = 50e-6,
-                 jitter: float = 0.0, engine: Any = None) -> None:
+    def __init__(self, program: Mapping[str, Any], jobs: Sequence[JobConfig], *, p4info: Any = None,
+                 loss: float = 0.0, seed: int = 0, faults: FaultPlan | None = None,
+                 options: WindowOptions = DEFAULT_OPTIONS, atp: AtpOptions | None = None,
+                 switch_aggregation: bool = True, latency: float = 50e-6, jitter: float = 0.0,
+                 engine: Any = None) -> None:
         plan = faults or FaultPlan(seed=seed)
         if loss:
             plan.rules.append(loss_rule(loss))
-        super().__init__(program, plan, seed, latency, jitter, engine=engine)
+        super().__init__(program, plan, seed, latency, jitter, engine=engine, p4info=p4info)
         self.jobs = list(jobs)
         self.loss = loss
         self.options = options
@@ -471,30 +515,19 @@ class AtpNetwork(InProcessNetwork):
         self._install()
 
     def _install(self) -> None:
-        t, pre = self.sw.tables, self.sw.pre
-        ig, eg = "AtpIngress.", "AtpEgress."
+        """Program the switch as `experiments.run` does: the PS reachable by MAC, each job's role (or, without
+        switch aggregation, every worker reachable by MAC: the PS addresses each worker itself)."""
+        ctl = self.controller = AtpController(self.client, self.registers)
         ps = self.jobs[0].ps
         assert ps is not None
-        t[ig + "l2_forward"].insert((int.from_bytes(_mac(ps.mac), "big"),), ig + "l2_set_port", [ps.switch_port])
-        for job in self.jobs:
-            mgid = job.job_id + 1
-            pre.set_group(mgid, [(w.switch_port, w.rank) for w in job.workers])
-            if self.switch_aggregation:
-                t[ig + "atp_jobs"].insert((job.job_id,), ig + "atp_set_job", [0, mgid, 0])
-                t[ig + "atp_ack_ports"].insert((job.job_id, ps.switch_port), ig + "atp_allow_ack", [])
-            for w in job.workers:
-                t[ig + "atp_workers"].insert((w.switch_port, int.from_bytes(_ip(w.ip), "big"), w.udp_port, job.job_id),
-                                             ig + "atp_set_worker", [w.rank])
-                t[eg + "atp_destinations"].insert(
-                    (job.job_id, w.rank), eg + "atp_set_destination",
-                    [int.from_bytes(_mac(SWITCH.mac), "big"), int.from_bytes(_ip(SWITCH.ip), "big"),
-                     int.from_bytes(_mac(w.mac), "big"), int.from_bytes(_ip(w.ip), "big"), w.udp_port])
+        hosts = [(ps.mac, ps.switch_port)]
         if not self.switch_aggregation:
-            # without a job entry an ACK is switched by MAC: the PS addresses each worker itself
+            hosts += [(w.mac, w.switch_port) for job in self.jobs for w in job.workers]
+        ctl.install_forwarding(hosts, sorted({p for _, p in hosts} | {w.switch_port for j in self.jobs
+                                                                     for w in j.workers}))
+        if self.switch_aggregation:
             for job in self.jobs:
-                for w in job.workers:
-                    t[ig + "l2_forward"].insert((int.from_bytes(_mac(w.mac), "big"),), ig + "l2_set_port",
-                                                [w.switch_port])
+                ctl.create_job(job)
 
     def allreduce(self, inputs: Mapping[int, Sequence[np.ndarray]], dtype: str = "float32",
                   time_limit: float | None = None, start_at: Mapping[tuple[int, int], float] | None = None

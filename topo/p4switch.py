@@ -19,7 +19,7 @@ from typing import Any
 
 from mininet.node import Switch
 
-from perf.netns import port_open
+from topo.netns import port_open
 from topo.cpus import CpuLayout
 from topo.target import Target
 

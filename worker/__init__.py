@@ -20,14 +20,17 @@ Modules, lowest first:
 - `collective`: one interface and registry over every algorithm (`open_collective("switchml" | "ring" | "ps", ...)`).
 - `__main__`: the command line (`python -m worker --job job.json --rank R ...`).
 
-The one-call form is `worker.allreduce.allreduce(array, job, rank, options)` (not re-exported here, so that
-`worker.allreduce` stays the module).
+The one-call form is `worker.switchml.worker.allreduce(array, job, rank, options)` (not re-exported here, so that
+`worker.switchml.worker` stays the module).
 """
 
-from worker.allreduce import RunResult, Worker
-from worker.header import Codec, InaHeader
+from worker.stats import RunResult
+from worker.switchml.worker import Worker
+from worker.switchml.header import Codec, InaHeader
 from worker.job import JobConfig
-from worker.window import Stats, SwitchUnreachable, WindowOptions
+from worker.stats import Stats
+from worker.switchml.window import SwitchUnreachable
+from worker.driver import WindowOptions
 
 __all__ = [
     "Codec",

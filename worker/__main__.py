@@ -26,17 +26,19 @@ import sys
 import time
 from typing import NoReturn, Sequence
 
-from worker.atp import AtpOptions, AtpUnreachable
+from worker.atp.worker import AtpOptions, AtpUnreachable
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
-from worker.blocks import ProtocolError
+from worker.switchml.blocks import ProtocolError
 from worker.collective import COLLECTIVES, CollectiveOptions, default_windows, open_collective
-from worker.header import INA_UDP_PORT, CodecError
+from worker.switchml.header import INA_UDP_PORT
+from worker.codec import CodecError
 from worker.job import JobConfig, JobConfigError
-from worker.peers import PeerProtocolError, PeerUnreachable
-from worker.quantize import QuantizationError
+from worker.host.peers import PeerProtocolError, PeerUnreachable
+from worker.switchml.quantize import QuantizationError
 from worker.transport import TransportError
 from worker.verify import rank_input
-from worker.window import SwitchUnreachable, WindowOptions
+from worker.switchml.window import SwitchUnreachable
+from worker.driver import WindowOptions
 
 EXIT_OK = 0
 EXIT_VERIFY_FAILED = 1

@@ -8,11 +8,11 @@
 Mininet's `topos` maps names to topologies: the worker CLI, the experiment runner and the training job pick a
 collective by name and nothing else branches on it. Registered here:
 
-- `switchml`: in-network aggregation through the P4 switch (`worker.allreduce.Worker`, UDP, block floating point);
-- `ring`: host-based ring all-reduce over TCP (`worker.ring.Ring`);
-- `ps`: host-based sharded parameter server over TCP, co-located with the workers (`worker.ps.ShardedPS`);
-- `atp`: ATP-style best-effort in-network aggregation with a parameter server host (`worker.atp.AtpWorker`, UDP,
-  fixed point, shared aggregator pool; the PS is `python -m worker.atp_ps`).
+- `switchml`: in-network aggregation through the P4 switch (`worker.switchml.worker.Worker`, UDP, block floating point);
+- `ring`: host-based ring all-reduce over TCP (`worker.host.ring.Ring`);
+- `ps`: host-based sharded parameter server over TCP, co-located with the workers (`worker.host.ps.ShardedPS`);
+- `atp`: ATP-style best-effort in-network aggregation with a parameter server host (`worker.atp.worker.AtpWorker`, UDP,
+  fixed point, shared aggregator pool; the PS is `python -m worker.atp.ps`).
 
 Each spec names the P4 program (`p4src/<program>.p4`) the switch must run for it: the host baselines only need L2
 forwarding and run over switchml.p4.
@@ -29,18 +29,20 @@ from typing import Protocol
 
 import numpy as np
 
-from worker.allreduce import SWITCHML_WINDOW, RunResult, Worker, find_program_json
-from worker.atp import ATP_WINDOW, AtpOptions, AtpWorker, find_atp_json
-from worker.atp_header import ATP_UDP_PORT, AtpCodec
-from worker.header import INA_UDP_PORT, Codec
-from worker.hostreduce import HostCollective
+from worker.switchml.worker import SWITCHML_WINDOW, Worker
+from worker.stats import RunResult
+from worker.codec import find_program_json
+from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWorker, find_atp_json
+from worker.atp.header import ATP_UDP_PORT, AtpCodec
+from worker.switchml.header import INA_UDP_PORT, Codec
+from worker.host.base import HostCollective
 from worker.job import JobConfig, JobConfigError
-from worker.peers import connect_mesh
-from worker.ps import ShardedPS
-from worker.ring import Ring
+from worker.host.peers import connect_mesh
+from worker.host.ps import ShardedPS
+from worker.host.ring import Ring
 from worker.transport import UdpTransport
 from worker.verify import Verdict, verify, verify_fixed_point
-from worker.window import WindowOptions
+from worker.driver import WindowOptions
 
 __all__ = ["Collective", "CollectiveOptions", "CollectiveSpec", "COLLECTIVES", "default_windows", "open_collective",
            "register"]
@@ -132,7 +134,7 @@ def open_collective(name: str, job: JobConfig, rank: int, options: CollectiveOpt
 
 
 class SwitchMLCollective:
-    """`worker.allreduce.Worker` over its own UDP socket, as a Collective."""
+    """`worker.switchml.worker.Worker` over its own UDP socket, as a Collective."""
 
     def __init__(self, job: JobConfig, rank: int, options: CollectiveOptions) -> None:
         codec = Codec.from_program_json(options.program_json or find_program_json())
@@ -165,7 +167,7 @@ class SwitchMLCollective:
 
 
 class AtpCollective:
-    """`worker.atp.AtpWorker` over its own UDP socket (to the job's PS; ACKs come from the switch), as a Collective."""
+    """`worker.atp.worker.AtpWorker` over its own UDP socket (to the job's PS; ACKs come from the switch), as a Collective."""
 
     def __init__(self, job: JobConfig, rank: int, options: CollectiveOptions) -> None:
         if job.ps is None:

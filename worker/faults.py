@@ -16,7 +16,7 @@ A plan file (TOML or JSON) names packets by protocol, kind, job, worker rank and
     at_frame = 400               # when the switch has received its 400th frame
     job = 1                      # the job's whole switch state; or register = "...", first = 0, count = 64
     [restart]
-    after_s = 0.5                # topo.experiment: kill the switch process 0.5 s into the all-reduce and start it
+    after_s = 0.5                # experiments.run: kill the switch process 0.5 s into the all-reduce and start it
                                  # again, re-programmed (the switch cannot restart itself; not part of its plan)
 
 `compile_plan(plan, job, program_json)` -> a `switch.faults.FaultPlan` JSON mapping; `python -m worker.faults PLAN
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from worker.header import HeaderSpec, header_and_payload, load_program
+from worker.codec import HeaderSpec, header_and_payload, load_program
 from worker.job import JobConfig
 
 __all__ = ["ProtocolFaults", "PROTOCOLS", "compile_plan", "field_match", "load_plan", "main"]

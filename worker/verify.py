@@ -2,7 +2,7 @@
 
 Every worker can generate every rank's input (seeded by (seed, rank)), so each one computes the float64 reference
 (int32 mode: the exact two's complement wrapping sum) locally and checks its own result against
-`worker.quantize.error_bound` with the exponents the switch must have agreed on.
+`worker.switchml.quantize.error_bound` with the exponents the switch must have agreed on.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from worker.blocks import to_blocks
-from worker.quantize import block_exponents, error_bound
+from worker.switchml.blocks import to_blocks
+from worker.switchml.quantize import block_exponents, error_bound
 
 __all__ = ["rank_input", "Verdict", "verify", "verify_float_sum", "verify_fixed_point", "float_sum_bound"]
 
@@ -116,7 +116,7 @@ def verify(result: np.ndarray, inputs: list[np.ndarray], num_elems: int, dtype: 
 
 
 def verify_fixed_point(result: np.ndarray, inputs: list[np.ndarray], dtype: str, scale_bits: int) -> Verdict:
-    """Check an ATP result (worker.atp): int32 exact (wrapping); float32 within n * 2^-(scale_bits+1) + 2^-24 |sum|
+    """Check an ATP result (worker.atp.worker): int32 exact (wrapping); float32 within n * 2^-(scale_bits+1) + 2^-24 |sum|
     (fixed point), plus the float32 summation bound (blocks resent raw)."""
     if dtype == "int32":
         return verify(result, inputs, 1, dtype)

@@ -10,24 +10,33 @@ import numpy as np
 import pytest
 
 from topo.inprocess import AtpNetwork, atp_jobs
-from worker.atp import ATP_WINDOW, AtpOptions, AtpWindow, AtpWorker, FixedPointPlan, aggregator_map
-from worker.atp_header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
-from worker.atp_ps import PsCore
+from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, AtpWorker, FixedPointPlan, aggregator_map
+from worker.atp.header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
+from worker.atp.ps import PsCore
 from worker.collective import COLLECTIVES
 from worker.job import PoolRange
 from worker.transport import FakeClock, FakeTransport
 from worker.verify import verify_fixed_point
-from worker.window import WindowOptions
+from worker.driver import WindowOptions
 
 N = 16
 
 
 @functools.cache
-def program() -> dict:
+def compiled():  # noqa: ANN201 - compiler.CompileResult
     import compiler
 
     src = Path(__file__).resolve().parents[2] / "p4src" / "atp.p4"
-    return compiler.compile_file(str(src), defines={"ATP_NUM_ELEMS": str(N), "ATP_NUM_AGTR": "256"}).json
+    return compiler.compile_file(str(src), defines={"ATP_NUM_ELEMS": str(N), "ATP_NUM_AGTR": "256"})
+
+
+def program() -> dict:
+    return compiled().json
+
+
+def network(jobs, **kw) -> AtpNetwork:
+    """atp.p4 (N elements, 256 aggregators) in process, programmed by the controller."""
+    return AtpNetwork(program(), jobs, p4info=compiled().p4info, **kw)
 
 
 def inputs(jobs, size, seed, dtype="float32", scale=1.0):
@@ -47,7 +56,7 @@ def check(results, ins, dtype="float32"):
 @pytest.mark.parametrize("loss,seed", [(0.0, 1), (0.01, 2), (0.05, 3)])
 def test_one_job_every_worker_gets_the_sum(loss, seed):
     jobs = atp_jobs(1, 4, N, PoolRange(0, 64))
-    net = AtpNetwork(program(), jobs, loss=loss, seed=seed)
+    net = network(jobs, loss=loss, seed=seed)
     ins = inputs(jobs, 3000, seed)
     res = net.allreduce(ins)
     check(res, ins)
@@ -62,7 +71,7 @@ def test_one_job_every_worker_gets_the_sum(loss, seed):
 
 def test_jobs_sharing_an_oversubscribed_pool_all_complete_through_the_ps():
     jobs = atp_jobs(3, 3, N, PoolRange(0, 24))  # 3 jobs x W=16 positions on 24 aggregators
-    net = AtpNetwork(program(), jobs, loss=0.02, seed=11)
+    net = network(jobs, loss=0.02, seed=11)
     ins = inputs(jobs, 4000, 11)
     res = net.allreduce(ins)
     check(res, ins)
@@ -77,7 +86,7 @@ def test_jobs_sharing_an_oversubscribed_pool_all_complete_through_the_ps():
 
 def test_consecutive_allreduces_continue_sequence_numbers():
     jobs = atp_jobs(1, 2, N, PoolRange(0, 32))
-    net = AtpNetwork(program(), jobs, loss=0.02, seed=4)
+    net = network(jobs, loss=0.02, seed=4)
     for k in range(3):
         ins = inputs(jobs, 700 + k, 10 + k)
         check(net.allreduce(ins), ins)
@@ -86,7 +95,7 @@ def test_consecutive_allreduces_continue_sequence_numbers():
 
 def test_overflow_resends_raw_and_the_result_is_float_exact():
     jobs = atp_jobs(1, 3, N, PoolRange(0, 32))
-    net = AtpNetwork(program(), jobs, loss=0.02, seed=5)
+    net = network(jobs, loss=0.02, seed=5)
     ins = inputs(jobs, 1500, 5, scale=1000.0)  # |x| * 2^20 beyond int32 for many blocks
     res = net.allreduce(ins)
     check(res, ins)
@@ -96,14 +105,14 @@ def test_overflow_resends_raw_and_the_result_is_float_exact():
 
 def test_int32_sums_are_exact_modulo_2_32():
     jobs = atp_jobs(1, 4, N, PoolRange(0, 32))
-    net = AtpNetwork(program(), jobs, loss=0.01, seed=6)
+    net = network(jobs, loss=0.01, seed=6)
     ins = inputs(jobs, 1000, 6, dtype="int32")
     check(net.allreduce(ins, "int32"), ins, "int32")
 
 
 def test_without_switch_aggregation_the_ps_does_it_all():
     jobs = atp_jobs(2, 3, N, PoolRange(0, 32))
-    net = AtpNetwork(program(), jobs, loss=0.02, seed=7, switch_aggregation=False)
+    net = network(jobs, loss=0.02, seed=7, switch_aggregation=False)
     ins = inputs(jobs, 2000, 7)
     res = net.allreduce(ins)
     check(res, ins)

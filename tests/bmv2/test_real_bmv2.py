@@ -23,7 +23,7 @@ import pytest
 from controller.client import P4RuntimeClient
 from controller.registers import ThriftRegisters, open_registers
 from controller.switchml import INGRESS, SwitchMLController
-from topo.experiment import ExperimentConfig, run_experiment
+from experiments.run import ExperimentConfig, run_experiment
 from topo.target import Target
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from controller.registers import P4RuntimeRegisters
 from switch.runtime import P4RuntimeServer
 from switch.v1model import V1Switch
 from topo.inprocess import frame
-from worker.atp_header import ACK, ATP_UDP_PORT, ECN, AtpCodec, AtpHeader
+from worker.atp.header import ACK, ATP_UDP_PORT, ECN, AtpCodec, AtpHeader
 from worker.job import JobConfig
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -16,7 +16,7 @@ from scapy.layers.l2 import Ether
 from compiler import compile_file
 from switch.runtime import P4RuntimeServer
 from switch.v1model import V1Switch
-from worker.header import INA_UDP_PORT, MSG_DATA, Codec, InaHeader, pool_index
+from worker.switchml.header import INA_UDP_PORT, MSG_DATA, Codec, InaHeader, pool_index
 from worker.job import JobConfig
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,7 +100,7 @@ def test_unreachable_switch_is_one_clear_line(files: dict[str, Path]) -> None:
 
 def test_atp_setup_aggregators_ecn_and_counters(tmp_path: Path, switch: tuple[V1Switch, str]) -> None:
     from topo.inprocess import frame
-    from worker.atp_header import ATP_UDP_PORT, AtpCodec, AtpHeader
+    from worker.atp.header import ATP_UDP_PORT, AtpCodec, AtpHeader
 
     sw, addr = switch
     result = compile_file(str(ROOT / "p4src" / "atp.p4"), defines={"ATP_NUM_ELEMS": "16", "ATP_NUM_AGTR": "32"})

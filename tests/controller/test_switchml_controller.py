@@ -17,7 +17,7 @@ from controller.registers import P4RuntimeRegisters
 from controller.switchml import SwitchMLController
 from switch.runtime import P4RuntimeServer
 from switch.v1model import V1Switch
-from worker.header import INA_UDP_PORT, MSG_DATA, MSG_RESULT, Codec, InaHeader, pool_index
+from worker.switchml.header import INA_UDP_PORT, MSG_DATA, MSG_RESULT, Codec, InaHeader, pool_index
 from worker.job import JobConfig
 
 ROOT = Path(__file__).resolve().parents[2]

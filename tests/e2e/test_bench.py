@@ -1,4 +1,4 @@
-"""`python -m topo.bench`: the report from synthetic runs, and one real (tiny) grid in Mininet (needs root)."""
+"""`python -m experiments.bench.allreduce`: the report from synthetic runs, and one real (tiny) grid in Mininet (needs root)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_file
-from topo.bench import (Cell, RunRow, main, median_interval, share_goal_line, summary_table, write_csv, write_markdown,
+from experiments.bench.allreduce import (Cell, RunRow, main, median_interval, share_goal_line, summary_table, write_csv, write_markdown,
                          write_plot)
-from topo.experiment import ExperimentConfig
+from experiments.run import ExperimentConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,10 +51,10 @@ def test_report_files(tmp_path: Path) -> None:
     assert "4 workers, 1 % loss: 200,000 elem/s = 80 % of no loss (goal ≥ 80 % of no loss and ≥ 200,000: met)" in md
     assert "4 workers, 1 % loss as a share of no loss: 80 % (later goal ≥ 85 %: not met)" in md
     assert "- workers=4 loss=0.01 rep=2: rank 1: exit 1: bad" in md
-    assert "Produced by `make bench` (`python -m topo.bench --out " in md
+    assert "Produced by `make bench` (`python -m experiments.bench.allreduce --out " in md
     write_markdown(cells, tmp_path / "b.md", {"CPU": "test"}, ExperimentConfig(), 3, 12.0,
-                   command="python -m topo.bench --workers 4 --loss 0 0.01 --reps 80 --out b")
-    assert "Produced by `python -m topo.bench --workers 4 --loss 0 0.01 --reps 80 --out b`; one row per run in " \
+                   command="python -m experiments.bench.allreduce --workers 4 --loss 0 0.01 --reps 80 --out b")
+    assert "Produced by `python -m experiments.bench.allreduce --workers 4 --loss 0 0.01 --reps 80 --out b`; one row per run in " \
         "`b.csv`" in (tmp_path / "b.md").read_text()
 
 
@@ -103,7 +103,7 @@ def test_tiny_grid_in_mininet(tmp_path: Path) -> None:
 
 
 def test_csv_rows_read_back_as_written(tmp_path: Path) -> None:
-    """RunRow.from_csv (topo.compare reads another checkout's runs with it) inverts csv_row."""
+    """RunRow.from_csv (experiments.bench.compare reads another checkout's runs with it) inverts csv_row."""
     cells = synthetic()
     write_csv(cells, tmp_path / "a.csv")
     back = [RunRow.from_csv(d) for d in csv.DictReader(open(tmp_path / "a.csv"))]
@@ -111,7 +111,7 @@ def test_csv_rows_read_back_as_written(tmp_path: Path) -> None:
 
 
 def test_comparison_table_pairs_repetitions() -> None:
-    from topo.compare import Comparison
+    from experiments.bench.compare import Comparison
 
     ours = [Cell(4, 0.0, [row(4, 0.0, 1, 400_000), row(4, 0.0, 2, 300_000), row(4, 0.0, 3, 500_000)])]
     theirs = [Cell(4, 0.0, [row(4, 0.0, 1, 200_000), row(4, 0.0, 2, 1.0, verified=False), row(4, 0.0, 3, 200_000)])]
@@ -124,7 +124,7 @@ def test_comparison_table_pairs_repetitions() -> None:
 def test_compare_alternates_which_tree_runs_first(monkeypatch, tmp_path: Path) -> None:
     """This tree first in odd repetitions, the other checkout first in even ones; each repetition's runs keep its
     number on both sides."""
-    import topo.compare as tc
+    import experiments.bench.compare as tc
 
     order: list[tuple[str, int]] = []
 
@@ -175,7 +175,7 @@ def test_compare_with_another_checkout_runs_both_alternately(tmp_path: Path) -> 
 
 
 def test_compare_refuses_a_directory_that_is_not_a_checkout(tmp_path: Path) -> None:
-    from topo.compare import Checkout, CompareError
+    from experiments.bench.compare import Checkout, CompareError
 
     with pytest.raises(CompareError, match="is not a checkout of this project"):
         Checkout(tmp_path)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_file
-from topo.experiment import ExperimentConfig, ExperimentNetwork, run_experiment
+from experiments.run import ExperimentConfig, ExperimentNetwork, run_experiment
 from topo.target import Target
 
 ROOT = Path(__file__).resolve().parents[2]

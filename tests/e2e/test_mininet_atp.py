@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from topo.experiment import ExperimentConfig, ExperimentNetwork, run_experiment
+from experiments.run import ExperimentConfig, ExperimentNetwork, run_experiment
 from topo.target import Target
 
 pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240)]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mininet.net import Mininet
 
-from topo.experiment import mininet_lock
+from experiments.run import mininet_lock
 from topo.p4switch import P4Switch, SwitchStartError
 from topo.star import StarTopo
 from topo.target import Target

@@ -1,4 +1,4 @@
-"""`python -m topo.scaling`: the report from synthetic rows, the /proc readers, and one tiny real sweep in Mininet."""
+"""`python -m experiments.bench.scaling`: the report from synthetic rows, the /proc readers, and one tiny real sweep in Mininet."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 
 from compiler import compile_file
 from perf.machine import proc_cpu_seconds, proc_peak_rss_kb
-from topo.experiment import ExperimentConfig
-from topo.scaling import (
+from experiments.run import ExperimentConfig
+from experiments.bench.scaling import (
     CSV_FIELDS,
     ScalePoint,
     ScaleRow,

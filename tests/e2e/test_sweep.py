@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_file
-from topo.scenario import load_scenario
-from topo.sweep import main
+from experiments.scenario import load_scenario
+from experiments.sweep import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,7 +47,7 @@ def test_background_commands_run_during_a_run_and_are_gone_after(tmp_path: Path)
     import subprocess
     from dataclasses import replace
 
-    from topo.experiment import ExperimentConfig, ExperimentNetwork
+    from experiments.run import ExperimentConfig, ExperimentNetwork
 
     result = compile_file(str(ROOT / "p4src" / "switchml.p4"))
     (tmp_path / "p.json").write_text(json.dumps(result.json))

@@ -1,4 +1,4 @@
-"""End-to-end: `python -m topo.train` trains on Mininet hosts through the switch with every algorithm (needs root)."""
+"""End-to-end: `python -m experiments.train` trains on Mininet hosts through the switch with every algorithm (needs root)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_file
-from topo.train import main
+from experiments.train import main
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from perf.engine import bench_in_process, bench_loop, loaded_engine
-from perf.frames import INA_UDP_PORT, ina_data, udp_frame
-from perf.netns import FIXTURES
+from topo.frames import INA_UDP_PORT, ina_data, udp_frame
+from topo.netns import FIXTURES
 from perf.workloads import AGG64, BASIC_FORWARD
 
 pytestmark = pytest.mark.timeout(60)

@@ -1,4 +1,4 @@
-"""topo.fuzz: the fuzzing campaigns of `make soak` run clean on the project's programs, and their checks bite."""
+"""experiments.fuzz: the fuzzing campaigns of `make soak` run clean on the project's programs, and their checks bite."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from topo import fuzz
+from experiments import fuzz
 
 
 def test_a_small_campaign_finds_nothing(program_dir: Path) -> None:
@@ -21,16 +21,17 @@ def test_a_small_campaign_finds_nothing(program_dir: Path) -> None:
 @pytest.mark.parametrize("name", ["switchml", "atp"])
 def test_a_frame_of_the_protected_job_is_noticed(program_dir: Path, name: str) -> None:
     """The isolation check can fail: the job's own worker sending a contribution changes its state."""
-    t = fuzz._Target(name, json.loads((program_dir / f"{name}.json").read_text()))
+    t = fuzz._Target(name, json.loads((program_dir / f"{name}.json").read_text()),
+                     program_dir / f"{name}.p4info.txt")
     w = t.jobs[1].workers[1]
     from topo.inprocess import frame
 
     if name == "switchml":
-        from worker.header import InaHeader
+        from worker.switchml.header import InaHeader
 
         hdr = InaHeader(job_id=2, pool_index=9, packet_id=1, exponent=128, worker_rank=1)
     else:
-        from worker.atp_header import AtpHeader
+        from worker.atp.header import AtpHeader
 
         hdr = AtpHeader(bitmap0=2, bitmap1=1, fan_in0=3, fan_in1=1, job_id=2, seq=5, agtr=40)
     data = frame(w.mac, t.dst[0], w.ip, t.dst[1], w.udp_port, t.udp_port,

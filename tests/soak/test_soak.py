@@ -1,4 +1,4 @@
-"""The exactly-once soak (topo.soak) as `make test` runs a slice of it: seeded runs of both protocols through the
+"""The exactly-once soak (experiments.soak) as `make test` runs a slice of it: seeded runs of both protocols through the
 real switch programs with loss, duplication, reordering and stragglers; every result exact or within its bound,
 every contribution counted once, and a run replayed from its seed gives the same frames."""
 
@@ -11,7 +11,7 @@ import pytest
 
 from switch.faults import ByteMatch, FaultRule
 from topo.inprocess import EngineCache
-from topo.soak import main, run_one, scenario, soak
+from experiments.soak import main, restart_detection, run_one, scenario, soak
 
 
 def test_a_slice_of_the_soak_finds_no_wrong_result(program_dir: Path) -> None:
@@ -20,18 +20,37 @@ def test_a_slice_of_the_soak_finds_no_wrong_result(program_dir: Path) -> None:
     assert report.failures == [], report.text()
     assert report.faults["drop"] > 100 and report.faults["duplicate"] > 10 and report.faults["delay"] > 10
     assert "wrong results: 0" in report.text() and "crashes: 0" in report.text()
+    # the switch is programmed by the controller: each job runs with its (seeded) epoch, and a restart is caught
+    assert len(report.epochs) > 50 and sum(report.epochs.values()) == 120 and 0 not in report.epochs
+    assert report.restart == "" and "restart detection: ok" in report.text()
+
+
+def test_restart_detection_fails_when_the_epoch_does_not_change(program_dir: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The restart case can fail: a switch re-programmed with the same epoch is not noticed (this is why
+    ina_epochs exists), and the case says so."""
+    from controller.switchml import SwitchMLController
+
+    program = json.loads((program_dir / "switchml.json").read_text())
+    p4info = program_dir / "switchml.p4info.txt"
+    assert restart_detection(program, p4info) == ""
+    create = SwitchMLController.create_job
+    monkeypatch.setattr(SwitchMLController, "create_job",
+                        lambda self, job, **kw: create(self, job, epoch=self.epochs.get(job.job_id, 5)))
+    assert "ended without noticing the restart" in restart_detection(program, p4info)
 
 
 @pytest.mark.parametrize("protocol", ["switchml", "atp"])
 def test_a_seed_replays_the_same_frames(program_dir: Path, protocol: str) -> None:
     seed = next(s for s in range(1, 200) if (sc := scenario(protocol, s)).loss and sc.dup and sc.reorder)
     program = json.loads((program_dir / f"{protocol}.json").read_text())
+    p4info = program_dir / f"{protocol}.p4info.txt"
     traces = [[], [], []]
-    fresh = run_one(protocol, seed, program, trace=traces[0])
-    again = run_one(protocol, seed, program, trace=traces[1])
+    fresh = run_one(protocol, seed, program, p4info, trace=traces[0])
+    again = run_one(protocol, seed, program, p4info, trace=traces[1])
     cache = EngineCache()
-    run_one(protocol, seed + 1, program, engines=cache)  # leave state behind in the cached engine
-    reused = run_one(protocol, seed, program, trace=traces[2], engines=cache)
+    run_one(protocol, seed + 1, program, p4info, engines=cache)  # leave state behind in the cached engine
+    reused = run_one(protocol, seed, program, p4info, trace=traces[2], engines=cache)
     assert fresh.ok and fresh.faults["drop"] and fresh.faults["duplicate"] + fresh.faults["delay"]
     assert fresh.trace_digest == again.trace_digest == reused.trace_digest
     assert traces[0] == traces[1] == traces[2] and traces[0]
@@ -44,9 +63,9 @@ def test_a_corrupted_contribution_is_reported_with_its_replay_command(program_di
     seed = next(s for s in range(1, 200) if scenario("switchml", s).dtype == "int32")
     flip = FaultRule(action="corrupt", direction="in", ports=frozenset({1}), nth=frozenset({1}),
                      match=(ByteMatch(42, b"\x01", b"\xff"),), corrupt_offset=42 + 12 + 3, corrupt_xor=b"\x01")
-    out = run_one("switchml", seed, program, extra_rules=[flip])
+    out = run_one("switchml", seed, program, program_dir / "switchml.p4info.txt", extra_rules=[flip])
     assert not out.ok and out.wrong and "int32 sums wrong" in out.wrong[0]
-    assert out.replay() == f"python -m topo.soak --protocol switchml --seed {seed} --runs 1 --trace soak-trace.txt"
+    assert out.replay() == f"python -m experiments.soak --protocol switchml --seed {seed} --runs 1 --trace soak-trace.txt"
 
 
 def test_cli_replay_writes_the_trace(program_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -182,7 +182,7 @@ def test_column_windows_match_the_traced_code_on_agg64(source):
     are the same columns after toggling tracing on."""
     import random
 
-    from perf.frames import ina_data, udp_frame
+    from topo.frames import ina_data, udp_frame
     from switch.v1model import V1Switch
 
     if source == "fixture":

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from perf.frames import udp_frame
-from perf.netns import NsProcess, hosts, sh
+from topo.frames import udp_frame
+from topo.netns import NsProcess, hosts, sh
 from switch.ports import AfPacketPort, PortError
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(60)]

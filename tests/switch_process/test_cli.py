@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from perf.netns import REPO, free_tcp_port
+from topo.netns import REPO, free_tcp_port
 from switch.__main__ import DEFAULT_GRPC_ADDR, parse_args
 
 pytestmark = pytest.mark.timeout(60)
@@ -122,7 +122,7 @@ def test_grpc_port_in_use() -> None:
 @needs_engine
 def test_second_switch_on_the_same_grpc_port() -> None:
     # grpc binds with SO_REUSEPORT by default: without care a second server would silently share the port
-    from perf.netns import SwitchProcess
+    from topo.netns import SwitchProcess
 
     port = free_tcp_port()
     first = SwitchProcess(["--no-p4", "--", "--grpc-server-addr", f"127.0.0.1:{port}"])
@@ -156,7 +156,7 @@ def test_serves_then_exits_cleanly_on_signal(sig: str) -> None:
     import re
     import signal
 
-    from perf.netns import SwitchProcess
+    from topo.netns import SwitchProcess
 
     sw = SwitchProcess(["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:0"])
     try:
@@ -177,7 +177,7 @@ def test_strict_bmv2_flag_reaches_the_p4runtime_server(tmp_path: Path) -> None:
     import grpc
 
     from controller.client import ControllerError, P4RuntimeClient
-    from perf.netns import SwitchProcess
+    from topo.netns import SwitchProcess
 
     # a program with registers, compiled now by the embedded compiler (the P4Info carries the register ids)
     r = subprocess.run([sys.executable, "-m", "compiler", "tests/p4/agg64.p4", "-o", str(tmp_path / "agg64.json"),
@@ -214,7 +214,7 @@ def test_seed_option() -> None:
 
 @needs_engine
 def test_startup_prints_the_seed_to_replay() -> None:
-    from perf.netns import SwitchProcess
+    from topo.netns import SwitchProcess
 
     for argv, expect in ((["--seed", "7"], "Random seed 7 (replay with --seed 7)"), ([], "Random seed ")):
         sw = SwitchProcess(["--no-p4", *argv, "--", "--grpc-server-addr", "127.0.0.1:0"])
@@ -235,7 +235,7 @@ def test_bad_fault_plan_is_one_clear_error(tmp_path: Path) -> None:
 
 @needs_engine
 def test_fault_plan_is_printed_with_its_seed_and_totals_at_exit(tmp_path: Path) -> None:
-    from perf.netns import SwitchProcess
+    from topo.netns import SwitchProcess
 
     plan = tmp_path / "plan.json"
     plan.write_text('{"rules": [{"action": "drop", "direction": "in", "probability": 0.5}]}')

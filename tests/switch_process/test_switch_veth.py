@@ -11,8 +11,8 @@ import grpc
 import pytest
 
 from controller.client import ControllerError, P4RuntimeClient
-from perf.frames import forwarded, udp_frame
-from perf.netns import FIXTURES, NsProcess, SwitchProcess, free_tcp_port, hosts
+from topo.frames import forwarded, udp_frame
+from topo.netns import FIXTURES, NsProcess, SwitchProcess, free_tcp_port, hosts
 from perf.workloads import lpm_route
 from switch.ports import read_pcap
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker import header
+from worker.switchml import header
 
 
 def test_codec_payloads_are_aggregated_and_decoded(ina_factory):

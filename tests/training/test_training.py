@@ -9,13 +9,13 @@ import threading
 import numpy as np
 import pytest
 
-from topo.train import ACCURACY_TOLERANCE
-from training.allreduce_sim import LockstepAllReduce, bfp_sum, float_sum
-from training.data import load_digits_split
-from training.model import MLP
-from training.trainer import TrainConfig, train
-from worker.peers import socketpair_mesh
-from worker.ring import Ring
+from experiments.train import ACCURACY_TOLERANCE
+from worker.training.allreduce_sim import LockstepAllReduce, bfp_sum, float_sum
+from worker.training.data import load_digits_split
+from worker.training.model import MLP
+from worker.training.trainer import TrainConfig, train
+from worker.host.peers import socketpair_mesh
+from worker.host.ring import Ring
 
 DATA = load_digits_split()
 
@@ -81,7 +81,7 @@ def test_training_over_the_ring_collective() -> None:
 
 def test_ddp_comm_hook_averages_buckets_through_a_collective() -> None:
     torch = pytest.importorskip("torch")
-    from training.torch_hook import collective_hook
+    from worker.training.torch_hook import collective_hook
 
     links = socketpair_mesh(2)
     rings = [Ring(r, 2, links[r]) for r in range(2)]

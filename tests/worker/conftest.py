@@ -16,7 +16,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 from ina_fixtures import LAYOUT_JSON  # noqa: E402
-from worker.header import Codec  # noqa: E402
+from worker.switchml.header import Codec  # noqa: E402
 
 
 @pytest.fixture

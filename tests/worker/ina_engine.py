@@ -1,7 +1,6 @@
 """p4src/switchml.p4 compiled by the embedded compiler and run by the embedded engine, behind the simulated network.
 
-`EngineSwitch` installs a job the way p4src/README.md describes (ina_jobs, ina_workers, ina_destinations, one
-multicast group with rid = rank) and offers the reference model's `receive(src, payload)` interface, so the worker's
+`EngineSwitch` installs a job through the controller (`controller.switchml`, in process) and offers the reference model's `receive(src, payload)` interface, so the worker's
 window cores can run against the real switch program: each DATA payload is wrapped in Ethernet/IPv4/UDP from the
 worker to the switch's service address and processed on the worker's switch port; each emitted frame is checked
 against the brief's RESULT addressing and unwrapped.
@@ -16,9 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import pytest
 
-from worker.header import INA_UDP_PORT
+from worker.switchml.header import INA_UDP_PORT
 from worker.job import JobConfig
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src" / "switchml.p4"
@@ -41,51 +39,38 @@ def _csum16(data: bytes) -> int:
 
 
 @functools.cache
-def compiled_switchml(num_elems: int = 16, pool_size: int = 64) -> str:
-    """BMv2 JSON text of switchml.p4 from the embedded compiler (skips the test while it is not available)."""
-    compiler = pytest.importorskip("compiler", reason="embedded compiler package missing")
-    compile_file = getattr(compiler, "compile_file", None)
-    if compile_file is None:
-        pytest.skip("compiler.compile_file not available yet")
-    result: Any = compile_file(str(P4SRC), defines={"INA_NUM_ELEMS": str(num_elems),
-                                                    "INA_POOL_SIZE": str(pool_size)})
-    for attr in ("bmv2_json", "json", "program_json"):
-        value = getattr(result, attr, None)
-        if value is not None and not callable(value):
-            result = value
-            break
-    return result if isinstance(result, str) else json.dumps(result)
+def compiled_switchml(num_elems: int = 16, pool_size: int = 64) -> Any:
+    """switchml.p4 compiled by the embedded compiler (compiler.CompileResult: .json, .p4info)."""
+    from compiler import compile_file
+
+    return compile_file(str(P4SRC), defines={"INA_NUM_ELEMS": str(num_elems), "INA_POOL_SIZE": str(pool_size)})
 
 
 def program_dict(num_elems: int = 16, pool_size: int = 64) -> dict[str, Any]:
-    return json.loads(compiled_switchml(num_elems, pool_size))
+    return json.loads(json.dumps(compiled_switchml(num_elems, pool_size).json))
+
+
+def p4info(num_elems: int = 16, pool_size: int = 64) -> Any:
+    return compiled_switchml(num_elems, pool_size).p4info
 
 
 class EngineSwitch:
     """The engine running switchml.p4 with one job installed, seen through UDP payloads."""
 
-    def __init__(self, program: dict[str, Any], job: JobConfig, mgid: int = 1) -> None:
-        v1model = pytest.importorskip("switch.v1model", reason="engine missing")
-        if not hasattr(v1model, "V1Switch"):
-            pytest.skip("switch.v1model.V1Switch not available yet")
+    def __init__(self, program: dict[str, Any], job: JobConfig, p4info: Any) -> None:
+        from controller.local import LocalClient
+        from controller.registers import P4RuntimeRegisters
+        from controller.switchml import SwitchMLController
+        from switch.v1model import V1Switch
+
         self.job = job
-        self.sw = v1model.V1Switch()
+        self.sw = V1Switch()
         self.sw.load(program)
         self.alive = True
         self.counters: Counter[str] = Counter()
         self.errors: list[str] = []
-        sm, si = _mac(job.switch.mac), _ip(job.switch.ip)
-        self.sw.tables[IG + "ina_jobs"].insert(
-            (job.job_id,), IG + "ina_set_job", [job.num_workers, mgid, job.pool.base, job.pool.size])
-        for w in job.workers:
-            self.sw.tables[IG + "ina_workers"].insert(
-                (w.switch_port, int.from_bytes(_ip(w.ip), "big"), w.udp_port, job.job_id), IG + "ina_set_worker",
-                [w.rank])
-            self.sw.tables[EG + "ina_destinations"].insert(
-                (job.job_id, w.rank), EG + "ina_set_destination",
-                [int.from_bytes(sm, "big"), int.from_bytes(si, "big"), int.from_bytes(_mac(w.mac), "big"),
-                 int.from_bytes(_ip(w.ip), "big"), w.udp_port])
-        self.sw.pre.set_group(mgid, [(w.switch_port, w.rank) for w in job.workers])
+        client = LocalClient(self.sw, p4info, program)
+        SwitchMLController(client, P4RuntimeRegisters(client)).create_job(job)
         self._by_endpoint = {(w.ip, w.udp_port): w for w in job.workers}
         self._by_port = {w.switch_port: w for w in job.workers}
 

@@ -17,10 +17,11 @@ from typing import Callable
 
 import numpy as np
 
-from worker.blocks import Float32Plan, Int32Plan
-from worker.header import Codec
+from worker.switchml.blocks import Float32Plan, Int32Plan
+from worker.switchml.header import Codec
 from worker.job import JobConfig
-from worker.window import Window, WindowOptions
+from worker.switchml.window import Window
+from worker.driver import WindowOptions
 
 from ina_refswitch import SwitchModel
 

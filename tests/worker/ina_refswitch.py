@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from worker.header import MSG_DATA, MSG_RESULT, Codec, InaHeader, MalformedPacket
+from worker.switchml.header import MSG_DATA, MSG_RESULT, Codec, InaHeader
+from worker.codec import MalformedPacket
 from worker.job import JobConfig
 
 Endpoint = tuple[str, int]

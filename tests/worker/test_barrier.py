@@ -15,7 +15,7 @@ from ina_fixtures import LAYOUT_JSON, make_job
 from ina_refswitch import SwitchModel
 from ina_udpswitch import UdpRefSwitch, free_udp_ports
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
-from worker.header import Codec
+from worker.switchml.header import Codec
 from worker.job import JobConfig
 
 REPO = Path(__file__).resolve().parents[2]

@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from worker.collective import COLLECTIVES, CollectiveOptions, open_collective
-from worker.hostreduce import HostCollective, chunk_bounds
+from worker.host.base import HostCollective, chunk_bounds
 from worker.job import JobConfig, PoolRange, SwitchAddress, WorkerSpec
-from worker.peers import PeerProtocolError, PeerUnreachable, connect_mesh, socketpair_mesh
-from worker.ps import ShardedPS
-from worker.ring import Ring
+from worker.host.peers import PeerProtocolError, PeerUnreachable, connect_mesh, socketpair_mesh
+from worker.host.ps import ShardedPS
+from worker.host.ring import Ring
 from worker.verify import float_sum_bound, rank_input, verify_float_sum
 
 REPO = Path(__file__).resolve().parents[2]

@@ -15,13 +15,16 @@ import pytest
 from ina_fixtures import LAYOUT_JSON, make_job
 from ina_refswitch import SwitchModel
 from ina_udpswitch import UdpRefSwitch, free_udp_ports
-from worker.allreduce import SWITCHML_WINDOW, Worker, allreduce, find_program_json
+from worker.switchml.worker import SWITCHML_WINDOW, Worker, allreduce
+from worker.codec import find_program_json
 from worker.collective import COLLECTIVES
-from worker.header import Codec, CodecError, InaHeader, MSG_RESULT
+from worker.switchml.header import MSG_RESULT, Codec, InaHeader
+from worker.codec import CodecError
 from worker.job import JobConfig
 from worker.transport import FakeClock, FakeTransport, UdpTransport
 from worker.verify import rank_input, verify
-from worker.window import SwitchUnreachable, WindowOptions
+from worker.switchml.window import SwitchUnreachable
+from worker.driver import WindowOptions
 
 REPO = Path(__file__).resolve().parents[2]
 OPTS = WindowOptions(window=4, timeout=0.05, max_timeout=0.2, max_retries=4)
@@ -211,7 +214,7 @@ def test_find_program_json(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
 
 
 def test_missing_program_json_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
-    import worker.allreduce as mod
+    import worker.codec as mod
 
     monkeypatch.delenv("INA_PROGRAM_JSON", raising=False)
     monkeypatch.setattr(mod, "PROGRAM_JSON_CANDIDATES", ("no/such/switchml.json",))
@@ -312,7 +315,7 @@ def test_default_window_is_the_pool_up_to_switchml_window(codec: Codec, pool: in
 
 def test_help_texts_name_each_protocols_default_window() -> None:
     from worker.__main__ import build_parser
-    from worker.atp import ATP_WINDOW
+    from worker.atp.worker import ATP_WINDOW
     from worker.collective import default_windows
 
     assert default_windows() == f"switchml {SWITCHML_WINDOW}, atp {ATP_WINDOW}"

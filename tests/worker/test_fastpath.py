@@ -12,10 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from ina_fixtures import LAYOUT_JSON
 
-from worker.blocks import Float32Plan, Int32Plan, to_blocks
-from worker.header import MSG_DATA, MSG_RESULT, Codec, InaHeader, MalformedPacket, astuple_header, load_program
-from worker.quantize import EXPONENT_BIAS, INT32_MAX, block_exponents, dequantize, quantize
-from worker.window import Window, WindowOptions
+from worker.switchml.blocks import Float32Plan, Int32Plan, to_blocks
+from worker.switchml.header import MSG_DATA, MSG_RESULT, Codec, InaHeader, astuple_header
+from worker.codec import MalformedPacket, load_program
+from worker.switchml.quantize import EXPONENT_BIAS, INT32_MAX, block_exponents, dequantize, quantize
+from worker.switchml.window import Window
+from worker.driver import WindowOptions
 
 CODEC = Codec.from_program_json(LAYOUT_JSON)
 N = CODEC.num_elems

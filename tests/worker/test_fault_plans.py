@@ -13,10 +13,10 @@ from compiler import compile_file
 from switch.faults import ByteMatch, FaultPlan
 from topo.inprocess import AtpNetwork, SwitchMLNetwork, atp_jobs, frame, switchml_job
 from worker.faults import PlanError, compile_plan, field_match, main
-from worker.header import FLAG_RETRANSMIT, INA_UDP_PORT, SET_BIT, Codec, InaHeader
+from worker.switchml.header import FLAG_RETRANSMIT, INA_UDP_PORT, SET_BIT, Codec, InaHeader
 from worker.job import PoolRange
 from worker.verify import rank_input, verify, verify_fixed_point
-from worker.window import WindowOptions
+from worker.driver import WindowOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = WindowOptions(window=4, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=50)
@@ -24,7 +24,7 @@ OPTIONS = WindowOptions(window=4, timeout=0.02, min_timeout=0.005, max_timeout=0
 
 @pytest.fixture(scope="module")
 def programs() -> dict[str, dict]:
-    return {name: compile_file(str(ROOT / "p4src" / f"{name}.p4")).json for name in ("switchml", "atp")}
+    return {name: compile_file(str(ROOT / "p4src" / f"{name}.p4")) for name in ("switchml", "atp")}
 
 
 def matches(rule_match: list[dict], data: bytes) -> bool:
@@ -33,7 +33,7 @@ def matches(rule_match: list[dict], data: bytes) -> bool:
 
 
 def test_field_matches_select_exactly_the_named_header_values(programs: dict[str, dict]) -> None:
-    codec = Codec.from_program_json(programs["switchml"])
+    codec = Codec.from_program_json(programs["switchml"].json)
     job = switchml_job(2, codec.num_elems, PoolRange(0, 8))
     w = job.workers[0]
 
@@ -49,14 +49,14 @@ def test_field_matches_select_exactly_the_named_header_values(programs: dict[str
 
 
 def test_dropping_the_first_retransmission_of_one_rank_forces_a_second(programs: dict[str, dict]) -> None:
-    prog = programs["switchml"]
+    prog, p4info = programs["switchml"].json, programs["switchml"].p4info
     codec = Codec.from_program_json(prog)
     job = switchml_job(3, codec.num_elems, PoolRange(0, 8))
     plan = compile_plan({"seed": 1, "fault": [
         {"action": "drop", "kind": "data", "rank": 1, "slot": 2, "nth": [1]},
         {"action": "drop", "kind": "retransmission", "rank": 1, "nth": [1]}]}, job, prog)
     faults = FaultPlan.from_json(plan)
-    net = SwitchMLNetwork(prog, job, faults=faults, options=OPTIONS)
+    net = SwitchMLNetwork(prog, job, p4info=p4info, faults=faults, options=OPTIONS)
     inputs = [rank_input(codec.num_elems * 10, 4, r, "int32") for r in range(3)]
     run = net.allreduce(inputs, "int32")
     assert [r.fired for r in faults.rules] == [1, 1]
@@ -66,7 +66,7 @@ def test_dropping_the_first_retransmission_of_one_rank_forces_a_second(programs:
 
 
 def test_resetting_a_jobs_switch_state_mid_run_never_gives_a_wrong_result(programs: dict[str, dict]) -> None:
-    prog = programs["switchml"]
+    prog, p4info = programs["switchml"].json, programs["switchml"].p4info
     codec = Codec.from_program_json(prog)
     job = switchml_job(3, codec.num_elems, PoolRange(4, 8))
     plan = compile_plan({"reset": [{"at_frame": 20, "job": 1}]}, job, prog)
@@ -75,7 +75,7 @@ def test_resetting_a_jobs_switch_state_mid_run_never_gives_a_wrong_result(progra
                      "SwitchMLIngress.ina_values"}
     assert {(e["first"], e["count"]) for e in plan["events"] if e["reset_register"].endswith("bitmap")} == {(8, 16)}
     faults = FaultPlan.from_json(plan)
-    net = SwitchMLNetwork(prog, job, faults=faults, options=OPTIONS)
+    net = SwitchMLNetwork(prog, job, p4info=p4info, faults=faults, options=OPTIONS)
     inputs = [rank_input(codec.num_elems * 12, 9, r, "int32") for r in range(3)]
     try:
         run = net.allreduce(inputs, "int32")
@@ -87,11 +87,11 @@ def test_resetting_a_jobs_switch_state_mid_run_never_gives_a_wrong_result(progra
 
 
 def test_atp_plan_drops_the_first_ack_to_one_worker(programs: dict[str, dict]) -> None:
-    prog = programs["atp"]
+    prog, p4info = programs["atp"].json, programs["atp"].p4info
     (job,) = atp_jobs(1, 3, 32, PoolRange(0, 64))
     plan = FaultPlan.from_json(compile_plan({"fault": [{"action": "drop", "kind": "ack", "direction": "out",
                                                         "rank": 0, "nth": [1]}]}, job, prog))
-    net = AtpNetwork(prog, [job], faults=plan, options=OPTIONS)
+    net = AtpNetwork(prog, [job], p4info=p4info, faults=plan, options=OPTIONS)
     inputs = [rank_input(32 * 6, 2, r, "float32") for r in range(3)]
     runs = net.allreduce({1: inputs}, "float32")
     assert plan.rules[0].fired == 1 and plan.rules[0].seen >= 6
@@ -102,17 +102,17 @@ def test_atp_plan_drops_the_first_ack_to_one_worker(programs: dict[str, dict]) -
 def test_bad_plans_name_what_is_wrong(programs: dict[str, dict]) -> None:
     job = switchml_job(2, 64, PoolRange(0, 8))
     with pytest.raises(PlanError, match="kind data, retransmission, result|of kind any, data"):
-        compile_plan({"fault": [{"action": "drop", "kind": "ack"}]}, job, programs["switchml"])
+        compile_plan({"fault": [{"action": "drop", "kind": "ack"}]}, job, programs["switchml"].json)
     with pytest.raises(PlanError, match="unknown keys colour"):
-        compile_plan({"fault": [{"action": "drop", "colour": 1}]}, job, programs["switchml"])
+        compile_plan({"fault": [{"action": "drop", "colour": 1}]}, job, programs["switchml"].json)
     with pytest.raises(PlanError, match="job 2 is not the plan's job 1"):
-        compile_plan({"reset": [{"at_frame": 5, "job": 2}]}, job, programs["switchml"])
+        compile_plan({"reset": [{"at_frame": 5, "job": 2}]}, job, programs["switchml"].json)
 
 
 def test_cli_compiles_a_toml_plan(programs: dict[str, dict], tmp_path: Path) -> None:
     job = switchml_job(2, 64, PoolRange(0, 8))
     (tmp_path / "job.json").write_text(json.dumps(job.to_dict()))
-    (tmp_path / "prog.json").write_text(json.dumps(programs["switchml"]))
+    (tmp_path / "prog.json").write_text(json.dumps(programs["switchml"].json))
     (tmp_path / "plan.toml").write_text('seed = 5\n[[fault]]\naction = "duplicate"\nkind = "result"\nrank = 1\n'
                                         'probability = 0.5\n')
     assert main([str(tmp_path / "plan.toml"), "--job", str(tmp_path / "job.json"), "--program-json",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from worker.quantize import (
+from worker.switchml.quantize import (
     EXP_MAX,
     EXP_MIN,
     INT32_MAX,

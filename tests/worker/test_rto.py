@@ -8,11 +8,12 @@ import random
 import numpy as np
 import pytest
 
-from worker.blocks import Float32Plan, Int32Plan
-from worker.header import FLAG_RETRANSMIT, MSG_RESULT, InaHeader
-from worker.quantize import EXPONENT_BIAS, block_exponents, dequantize, quantize
+from worker.switchml.blocks import Float32Plan, Int32Plan
+from worker.switchml.header import FLAG_RETRANSMIT, MSG_RESULT, InaHeader
+from worker.switchml.quantize import EXPONENT_BIAS, block_exponents, dequantize, quantize
 from worker.rto import RtoEstimator
-from worker.window import SwitchUnreachable, Window, WindowOptions
+from worker.switchml.window import SwitchUnreachable, Window
+from worker.driver import WindowOptions
 
 N = 4
 

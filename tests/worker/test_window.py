@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from worker.blocks import Float32Plan, Int32Plan, ProtocolError
-from worker.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, InaHeader, pool_index
-from worker.quantize import block_exponents, quantize
-from worker.window import COALESCE_MIN_OUTSTANDING, SwitchUnreachable, Window, WindowOptions, slot_uses
+from worker.switchml.blocks import Float32Plan, Int32Plan, ProtocolError
+from worker.switchml.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, InaHeader, pool_index
+from worker.switchml.quantize import block_exponents, quantize
+from worker.driver import COALESCE_MIN_OUTSTANDING, WindowOptions
+from worker.switchml.window import SwitchUnreachable, Window, slot_uses
 
 N = 4  # elements per packet in these tests
 OPTS = WindowOptions(window=2, timeout=0.125, backoff=2.0, max_timeout=0.375, max_retries=3)
@@ -195,7 +196,7 @@ def test_receive_coalescing_is_a_fraction_of_the_srtt_while_enough_is_outstandin
 def test_a_change_of_epoch_within_a_run_stops_it() -> None:
     """RESULT flags bits 7..1 carry the job's epoch: the same epoch (with or without the retransmission bit) is
     fine; another one means the switch was restarted and re-programmed mid-run."""
-    from worker.window import SwitchRestarted
+    from worker.switchml.window import SwitchRestarted
 
     w = make_window()
     outs = w.start(0.0)

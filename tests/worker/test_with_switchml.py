@@ -12,14 +12,15 @@ import numpy as np
 import pytest
 
 from ina_fixtures import make_job
-from ina_engine import EngineSwitch, program_dict
+from ina_engine import EngineSwitch, p4info, program_dict
 from ina_netsim import Link, run_allreduce
 from ina_udpswitch import UdpRefSwitch, free_udp_ports
-from worker.header import Codec
+from worker.switchml.header import Codec
 from worker.job import JobConfig
-from worker.scapy_layers import make_ina_layer
+from worker.switchml.scapy_layers import make_ina_layer
 from worker.verify import rank_input, verify
-from worker.window import SwitchUnreachable, WindowOptions
+from worker.switchml.window import SwitchUnreachable
+from worker.driver import WindowOptions
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -43,7 +44,7 @@ def test_allreduce_through_engine(mode: str, link: Link) -> None:
     prog = program_dict(16, 64)
     codec = Codec.from_program_json(prog)
     job = make_job(3, num_elems=16, base=8, size=16)
-    engine = EngineSwitch(prog, job)
+    engine = EngineSwitch(prog, job, p4info(16, 64))
     inputs = [rank_input(16 * 40 + 5, 8, r, mode) for r in range(3)]
     res = run_allreduce(job, codec, inputs, mode=mode, options=OPTS, link=link, seed=2, switch=engine)
     assert engine.errors == []
@@ -60,7 +61,7 @@ def test_switch_program_drop_simulator_loss_is_recovered() -> None:
     prog = program_dict(16, 64)
     codec = Codec.from_program_json(prog)
     job = make_job(2, num_elems=16, size=8)
-    engine = EngineSwitch(prog, job)
+    engine = EngineSwitch(prog, job, p4info(16, 64))
     engine.sw.rng.seed(11)  # the drop simulator's random(): repeatable, so both directions surely lose some
     for w in job.workers:  # ~3 % per direction
         engine.sw.tables["SwitchMLIngress.drop_sim_ingress"].insert(
@@ -81,7 +82,7 @@ def test_switch_program_gone_gives_clear_error() -> None:
     prog = program_dict(16, 64)
     codec = Codec.from_program_json(prog)
     job = make_job(2, num_elems=16, size=8)
-    engine = EngineSwitch(prog, job)
+    engine = EngineSwitch(prog, job, p4info(16, 64))
     inputs = [rank_input(16 * 100, 3, r, "float32") for r in range(2)]
     with pytest.raises(SwitchUnreachable, match=r"\(slot \d, set [01]\) after 9 transmissions"):
         run_allreduce(job, codec, inputs, mode="float32", options=OPTS, switch=engine, switch_dies_at=0.02)
@@ -100,7 +101,7 @@ def test_cli_workers_against_switch_program_over_udp(tmp_path: Path) -> None:
     job = JobConfig.from_dict(d)
     job_path = tmp_path / "job.json"
     job.save(job_path)
-    with UdpRefSwitch(EngineSwitch(prog, job)) as server:
+    with UdpRefSwitch(EngineSwitch(prog, job, p4info(16, 64))) as server:
         procs = [subprocess.Popen(
             [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(r), "--program-json",
              str(program_path), "--switch-port", str(server.address[1]), "--size", "5000", "--verify", "--json",

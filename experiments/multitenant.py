@@ -1,0 +1,199 @@
+"""J jobs sharing one switch: SwitchML (static partition of the pool) vs ATP (shared pool + PS fallback), at equal
+switch memory (`make multitenant`).
+
+    python -m experiments.multitenant [--jobs 3] [--workers 2] [--size 65536] [--cells 6144] [--window W] [--loss 0]
+                               [--reps 3] [--results results] [--program-dir out]
+
+Switch memory is counted in int32 value cells: SwitchML gives each job `cells / (jobs * 2 * N)` slots (two sets of N
+elements each, N = 64), so a job's window is capped by its share; ATP's jobs all hash their windows into one pool of
+`cells / N` aggregators (N = 32), and what collides goes to the parameter server. For each protocol one Mininet star
+(jobs x workers hosts, plus the PS host for ATP) runs every job at once, `reps` times. Per job it records the
+completion time (the slowest worker), whether every worker verified, and where contributions were aggregated (ATP:
+the PS counts those that arrived inside a switch aggregate; SwitchML aggregates everything in the switch), the
+collisions and the retransmissions. Writes `runs.csv`, `summary.md` and `multitenant.png` under
+results/multitenant-<UTC time>/ and prints the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork, _num_elems
+from experiments.sweep import results_dir, write_rows
+from topo.target import Target
+from worker.collective import COLLECTIVES, default_windows
+
+__all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
+
+PROTOCOLS = ("switchml", "atp")
+
+
+@dataclass(frozen=True)
+class JobRow:
+    """One job in one repetition."""
+
+    protocol: str
+    rep: int
+    job: int
+    workers: int
+    size: int
+    pool: int
+    """SwitchML: the job's slots; ATP: the shared pool's aggregators."""
+    window: int
+    correct: bool
+    completion_s: float
+    goodput: float
+    retransmissions: int
+    in_switch: float
+    """Fraction of contributions aggregated in the switch."""
+    collisions: int
+    raw_sequences: int
+
+
+def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
+    """Pool size per protocol for `cells` int32 cells of switch memory: SwitchML slots per job, ATP aggregators."""
+    n_sml = _num_elems(program_dir / "switchml.json")
+    n_atp = _num_elems(program_dir / "atp.json")
+    out = {"switchml": cells // (jobs * 2 * n_sml), "atp": cells // n_atp}
+    for proto, size in out.items():
+        if size < 1:
+            raise ValueError(f"{cells} cells give {proto} no {'slot' if proto == 'switchml' else 'aggregator'}")
+    return out
+
+
+def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float, reps: int,
+                    program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
+                    progress: bool = True) -> list[JobRow]:
+    pools = pools_for(cells, jobs, program_dir)
+    rows: list[JobRow] = []
+    for proto in PROTOCOLS:
+        cfg = ExperimentConfig(algo=proto, workers=workers, jobs=jobs, size=size, loss=loss, target=target,
+                               program_dir=program_dir, pool_size=pools[proto], window=window, seed=seed,
+                               run_dir=run_dir / proto, timeout_s=300.0)
+        with ExperimentNetwork(cfg) as net:
+            for rep in range(reps):
+                for job, res in zip(net.jobs, net.run_jobs(cfg)):
+                    ps = res.ps or {}
+                    rows.append(JobRow(
+                        protocol=proto, rep=rep, job=job.job_id, workers=workers, size=size,
+                        pool=pools[proto], window=COLLECTIVES[proto].window_width(pools[proto], window),
+                        correct=res.correct,
+                        completion_s=res.elapsed_s, goodput=res.goodput, retransmissions=res.retransmissions,
+                        in_switch=float(ps.get("switch_fraction", 1.0 if proto == "switchml" else 0.0)),
+                        collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0))))
+                    if progress:
+                        r = rows[-1]
+                        ok = "✓" if r.correct else "✗"
+                        print(f"{proto:>8} rep {rep} job {r.job}: {ok} {r.completion_s:.3f} s, "
+                              f"{100 * r.in_switch:.1f} % in switch, {r.collisions} collisions", file=sys.stderr)
+    return rows
+
+
+def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
+            pools: dict[str, int], machine: dict[str, str]) -> str:
+    """summary.md: the method, then per protocol and job the median completion time (min-max), fraction aggregated
+    in the switch, collisions; and the ATP / SwitchML ratio of the mean completion time."""
+    lines = ["# Multi-tenant in-network aggregation: SwitchML vs ATP", ""]
+    lines += [f"- {k}: {v}" for k, v in machine.items()]
+    lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}, switch memory "
+              f"{cells} int32 cells: SwitchML {pools['switchml']} slots per job (static partition), ATP "
+              f"{pools['atp']} aggregators shared", ""]
+    lines += ["| protocol | job | correct | completion s (median, min-max) | in switch | collisions | raw resends "
+              "| retx |",
+              "|---|---|---|---|---|---|---|---|"]
+    means: dict[str, list[float]] = {}
+    for proto in PROTOCOLS:
+        for job in sorted({r.job for r in rows if r.protocol == proto}):
+            rs = [r for r in rows if r.protocol == proto and r.job == job]
+            t = [r.completion_s for r in rs if r.correct]
+            ok = sum(r.correct for r in rs)
+            med = f"{statistics.median(t):.3f} ({min(t):.3f}-{max(t):.3f})" if t else "-"
+            if t:
+                means.setdefault(proto, []).append(statistics.median(t))
+            lines.append(f"| {proto} | {job} | {ok}/{len(rs)} | {med} | "
+                         f"{100 * statistics.mean(r.in_switch for r in rs):.1f} % | "
+                         f"{statistics.median(r.collisions for r in rs):g} | "
+                         f"{statistics.median(r.raw_sequences for r in rs):g} | "
+                         f"{statistics.median(r.retransmissions for r in rs):g} |")
+    if all(p in means for p in PROTOCOLS):
+        ratio = statistics.mean(means["atp"]) / statistics.mean(means["switchml"])
+        lines += ["", f"Mean job completion time, ATP / SwitchML: {ratio:.2f}x."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: Sequence[JobRow], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    jobs = sorted({r.job for r in rows})
+    width = 0.38
+    for k, proto in enumerate(PROTOCOLS):
+        xs = [j + (k - 0.5) * width for j in jobs]
+        t = [statistics.median([r.completion_s for r in rows if r.protocol == proto and r.job == j] or [0])
+             for j in jobs]
+        f = [100 * statistics.mean([r.in_switch for r in rows if r.protocol == proto and r.job == j] or [0])
+             for j in jobs]
+        ax1.bar(xs, t, width, label=proto)
+        ax2.bar(xs, f, width, label=proto)
+    ax1.set(xlabel="job", ylabel="completion time (s, median)", xticks=jobs)
+    ax2.set(xlabel="job", ylabel="contributions aggregated in the switch (%)", xticks=jobs, ylim=(0, 105))
+    ax1.legend()
+    fig.suptitle("Jobs sharing one switch at equal memory")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.multitenant", description=__doc__.split("\n\n")[0])
+    p.add_argument("--jobs", type=int, default=3)
+    p.add_argument("--workers", type=int, default=2, help="workers per job")
+    p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
+    p.add_argument("--cells", type=int, default=6144, help="switch memory for aggregation, in int32 cells")
+    p.add_argument("--window", type=int, default=None,
+                   help="packets in flight per worker, capped by the protocol's pool (default: the protocol's, "
+                        + default_windows() + ")")
+    p.add_argument("--loss", type=float, default=0.0)
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--target", choices=[t.value for t in Target], default=None)
+    p.add_argument("--program-dir", type=Path, default=ROOT / "out")
+    p.add_argument("--results", type=Path, default=ROOT / "results")
+    args = p.parse_args(argv)
+    if os.geteuid() != 0:
+        print("error: Mininet needs root: run `sudo make multitenant`", file=sys.stderr)
+        return 2
+    from perf.machine import machine_info
+
+    machine = machine_info()
+    out = results_dir(args.results, "multitenant")
+    try:
+        pools = pools_for(args.cells, args.jobs, args.program_dir)
+        rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
+                               window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
+                               target=Target.choose(args.target), run_dir=Path("/tmp/ina-testbed/multitenant"),
+                               seed=args.seed)
+    except Exception as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    write_rows(rows, out / "runs.csv")
+    text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
+                   pools=pools, machine=machine)
+    (out / "summary.md").write_text(text)
+    plot(rows, out / "multitenant.png")
+    print(text)
+    print(f"results in {out}")
+    return 0 if all(r.correct for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,206 @@
+"""The report of a scenario run: `summary.md` (machine, method, medians, ratios) and plots, from the runs' rows.
+
+Only verified runs count. A point's time is the median over its repetitions of the slowest worker's all-reduce time,
+shown with the min-max range. Ratios compare the first in-network algorithm of the scenario with each host baseline at
+every x value ("switchml / ring time at 8 workers, 64 MiB: 0.6x"). With a link rate the theory lines are the time
+to move the data once at that rate per worker: 1x the tensor for in-network aggregation, 2(n-1)/n x for ring and
+the sharded PS (header overheads left out).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from perf.machine import machine_info  # noqa: E402
+from topo.cpus import CpuLayout  # noqa: E402
+from experiments.scenario import Scenario  # noqa: E402
+from experiments.sweep import Row  # noqa: E402
+
+__all__ = ["write_report", "summary_markdown", "theory_time_s", "IN_NETWORK"]
+
+IN_NETWORK = ("switchml", "atp")
+"""Algorithms that aggregate in the switch (each worker sends its tensor once)."""
+_LABELS = {"size": "tensor size", "workers": "workers", "loss": "loss probability per port and direction",
+           "straggler_ms": "straggler's extra compute time (ms)", "background_mbps": "background UDP flow (Mbit/s)"}
+
+
+def theory_time_s(algo: str, size: int, workers: int, bw_mbps: float, itemsize: int = 4) -> float:
+    """Time to move the data one worker must send at the link rate (no headers): 1x the tensor for in-network
+    aggregation, 2(n-1)/n x for the host baselines."""
+    factor = 1.0 if algo in IN_NETWORK else 2 * (workers - 1) / workers
+    return factor * size * itemsize * 8 / (bw_mbps * 1e6)
+
+
+def _fmt_x(axis: str, v: float, itemsize: int = 4) -> str:
+    if axis == "size":
+        b = v * itemsize
+        for unit, k in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+            if b >= k:
+                return f"{b / k:g} {unit}"
+        return f"{b:g} B"
+    if axis == "loss":
+        return f"{100 * v:g} %"
+    return f"{v:g}"
+
+
+def _facets(sc: Scenario) -> list[str]:
+    """Swept axes other than x and workers: each combination of their values is a series of its own."""
+    values = {"size": sc.sizes, "loss": sc.loss, "straggler_ms": sc.straggler_ms,
+              "background_mbps": sc.background_mbps}
+    return [a for a, v in values.items() if a != sc.x and len(v) > 1]
+
+
+def _series(r: Row, sc: Scenario) -> str:
+    """The series a row belongs to: its algorithm, plus the values of the other swept axes."""
+    return " ".join([r.algo] + [f"{a}={_fmt_x(a, r.value(a))}" for a in _facets(sc)])
+
+
+def _groups(rows: list[Row], sc: Scenario) -> dict[tuple[int, float, str], list[Row]]:
+    """Verified rows by (workers, x value, series)."""
+    g: dict[tuple[int, float, str], list[Row]] = defaultdict(list)
+    for r in rows:
+        if r.verified:
+            g[(_panel(r, sc), r.value(sc.x), _series(r, sc))].append(r)
+    return g
+
+
+def _panel(r: Row, sc: Scenario) -> int:
+    """The worker count a row is shown with; 0 (one panel for all) when workers is the x axis."""
+    return 0 if sc.x == "workers" else r.workers
+
+
+def _panels(rows: list[Row], sc: Scenario) -> list[int]:
+    return sorted({_panel(r, sc) for r in rows})
+
+
+def _where(n: int, sc: Scenario, x: float) -> str:
+    """Where a ratio was measured: "8 workers, 64 MiB", or "8 workers" when workers is the x axis."""
+    return f"{int(x)} workers" if not n else f"{n} workers, {_fmt_x(sc.x, x)}"
+
+
+def _all_series(rows: list[Row], sc: Scenario) -> list[str]:
+    seen: dict[str, None] = {}
+    for r in sorted(rows, key=lambda r: sc.algos.index(r.algo) if r.algo in sc.algos else 99):
+        seen.setdefault(_series(r, sc), None)
+    return list(seen)
+
+
+def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> str:
+    g = _groups(rows, sc)
+    itemsize = 4
+    xs = sorted({k[1] for k in g}) or sorted({r.value(sc.x) for r in rows})
+    panels = _panels(rows, sc)
+    lines = [f"# {sc.name}", ""]
+    if sc.description:
+        lines += [sc.description, ""]
+    lines += ["## Machine", ""] + [f"- {k}: {v}" for k, v in machine.items()] + [""]
+    ok = sum(r.verified for r in rows)
+    lines += ["## Method", "",
+              f"- {len(rows)} runs ({ok} verified): algorithms {', '.join(sc.algos)}; workers {list(sc.workers)}; "
+              f"sizes {[ _fmt_x('size', s) for s in sc.sizes]} of {sc.dtype}; loss {list(sc.loss)}; stragglers "
+              f"{list(sc.straggler_ms)} ms; background {list(sc.background_mbps)} Mbit/s; {sc.repetitions} "
+              "repetitions, interleaved.",
+              f"- Mininet star, one switch ({sc.target} target), links "
+              + (f"{sc.bw_mbps:g} Mbit/s (htb)" if sc.bw_mbps else "unlimited (veth)")
+              + "; loss is the P4 drop simulator's, on every worker port in both directions.",
+              "- Time: the slowest worker's all-reduce time (workers start together through a barrier); a run counts "
+              "only if every worker verified its result against the float64 reference (int32: exact).",
+              f"- CPU layout `{sc.cpus}` (topo.cpus): {CpuLayout.plan(sc.cpus).describe()}. Switch and workers share "
+              "this machine's CPUs: at high link rates the figures measure the emulator's CPU, not the network. "
+              "Ratios from one run of this scenario are the meaningful figures.", ""]
+    lines += ["## Median time (s), min–max over repetitions", ""]
+    series = _all_series(rows, sc)
+    first = [] if sc.x == "workers" else ["workers"]
+    head = "| " + " | ".join(first + [_LABELS[sc.x]] + series) + " |"
+    lines += [head, "|" + "---|" * (len(first) + 1 + len(series))]
+    for n in panels:
+        for x in xs:
+            cells = []
+            for a in series:
+                t = [r.elapsed_s for r in g.get((n, x, a), [])]
+                cells.append(f"{statistics.median(t):.4f} ({min(t):.4f}–{max(t):.4f})" if t else "—")
+            if any(c != "—" for c in cells):
+                lines.append("| " + " | ".join(([str(n)] if n else []) + [_fmt_x(sc.x, x)] + cells) + " |")
+    ina = [a for a in series if a.split()[0] in IN_NETWORK]
+    host = [a for a in series if a.split()[0] not in IN_NETWORK]
+    if ina and host:
+        lines += ["", "## Ratios (median time, lower is faster for the first)", ""]
+        for n in panels:
+            for x in xs:
+                for a in ina:
+                    ta = [r.elapsed_s for r in g.get((n, x, a), [])]
+                    for b in (h for h in host if h.split()[1:] == a.split()[1:]):
+                        tb = [r.elapsed_s for r in g.get((n, x, b), [])]
+                        if ta and tb:
+                            lines.append(f"- {a} / {b} time at {_where(n, sc, x)}: "
+                                         f"{statistics.median(ta) / statistics.median(tb):.2f}×")
+    if sc.bw_mbps and sc.x == "size":
+        lines += ["", f"## Theory at {sc.bw_mbps:g} Mbit/s (data one worker sends, no headers)", ""]
+        for n in panels:
+            for a in series:
+                big = max(xs)
+                t = [r.elapsed_s for r in g.get((n, big, a), [])]
+                th = theory_time_s(a.split()[0], int(big), n, sc.bw_mbps, itemsize)
+                meas = f"measured {statistics.median(t):.3f} s = {th / statistics.median(t):.0%} of it" if t else ""
+                lines.append(f"- {a}, {n} workers, {_fmt_x('size', big)}: {th:.3f} s; {meas}")
+    failed = [r for r in rows if not r.verified]
+    if failed:
+        lines += ["", f"## Failed runs ({len(failed)})", ""]
+        lines += [f"- {r.algo} n={r.workers} {sc.x}={getattr(r, sc.x)} rep {r.rep}: {r.error or 'not verified'}"
+                  for r in failed[:20]]
+    lines += ["", "Plots: `time.png` (median time, min–max bars, dashed: theory at the link rate), `goodput.png`.", ""]
+    return "\n".join(lines)
+
+
+def plot(sc: Scenario, rows: list[Row], out: Path) -> list[Path]:
+    g = _groups(rows, sc)
+    panels = _panels(rows, sc)
+    paths = []
+    for metric, ylabel, fname in (("elapsed_s", "all-reduce time (s)", "time.png"),
+                                  ("goodput_elems_per_s", "goodput (elements/s per worker)", "goodput.png")):
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+        for ax, n in zip(axes[0], panels):
+            for a in _all_series(rows, sc):
+                pts = sorted((x, [getattr(r, metric) for r in rs]) for (wn, x, al), rs in g.items()
+                             if wn == n and al == a)
+                if not pts:
+                    continue
+                xv = [x * (4 if sc.x == "size" else 1) for x, _ in pts]
+                med = [statistics.median(v) for _, v in pts]
+                lo = [m - min(v) for m, (_, v) in zip(med, pts)]
+                hi = [max(v) - m for m, (_, v) in zip(med, pts)]
+                line = ax.errorbar(xv, med, yerr=[lo, hi], marker="o", capsize=3, label=a)
+                if metric == "elapsed_s" and sc.bw_mbps and sc.x == "size" and not _facets(sc):
+                    ax.plot(xv, [theory_time_s(a, int(x), n, sc.bw_mbps) for x, _ in pts], linestyle="--",
+                            color=line[0].get_color(), alpha=0.6, label=f"{a} at link rate")
+            ax.set_title(", ".join(([f"{n} workers"] if n else [])
+                                   + ([f"{sc.bw_mbps:g} Mbit/s links"] if sc.bw_mbps else [])))
+            ax.set_xlabel(_LABELS[sc.x] + (" (bytes)" if sc.x == "size" else ""))
+            ax.set_ylabel(ylabel)
+            if sc.x == "size":
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=8)
+        fig.suptitle(f"{sc.name}: median of {sc.repetitions}, bars min–max")
+        fig.tight_layout()
+        path = out / fname
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def write_report(sc: Scenario, rows: list[Row], out: Path, machine: dict[str, str] | None = None) -> str:
+    """Write out/summary.md and the plots; return the summary."""
+    text = summary_markdown(sc, rows, machine or machine_info())
+    (out / "summary.md").write_text(text)
+    plot(sc, rows, out)
+    return text

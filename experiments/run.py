@@ -1,0 +1,759 @@
+"""The default experiment: N workers all-reduce a tensor through one P4 switch in Mininet (`make run`).
+
+    python -m experiments.run [--algo switchml|atp|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
+                              [--dtype float32|int32] [--target embedded|bmv2] [--program-dir out]
+                              [--json out/switchml.json --p4info out/switchml.p4info.txt]
+                              [--topo star|twotier] [--racks 2] [--levels 1|2] [--ecn-threshold PACKETS]
+                              [--fault-plan PLAN] [--kill-rank R:S] [--restart-switch-after S]
+                              [--cpus split|shared]
+
+`--algo` picks the collective (`worker.collective.COLLECTIVES`): in-network aggregation (`switchml`, `atp`) or a
+host-based baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same
+LOSS). The switch runs the program the collective names (`out/<program>.json` unless --json is given); `atp` adds a
+parameter server host (`python -m worker.atp.ps`, the last host) and reports where each contribution was
+aggregated: in the switch or at the PS.
+`--bw` limits every link to that many Mbit/s (htb; the table then reports goodput as a fraction of the link rate).
+`--topo twotier --racks K` spreads the workers over K rack switches under a PS rack switch (topo.twotier), one
+switch process per switch; ATP then aggregates on two levels (or one, `--levels 1`), and the table adds the traffic
+on the racks' uplinks and on the PS's link and each switch's counters.
+
+Starts the network (topo.fabric) with P4Switch nodes (embedded or BMv2), pushes the program and the job with the
+controller to every switch, sets the simulated loss, runs one `python -m worker --verify` per host (they start the
+all-reduce together through a start barrier, so its timing excludes process start-up), waits (bounded) and prints a
+table: correct ✓/✗, elements, time, goodput, retransmissions, and the switches' counters. `--cpus split` (default)
+runs each switch process on a CPU of its own and the hosts' processes on the others (topo.cpus); `shared` lets the
+scheduler place them. Exit status 0 only if every worker verified.
+LOSS is the probability that the switch drops a packet on each worker port, in each direction.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from mininet.log import setLogLevel
+from mininet.link import Link, TCLink
+from mininet.net import Mininet
+
+from controller.atp import AtpController
+from controller.base import ProgramController
+from controller.client import P4RuntimeClient
+from controller.registers import open_registers
+from controller.switchml import SwitchMLController
+from topo.cpus import CPU_LAYOUTS, CpuLayout
+from topo.fabric import Fabric
+from topo.p4switch import P4Switch, log_tail
+from topo.star import StarFabric, check_link_rates, prepare_hosts
+from topo.target import Target
+from topo.twotier import TwoTierFabric
+from worker.collective import COLLECTIVES, default_windows
+from worker.job import JobConfig, PoolRange
+from worker.stats import read_json_report
+
+CONTROLLERS: dict[str, type[ProgramController]] = {"switchml": SwitchMLController, "atp": AtpController}
+"""The controller of each P4 program a collective can name."""
+
+TOPOLOGIES = ("star", "twotier")
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class ExperimentConfig:
+    """Knobs of one all-reduce experiment."""
+
+    algo: str = "switchml"
+    """The collective the workers run (a name in worker.collective.COLLECTIVES)."""
+    workers: int = 4
+    """Workers per job."""
+    jobs: int = 1
+    """Concurrent jobs (job ids 1..jobs), each with its own `workers` hosts; SwitchML gives each job its own
+    `pool_size` slots (a static partition), ATP jobs all hash into one shared pool of `pool_size` aggregators."""
+    size: int = 65536
+    loss: float = 0.0
+    bw: float | None = None
+    """Link rate in Mbit/s (htb on every link, both directions); None: unlimited veth links."""
+    dtype: str = "float32"
+    target: Target = Target.EMBEDDED
+    program_json: Path | None = None
+    """The compiled program (default: program_dir/<the collective's program>.json)."""
+    p4info: Path | None = None
+    program_dir: Path = ROOT / "out"
+    pool_size: int = 64
+    window: int | None = None
+    """Packets in flight per worker (None: the collective's default, `CollectiveSpec.window_width`)."""
+    seed: int = 1
+    timeout_s: float = 300.0
+    """Bound on the whole run of the workers; stragglers are killed and reported."""
+    straggler_ms: float = 0.0
+    """Extra compute time of the last rank before it joins the all-reduce (the others wait for it)."""
+    kill_switch_after_s: float | None = None
+    """Kill the switch process this long after the workers start (fault-injection test)."""
+    restart_switch_after_s: float | None = None
+    """Kill the switch process this long into the all-reduce and start it again, re-programmed (star only)."""
+    kill_rank_after: tuple[int, float] | None = None
+    """(rank, seconds): kill that worker process of job 1 this long after the job's all-reduce started (its start
+    barrier released; without a barrier: after the processes started) — a crash test."""
+    run_dir: Path = Path("/tmp/ina-testbed")
+    worker_args: tuple[str, ...] = ()
+    barrier: bool = True
+    """Workers start the all-reduce together once all are set up (`--barrier`), so their timing excludes the other
+    processes' start-up."""
+    topo: str = "star"
+    """The network: `star` (one switch) or `twotier` (`racks` rack switches under a PS rack switch)."""
+    racks: int = 2
+    """Two-tier only: rack switches (the workers fill them in order, as evenly as possible)."""
+    levels: int = 2
+    """Two-tier ATP only: aggregation levels (2: rack switches, then the PS rack switch; 1: the PS rack switch)."""
+    ecn_threshold: int | None = None
+    """ATP: mark ECN on packets that leave a queue at least this deep (None: marking off)."""
+    fault_plan: Path | None = None
+    """A protocol-level fault plan (worker.faults, TOML/JSON) for job 1, applied by the embedded switch from its
+    start (star only)."""
+    cpus: str = "split"
+    """CPU layout (topo.cpus): `split` gives each switch process a CPU of its own and the hosts' processes the
+    others (with at least twice as many CPUs as switches), `shared` leaves placement to the scheduler."""
+
+    def fabric(self) -> Fabric:
+        """The network this config describes."""
+        workers, ps = self.workers * self.jobs, self.program == "atp"
+        if self.topo == "star":
+            return StarFabric(workers, ps=ps, bw=self.bw)
+        if self.topo == "twotier":
+            return TwoTierFabric(workers, racks=self.racks, levels=self.levels, ps=ps, bw=self.bw)
+        raise ValueError(f"unknown topology {self.topo!r}; choose one of {', '.join(TOPOLOGIES)}")
+
+    @property
+    def program(self) -> str:
+        """The P4 program the collective needs (p4src/<program>.p4)."""
+        return COLLECTIVES[self.algo].program
+
+    @property
+    def window_width(self) -> int:
+        """Packets in flight per worker of an INA collective: `window`, else the collective's default."""
+        return COLLECTIVES[self.algo].window_width(self.pool_size, self.window)
+
+    @property
+    def program_files(self) -> tuple[Path, Path]:
+        """(BMv2 JSON, P4Info) of the switch's program."""
+        return (self.program_json or self.program_dir / f"{self.program}.json",
+                self.p4info or self.program_dir / f"{self.program}.p4info.txt")
+
+
+@dataclass
+class WorkerOutcome:
+    """What one worker process reported."""
+
+    rank: int
+    exit_code: int | None
+    report: dict[str, Any] = field(default_factory=dict)
+    stderr: str = ""
+    wall_s: float = 0.0
+    stdout: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and bool(self.report.get("ok")) and bool(self.report.get("verified", True))
+
+
+@dataclass
+class ExperimentResult:
+    """Outcome of an experiment: per-worker reports and the switch's counters for the job."""
+
+    config: ExperimentConfig
+    workers: list[WorkerOutcome]
+    counters: dict[str, tuple[int, int]]
+    switch_log: Path
+    ps: dict[str, Any] | None = None
+    """ATP: the parameter server's statistics for the job (worker.atp.ps.PsStats fields)."""
+    links: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """(packets, bytes) that crossed each metered group of links during the run, both directions (the PS's link;
+    two-tier: the racks' uplinks); every job of a run shares the same figures."""
+    switch_counters: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    """The job's counters per switch (a network of several switches; `counters` is their sum)."""
+    missing_ranks: list[int] = field(default_factory=list)
+    """After a failed run: the ranks absent from every partial aggregate left in the switches (and, for ATP, at
+    the PS) — the workers that died or never sent."""
+    cpu_layout: CpuLayout = field(default_factory=CpuLayout)
+    """Where the switch and host processes ran."""
+
+    @property
+    def correct(self) -> bool:
+        return bool(self.workers) and all(w.ok for w in self.workers)
+
+    @property
+    def elapsed_s(self) -> float:
+        """Time of the slowest worker's all-reduce."""
+        return max((float(w.report.get("elapsed_s", 0.0)) for w in self.workers), default=0.0)
+
+    @property
+    def goodput(self) -> float:
+        """Tensor elements all-reduced per second (the slowest worker's view)."""
+        return self.config.size / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def retransmissions(self) -> int:
+        return sum(int(w.report.get("retransmissions", 0)) for w in self.workers)
+
+    @property
+    def link_utilisation(self) -> float | None:
+        """Goodput in bits of tensor per second over the link rate (None without --bw)."""
+        if self.config.bw is None:
+            return None
+        return self.goodput * 32 / (self.config.bw * 1e6)
+
+    def table(self) -> str:
+        """The human-readable summary printed by `make run`."""
+        c = self.config
+        rate = f", links {c.bw:g} Mbit/s" if c.bw is not None else ""
+        shape = "" if c.topo == "star" else f", {c.fabric().describe()}"
+        shape += f", fault plan {c.fault_plan}" if c.fault_plan is not None else ""
+        lines = [f"{c.algo} all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}{rate}, "
+                 f"target {c.target.value}, seed {c.seed}{shape}",
+                 f"CPUs: {self.cpu_layout.describe()}",
+                 "",
+                 f"{'rank':>4}  {'correct':^7}  {'elements':>9}  {'time s':>8}  {'goodput elem/s':>14}  "
+                 f"{'packets':>8}  {'retx':>6}  {'max err/bound':>13}"]
+        for w in self.workers:
+            r = w.report
+            ratio = r.get("max_error_over_bound")
+            lines.append(f"{w.rank:>4}  {'✓' if w.ok else '✗':^7}  {r.get('elements', 0):>9}  "
+                         f"{float(r.get('elapsed_s', 0)):>8.3f}  {float(r.get('goodput_elems_per_s', 0)):>14.0f}  "
+                         f"{r.get('packets_sent', 0):>8}  {r.get('retransmissions', 0):>6}  "
+                         f"{'-' if ratio is None else f'{ratio:.3f}':>13}")
+            if not w.ok:
+                lines.append(f"      exit {w.exit_code}: {(r.get('error') or w.stderr or 'no output').strip()}")
+        lines += ["", f"{'all':>4}  {'✓' if self.correct else '✗':^7}  {c.size:>9}  {self.elapsed_s:>8.3f}  "
+                      f"{self.goodput:>14.0f}  {'':>8}  {self.retransmissions:>6}"]
+        if self.missing_ranks:
+            lines.append(f"\nmissing: rank{'s' if len(self.missing_ranks) > 1 else ''} "
+                         f"{', '.join(map(str, self.missing_ranks))} (absent from every partial aggregate left in "
+                         f"the switch{' and at the PS' if self.ps is not None else ''})")
+        if self.link_utilisation is not None:
+            lines.append(f"\ngoodput {self.goodput * 32 / 1e6:.1f} Mbit/s of tensor data = "
+                         f"{100 * self.link_utilisation:.1f} % of the {c.bw:g} Mbit/s link rate")
+        if self.ps is not None:
+            p = self.ps
+            lines += ["", f"where contributions were aggregated: {100 * float(p.get('switch_fraction', 0)):.1f} % in "
+                          f"the switch, {100 - 100 * float(p.get('switch_fraction', 0)):.1f} % at the PS "
+                          f"({p.get('contributions_in_switch', 0)} / {p.get('contributions_at_ps', 0)}); PS: "
+                          f"{p.get('completed', 0)} sequences, {p.get('collisions', 0)} collisions, "
+                          f"{p.get('raw_sequences', 0)} raw resends, {p.get('duplicates', 0)} duplicates"]
+        if self.links:
+            lines += ["", "link traffic (both directions): " + ", ".join(
+                f"{name} {p} packets / {b / 1e6:.2f} MB" for name, (p, b) in self.links.items())]
+        prefix = CONTROLLERS[c.program].COUNTER_PREFIX
+        blocks = self.switch_counters if len(self.switch_counters) > 1 else {"": self.counters}
+        shown = [(sw, cs) for sw, cs in blocks.items() if any(p for p, _ in cs.values())]
+        lines += [""] if shown else []
+        for sw, cs in shown:
+            lines.append(f"switch {sw + ' ' if sw else ''}counters (packets): " + ", ".join(
+                f"{name.removeprefix(prefix)}={p}" for name, (p, _) in cs.items() if p))
+        return "\n".join(lines)
+
+
+def _check_algo(fabric: Fabric, algo: str) -> None:
+    spec = COLLECTIVES[algo]
+    fabric.check(algo, spec.program, spec.in_network)
+
+
+def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None,
+                 layout: CpuLayout) -> list[str]:
+    delay = cfg.straggler_ms if rank == cfg.workers - 1 and cfg.straggler_ms else 0.0
+    return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--algo", cfg.algo,
+            "--size", str(cfg.size), *(["--delay-ms", f"{delay:g}"] if delay else []),
+            "--dtype", cfg.dtype, "--seed", str(cfg.seed),
+            *(["--window", str(cfg.window)] if cfg.window is not None else []), "--verify", "--json",
+            "--program-json", str(cfg.program_files[0]),
+            *(["--barrier", str(barrier), "--barrier-timeout", str(min(cfg.timeout_s, 60.0))] if barrier else []),
+            *layout_worker_args(layout), *cfg.worker_args]
+
+
+def layout_worker_args(layout: CpuLayout) -> list[str]:
+    """Worker options that follow from the CPU layout (the experiment's own `worker_args` come after and win).
+
+    Receive coalescing (`WindowOptions.rx_coalesce`) spares a switch that shares the workers' CPUs their wake-ups.
+    With a CPU of its own (`split`) there is nothing to spare and the wait only holds results back (measured with
+    SwitchML and ATP: README, Benchmarks, "Receive coalescing")."""
+    return ["--rx-coalesce", "0"] if layout.split else []
+
+
+def _collect(rank: int, proc: subprocess.Popen[str], deadline: float, started: float) -> WorkerOutcome:
+    try:
+        out, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        err += "\nkilled: the experiment's time bound expired"
+    report = read_json_report(out)
+    return WorkerOutcome(rank, proc.returncode, report, err.strip()[-2000:], time.monotonic() - started, out)
+
+
+MININET_LOCK = Path("/tmp/ina-testbed-mininet.lock")
+"""Held while an experiment's network exists: Mininet names interfaces h1-eth0, s1-eth1... in the root namespace, so
+two experiments at once (a test run and `make bench`, say) would collide."""
+
+
+@contextlib.contextmanager
+def mininet_lock(wait_s: float = 600.0) -> Iterator[None]:
+    """Hold MININET_LOCK (an flock, released when the process dies); RuntimeError after wait_s seconds."""
+    with open(MININET_LOCK, "a") as f:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"another Mininet experiment held {MININET_LOCK} for {wait_s:.0f} s") from None
+                time.sleep(0.1)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def run_experiment(cfg: ExperimentConfig) -> ExperimentResult:
+    """Run one experiment in Mininet and return its outcome (the network is always torn down).
+
+    Experiments in other processes of this machine wait for each other (MININET_LOCK).
+    """
+    with ExperimentNetwork(cfg) as net:
+        return net.run(cfg)
+
+
+class ExperimentNetwork:
+    """A running star network with the switch programmed and the job installed, for any number of runs.
+
+    The network's shape comes from the config it is opened with (workers, link rate, target, program, pool);
+    each `run(cfg)` may change what a run is (algorithm, size, dtype, loss, seed, straggler, window) and resets the
+    job's switch state first. Holds MININET_LOCK while open.
+    """
+
+    def __init__(self, cfg: ExperimentConfig) -> None:
+        for path in cfg.program_files:
+            if not path.exists():
+                raise FileNotFoundError(f"{path} not found: run `make build` first")
+        self.cfg = cfg
+        self._stack = contextlib.ExitStack()
+        self.net: Mininet | None = None
+        self.client: P4RuntimeClient | None = None
+
+    def __enter__(self) -> ExperimentNetwork:
+        try:
+            self._stack.enter_context(mininet_lock())
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _start(self) -> None:
+        cfg = self.cfg
+        cfg.run_dir.mkdir(parents=True, exist_ok=True)
+        setLogLevel("warning")
+        self.fabric = fabric = cfg.fabric()
+        _check_algo(fabric, cfg.algo)
+        json_path, p4info = cfg.program_files
+        num_elems = _num_elems(json_path)
+        self.jobs = []
+        self.job_paths = []
+        for j in range(cfg.jobs):
+            pool = PoolRange(base=0 if fabric.ps else j * cfg.pool_size, size=cfg.pool_size)
+            job = fabric.job_config(j + 1, list(range(j * cfg.workers + 1, (j + 1) * cfg.workers + 1)),
+                                    num_elems=num_elems, pool=pool)
+            path = cfg.run_dir / ("job.json" if cfg.jobs == 1 else f"job{j + 1}.json")
+            job.save(path)
+            self.jobs.append(job)
+            self.job_paths.append(path)
+        self.job, self.job_path = self.jobs[0], self.job_paths[0]
+        self._plan_restart: float | None = None
+        self.fault_plan = self._compile_faults() if cfg.fault_plan is not None else None
+        self.cpu_layout = CpuLayout.plan(cfg.cpus, switches=len(fabric.switches))
+        switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed,
+                             fault_plan=str(self.fault_plan) if self.fault_plan else None, cpu_layout=self.cpu_layout)
+        self.net = net = Mininet(topo=fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
+                                 link=TCLink if cfg.bw is not None else Link)
+        net.start()
+        prepare_hosts(net)
+        if cfg.bw is not None:
+            check_link_rates(net, cfg.bw)
+        self.switches: dict[str, P4Switch] = {name: net.get(name) for name in fabric.switches}
+        self.switch = self.switches[fabric.switches[-1]]
+        """The primary switch: the star's, or the PS's in a two-tier network."""
+        n = fabric.workers
+        self.hosts = [net.get(f"h{i}") for i in range(1, n + 1)]
+        """Every job's worker hosts, job by job (job j's rank r on hosts[(j-1) * workers + r])."""
+        self.ps_host = net.get(f"h{fabric.ps_host}") if fabric.ps_host is not None else None
+        self.clients: dict[str, P4RuntimeClient] = {}
+        self.ctls: dict[str, ProgramController] = {}
+        for name in self.switches:
+            self._program(name)
+        self.client, self.ctl = self.clients[fabric.switches[-1]], self.ctls[fabric.switches[-1]]
+        for job in self.jobs:
+            fabric.install_job(self.ctls, job)
+        self._loss: float | None = None
+
+    def _program(self, name: str) -> None:
+        """Connect to switch `name`, push the pipeline and its L2 entries (and ECN threshold); a controller this
+        network already has for it is kept (it remembers the epochs it gave)."""
+        cfg, sw = self.cfg, self.switches[name]
+        json_path, p4info = cfg.program_files
+        client = self.clients[name] = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id).connect()
+        client.set_pipeline(p4info, json_path)
+        registers = open_registers(client, bmv2=cfg.target is Target.BMV2, thrift_port=sw.thrift_port)
+        ctl = self.ctls.get(name)
+        if ctl is None:
+            ctl = self.ctls[name] = CONTROLLERS[cfg.program](client, registers)
+        else:
+            ctl.client, ctl.registers = client, registers
+        ctl.install_forwarding(*self.fabric.forwarding(name))
+        if cfg.ecn_threshold is not None:
+            if not isinstance(ctl, AtpController):
+                raise ValueError(f"ECN marking is ATP's; {cfg.program}.p4 has none")
+            ctl.set_ecn_threshold(cfg.ecn_threshold)
+
+    def restart_switch(self) -> None:
+        """Kill the (star's) switch process and start it again, re-programmed as a controller would after a crash:
+        pipeline, L2 entries, every job (SwitchML: with a new epoch), the simulated loss."""
+        if self.cfg.topo != "star":
+            raise ValueError("restarting a switch mid-run is supported on the star")
+        name = self.fabric.switches[-1]
+        sw = self.switches[name]
+        if sw.process is not None and sw.process.poll() is None:
+            os.kill(sw.process.pid, signal.SIGKILL)
+            sw.process.wait()
+        self.clients[name].close()
+        sw.start([])
+        self._program(name)
+        self.client = self.clients[name]
+        for job in self.jobs:
+            self.fabric.install_job(self.ctls, job)
+        if self._loss:
+            for port in self.fabric.host_ports()[name]:
+                self.ctls[name].set_drop_probability(port, ingress=self._loss, egress=self._loss)
+
+    def _compile_faults(self) -> Path:
+        """The switch's byte-level plan (switch.faults) of cfg.fault_plan for job 1, next to the job file."""
+        from worker.faults import compile_plan, load_plan
+
+        cfg = self.cfg
+        assert cfg.fault_plan is not None
+        if cfg.topo != "star":
+            raise ValueError("fault plans name the ports of the star's switch: use --topo star")
+        plan = load_plan(cfg.fault_plan)
+        restart = plan.get("restart", {})
+        if not isinstance(restart, dict) or set(restart) - {"after_s"}:
+            raise ValueError(f"{cfg.fault_plan}: [restart] takes after_s = SECONDS")
+        self._plan_restart = float(restart["after_s"]) if "after_s" in restart else None
+        out = cfg.run_dir / "faults.json"
+        out.write_text(json.dumps(compile_plan(plan, self.job, cfg.program_files[0]), indent=1))
+        return out
+
+    def run(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> ExperimentResult:
+        """One all-reduce by every worker; cfg's network fields must match the network's.
+
+        `background`: items `"hI: command"`, each run on host hI for the duration of the run (e.g. a competing
+        iperf3 flow) and killed afterwards.
+        """
+        assert self.net is not None and self.client is not None
+        changed = [f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}"
+                   for f in ("workers", "bw", "target", "program_files", "pool_size", "topo", "racks", "levels",
+                             "ecn_threshold", "fault_plan", "cpus")
+                   if getattr(cfg, f) != getattr(self.cfg, f)]
+        if changed:
+            raise ValueError("a run cannot change the network: " + ", ".join(changed))
+        return self.run_jobs(cfg, background)[0]
+
+    def run_jobs(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> list[ExperimentResult]:
+        """One all-reduce by every worker of every job, all jobs at once; one result per job."""
+        if cfg.jobs != self.cfg.jobs:
+            raise ValueError(f"a run cannot change the network: jobs {self.cfg.jobs} -> {cfg.jobs}")
+        _check_algo(self.fabric, cfg.algo)
+        self.reset(cfg.loss)
+        before = [self._counters(j.job_id) for j in self.jobs]
+        links_before = self._link_stats()
+        barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
+        w = cfg.workers
+
+        def argv(i: int) -> list[str]:
+            return _worker_argv(cfg, self.job_paths[i // w], i % w, barriers[i // w], self.cpu_layout)
+
+        with self.parameter_server(self.job_paths) as ps_stats:
+            outcomes = self.launch(argv, cfg.timeout_s, background=background,
+                                   kill_switch_after_s=cfg.kill_switch_after_s, kill_rank_after=cfg.kill_rank_after,
+                                   restart_switch_after_s=cfg.restart_switch_after_s or self._plan_restart,
+                                   barrier=barriers[0])
+        links = {name: (p - links_before[name][0], b - links_before[name][1])
+                 for name, (p, b) in self._link_stats().items()}
+        results = []
+        for k, job in enumerate(self.jobs):
+            per_switch = {sw: {n: (v[0] - before[k][sw].get(n, (0, 0))[0], v[1] - before[k][sw].get(n, (0, 0))[1])
+                               for n, v in after.items()}
+                          for sw, after in self._counters(job.job_id).items()}
+            total: dict[str, tuple[int, int]] = {}
+            for counters in per_switch.values():
+                for n, (p, b) in counters.items():
+                    tp, tb = total.get(n, (0, 0))
+                    total[n] = (tp + p, tb + b)
+            mine = outcomes[k * w:(k + 1) * w]
+            for o in mine:
+                o.rank %= w
+            ps = ps_stats.get("jobs", {}).get(str(job.job_id)) if self.ps_host is not None else None
+            missing: list[int] = []
+            if not all(o.ok for o in mine):
+                missing = self._missing_ranks(job, ps)
+            results.append(ExperimentResult(cfg, mine, total, self.switch.log_path, ps, links, per_switch, missing,
+                                            self.cpu_layout))
+        return results
+
+    def _missing_ranks(self, job: JobConfig, ps: dict[str, Any] | None) -> list[int]:
+        """Ranks absent from every partial aggregate of the job on the running switches and at the PS."""
+        found: set[int] | None = None
+        sources = [self.ctls[name].missing_ranks(job) for name, sw in self.switches.items() if sw.connected()]
+        sources.append(list(ps.get("missing_ranks", [])) if ps else [])
+        for ranks in sources:
+            if ranks:
+                found = set(ranks) if found is None else found & set(ranks)
+        return sorted(found or [])
+
+    def _counters(self, job_id: int) -> dict[str, dict[str, tuple[int, int]]]:
+        """The job's counters on every switch that still runs."""
+        return {name: self.ctls[name].counters(job_id) for name, sw in self.switches.items() if sw.connected()}
+
+    def _link_stats(self) -> dict[str, tuple[int, int]]:
+        """(packets, bytes) so far on each metered group of switch interfaces, both directions."""
+        out = {}
+        for name, intfs in self.fabric.metered_links().items():
+            p = b = 0
+            for intf in intfs:
+                stats = Path("/sys/class/net") / intf / "statistics"
+                p += sum(int((stats / f).read_text()) for f in ("rx_packets", "tx_packets"))
+                b += sum(int((stats / f).read_text()) for f in ("rx_bytes", "tx_bytes"))
+            out[name] = (p, b)
+        return out
+
+    @contextlib.contextmanager
+    def parameter_server(self, job_files: Sequence[Path] = ()) -> Iterator[dict[str, Any]]:
+        """ATP: the PS process on the PS host while the block runs; the dict yielded is filled with its statistics
+        when it stops (empty without a PS host)."""
+        stats: dict[str, Any] = {}
+        if self.ps_host is None:
+            yield stats
+            return
+        out = self.cfg.run_dir / "ps-stats.json"
+        out.unlink(missing_ok=True)
+        jobs = [a for f in (job_files or self.job_paths) for a in ("--job", str(f))]
+        proc = self.ps_host.popen(self.cpu_layout.host_argv(
+            [sys.executable, "-m", "worker.atp.ps", *jobs, "--program-json", str(self.cfg.program_files[0]),
+             "--stats", str(out)]), cwd=str(ROOT), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None
+        ready = proc.stdout.readline()  # "atp_ps: serving ..." once bound (or nothing if it failed)
+        if "serving" not in ready:
+            proc.wait(10)
+            raise RuntimeError(f"the parameter server did not start: {ready.strip()} {proc.stderr.read().strip()}"
+                               if proc.stderr else ready)
+        try:
+            yield stats
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+            if out.exists():
+                stats.update(json.loads(out.read_text()))
+
+    def reset(self, loss: float) -> None:
+        """Before a run: the job's switch state reset (fresh worker processes start at set 0 of every slot, or at
+        sequence 1 with free aggregators) and the drop simulator's probability set on every worker port (and the
+        PS's)."""
+        live = [name for name, sw in self.switches.items() if sw.connected()]
+        for name in live:
+            for job in self.jobs:
+                self.ctls[name].reset_job(job)
+        if live and loss != self._loss:
+            for name, ports in self.fabric.host_ports().items():
+                for port in ports:
+                    self.ctls[name].set_drop_probability(port, ingress=loss, egress=loss)
+            self._loss = loss
+
+    def fresh_barrier(self, name: str = "barrier") -> Path:
+        """An empty start-barrier directory for the next run's processes."""
+        barrier = self.cfg.run_dir / name
+        shutil.rmtree(barrier, ignore_errors=True)
+        barrier.mkdir()
+        return barrier
+
+    def launch(self, argv_of_rank: Callable[[int], list[str]], timeout_s: float, *, background: Sequence[str] = (),
+               kill_switch_after_s: float | None = None,
+               kill_rank_after: tuple[int, float] | None = None, restart_switch_after_s: float | None = None,
+               barrier: Path | None = None) -> list[WorkerOutcome]:
+        """Run argv_of_rank(r) on host h(r+1) for every rank, bounded by timeout_s; their outcomes by rank (the last
+        stdout line that is JSON is a process's report). `background` as in run()."""
+        bg = []
+        for spec in background:
+            host, command = spec.split(":", 1)
+            # sh -c ourselves: Mininet's shell=True reads $SHELL, which CI's environment does not set
+            bg.append(self._host(host).popen(self.cpu_layout.host_argv(["sh", "-c", command]),
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        try:
+            started = time.monotonic()
+            procs = [h.popen(self.cpu_layout.host_argv(argv_of_rank(rank)), cwd=str(ROOT), text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                     for rank, h in enumerate(self.hosts)]
+            if kill_switch_after_s is not None:
+                time.sleep(kill_switch_after_s)
+                assert self.switch.process is not None
+                os.kill(self.switch.process.pid, signal.SIGKILL)
+            if kill_rank_after is not None or restart_switch_after_s is not None:
+                while barrier is not None and time.monotonic() < started + timeout_s and \
+                        len(list(barrier.glob("ready-*"))) < self.cfg.workers:
+                    time.sleep(0.01)
+            if kill_rank_after is not None:
+                rank, after = kill_rank_after
+                time.sleep(after)
+                procs[rank].kill()
+            if restart_switch_after_s is not None:
+                time.sleep(restart_switch_after_s)
+                self.restart_switch()
+            deadline = started + timeout_s
+            outcomes = [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
+            if kill_rank_after is not None:
+                outcomes[kill_rank_after[0]].stderr = "killed by the experiment (kill_rank_after)"
+            return outcomes
+        finally:
+            for p in bg:  # mnexec -d makes each a session leader: kill its whole group (sh and what it started)
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+
+    def _host(self, name: str) -> Any:
+        assert self.net is not None
+        return self.net.get(name.strip())
+
+    def close(self) -> None:
+        try:
+            for client in getattr(self, "clients", {}).values():
+                client.close()
+            self.clients = {}
+            self.client = None
+            if self.net is not None:
+                self.net.stop()
+                self.net = None
+        finally:
+            self._stack.close()
+
+
+def _num_elems(program_json: Path) -> int:
+    """Elements per packet of the program's INA header (SwitchML's ina_h or ATP's atp_h)."""
+    from worker.codec import CodecError, header_and_payload, load_program
+
+    prog = load_program(program_json)
+    for header in ("ina_h", "atp_h"):
+        try:
+            return header_and_payload(prog, header)[1]
+        except CodecError:
+            continue
+    raise CodecError(f"{program_json}: neither an ina_h nor an atp_h header type")
+
+
+def _rank_after(text: str) -> tuple[int, float]:
+    rank, sep, after = text.partition(":")
+    try:
+        return int(rank), float(after if sep else "0")
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not RANK:SECONDS") from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m experiments.run", description=__doc__.split("\n\n")[0])
+    d = ExperimentConfig()
+    p.add_argument("--algo", choices=sorted(COLLECTIVES), default=d.algo,
+                   help="the all-reduce: in-network aggregation or a host-based baseline (default %(default)s)")
+    p.add_argument("--workers", type=int, default=d.workers)
+    p.add_argument("--size", type=int, default=d.size, help="tensor elements per worker")
+    p.add_argument("--loss", type=float, default=d.loss, help="drop probability per port and direction")
+    p.add_argument("--bw", type=float, default=None, metavar="MBIT",
+                   help="limit every link to MBIT Mbit/s (htb; default: unlimited veth)")
+    p.add_argument("--dtype", choices=["float32", "int32"], default=d.dtype)
+    p.add_argument("--target", choices=[t.value for t in Target], default=None,
+                   help="switch target (default: $TARGET, else bmv2 if installed, else embedded)")
+    p.add_argument("--program-dir", type=Path, default=d.program_dir,
+                   help="where the compiled programs are (<program>.json, <program>.p4info.txt; default %(default)s)")
+    p.add_argument("--json", dest="program_json", type=Path, default=None,
+                   help="the compiled program (default: PROGRAM_DIR/<the collective's program>.json)")
+    p.add_argument("--p4info", type=Path, default=None)
+    p.add_argument("--pool-size", type=int, default=d.pool_size, help="slots given to the job")
+    p.add_argument("--window", type=int, default=d.window,
+                   help="packets in flight per worker, at most --pool-size (default: the protocol's, "
+                        + default_windows() + ")")
+    p.add_argument("--seed", type=int, default=d.seed,
+                   help="seed of the workers' inputs and of the embedded switch's random() (its loss simulator)")
+    p.add_argument("--timeout", type=float, default=d.timeout_s, help="bound on the workers' run, seconds")
+    p.add_argument("--run-dir", type=Path, default=d.run_dir, help="job file and switch log go here")
+    p.add_argument("--topo", choices=TOPOLOGIES, default=d.topo,
+                   help="star: one switch; twotier: rack switches under a PS rack switch (default %(default)s)")
+    p.add_argument("--racks", type=int, default=d.racks, help="twotier: rack switches (default %(default)s)")
+    p.add_argument("--levels", type=int, choices=(1, 2), default=d.levels,
+                   help="twotier atp: aggregate in the rack switches and the PS rack switch (2), or only in the PS "
+                        "rack switch (1) (default %(default)s)")
+    p.add_argument("--fault-plan", type=Path, default=None, metavar="PLAN",
+                   help="a fault plan for the job (worker.faults: drop/duplicate/delay/corrupt packets by kind, rank, "
+                        "slot; reset the job's switch state), applied by the embedded switch, seeded by --seed")
+    p.add_argument("--kill-rank", type=_rank_after, default=None, metavar="R:S",
+                   help="kill worker rank R S seconds into the all-reduce (the run then names the missing rank)")
+    p.add_argument("--restart-switch-after", type=float, default=None, metavar="S",
+                   help="kill the switch S seconds into the all-reduce and start it again, re-programmed")
+    p.add_argument("--cpus", choices=CPU_LAYOUTS, default=d.cpus,
+                   help="split: each switch process on a CPU of its own, the hosts' processes on the others (with "
+                        "at least twice as many CPUs as switches); shared: the scheduler places them "
+                        "(default %(default)s)")
+    p.add_argument("--ecn-threshold", type=int, default=None, metavar="PACKETS",
+                   help="atp: mark ECN on packets that leave an egress queue at least this deep (default: off)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if os.geteuid() != 0:
+        print("error: Mininet needs root: run `sudo make run`", file=sys.stderr)
+        return 2
+    cfg = ExperimentConfig(algo=args.algo, bw=args.bw, workers=args.workers, size=args.size, loss=args.loss,
+                           dtype=args.dtype,
+                           target=Target.choose(args.target), program_json=args.program_json, p4info=args.p4info,
+                           program_dir=args.program_dir,
+                           pool_size=args.pool_size, window=args.window, timeout_s=args.timeout, seed=args.seed,
+                           run_dir=args.run_dir, topo=args.topo, racks=args.racks, levels=args.levels,
+                           ecn_threshold=args.ecn_threshold, fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
+                           restart_switch_after_s=args.restart_switch_after, cpus=args.cpus)
+    try:
+        result = run_experiment(cfg)
+    except Exception as err:  # one clear line (plus the switch log if it is a startup failure)
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    print(result.table())
+    if not result.correct:
+        print(f"\nswitch log ({result.switch_log}):\n{log_tail(result.switch_log)}", file=sys.stderr)
+    return 0 if result.correct else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,212 @@
+"""Scenario files: an experiment described as data (`experiments/scenarios/<name>.toml`), parsed into frozen dataclasses.
+
+    [scenario]                      # what the scenario is
+    name = "size-sweep"             # default: the file's stem
+    description = "..."
+    repetitions = 3                 # runs of every point (interleaved)
+    seed = 1                        # input seed of repetition r is seed + r
+    timeout_s = 120                 # bound on one run's workers
+
+    [network]
+    topology = "star"
+    bw_mbps = 10                    # link rate (htb); omit for unlimited veth links
+    target = "embedded"             # or "bmv2"
+    pool_size = 64                  # SwitchML slots of the job
+    window = 64                     # INA packets in flight per worker; omit for the protocol's default
+                                    # (SwitchML: pool_size up to 64, ATP: 32)
+    cpus = "split"                  # the switch on a CPU of its own, the hosts on the others; or "shared"
+
+    [sweep]                         # every list is an axis; the runs are the product of the axes
+    algos = ["switchml", "ring", "ps"]
+    workers = [4, 8]
+    sizes = [256, 65536]            # elements (or sizes_kib = [1, 256]: KiB of float32/int32 data)
+    dtype = "float32"
+    loss = [0.0]                    # drop probability per worker port and direction (P4 drop simulator)
+    straggler_ms = [0]              # extra compute time of the last rank
+    background_mbps = [0]           # a competing UDP flow (iperf3) h1 -> h2 at this rate; 0: none
+
+    [report]
+    x = "size"                      # the axis on the plots' x axis: size, workers, loss, straggler_ms, background_mbps
+
+Every key is checked: an unknown key or a bad value raises `ScenarioError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from topo.cpus import CPU_LAYOUTS
+from worker.collective import COLLECTIVES
+
+__all__ = ["Scenario", "RunPoint", "ScenarioError", "load_scenario", "AXES"]
+
+AXES = ("size", "workers", "loss", "straggler_ms", "background_mbps")
+"""Swept quantities a report can put on its x axis."""
+
+
+class ScenarioError(ValueError):
+    """A scenario file is malformed; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class RunPoint:
+    """One point of the sweep (run `repetitions` times)."""
+
+    algo: str
+    workers: int
+    size: int
+    loss: float
+    straggler_ms: float
+    background_mbps: float
+
+    def value(self, axis: str) -> float:
+        return float(getattr(self, axis))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A parsed, validated scenario file."""
+
+    name: str
+    path: Path
+    description: str = ""
+    repetitions: int = 3
+    seed: int = 1
+    timeout_s: float = 120.0
+    topology: str = "star"
+    bw_mbps: float | None = None
+    target: str = "embedded"
+    pool_size: int = 64
+    window: int | None = None
+    """INA packets in flight per worker (None: the protocol's default)."""
+    cpus: str = "split"
+    """CPU layout of the switch and the hosts (topo.cpus)."""
+    algos: tuple[str, ...] = ("switchml", "ring", "ps")
+    workers: tuple[int, ...] = (4,)
+    sizes: tuple[int, ...] = (65536,)
+    dtype: str = "float32"
+    loss: tuple[float, ...] = (0.0,)
+    straggler_ms: tuple[float, ...] = (0.0,)
+    background_mbps: tuple[float, ...] = (0.0,)
+    x: str = "size"
+
+    def runs(self) -> list[RunPoint]:
+        """Every point of the product of the axes, algorithms innermost (so that they interleave)."""
+        return [RunPoint(a, n, s, loss, st, bg) for n, s, loss, st, bg, a in itertools.product(
+            self.workers, self.sizes, self.loss, self.straggler_ms, self.background_mbps, self.algos)]
+
+
+_SECTIONS: dict[str, set[str]] = {
+    "scenario": {"name", "description", "repetitions", "seed", "timeout_s"},
+    "network": {"topology", "bw_mbps", "target", "pool_size", "window", "cpus"},
+    "sweep": {"algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
+    "report": {"x"},
+}
+
+
+class _Reader:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, key: str, message: str) -> ScenarioError:
+        return ScenarioError(f"{self.path}: {key}: {message}")
+
+    def number(self, key: str, v: Any, lo: float, hi: float, integer: bool = False) -> Any:
+        ok = isinstance(v, int) if integer else isinstance(v, (int, float))
+        if isinstance(v, bool) or not ok:
+            raise self.fail(key, f"expected {'an integer' if integer else 'a number'}, got {v!r}")
+        if not lo <= v <= hi:
+            raise self.fail(key, f"{v} out of range [{lo:g}, {hi:g}]")
+        return v
+
+    def numbers(self, key: str, v: Any, lo: float, hi: float, integer: bool = False) -> tuple[Any, ...]:
+        items = v if isinstance(v, list) else [v]
+        if not items:
+            raise self.fail(key, "empty list")
+        out = tuple(self.number(f"{key}[{i}]" if isinstance(v, list) else key, x, lo, hi, integer)
+                    for i, x in enumerate(items))
+        if len(set(out)) != len(out):
+            raise self.fail(key, f"repeated values in {list(out)}")
+        return out
+
+    def choice(self, key: str, v: Any, choices: list[str]) -> str:
+        if not isinstance(v, str) or v not in choices:
+            raise self.fail(key, f"expected one of {', '.join(choices)}, got {v!r}")
+        return v
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+    r = _Reader(path)
+    for section, body in data.items():
+        if section not in _SECTIONS:
+            raise r.fail(section, f"unknown section (expected {', '.join(_SECTIONS)})")
+        if not isinstance(body, dict):
+            raise r.fail(section, "expected a table ([" + section + "])")
+        for key in body:
+            if key not in _SECTIONS[section]:
+                raise r.fail(f"{section}.{key}", f"unknown key (expected one of {', '.join(sorted(_SECTIONS[section]))})")
+    sc, net, sw, rep = (data.get(s, {}) for s in ("scenario", "network", "sweep", "report"))
+    kw: dict[str, Any] = {"name": path.stem, "path": path}
+    if "name" in sc:
+        if not isinstance(sc["name"], str) or not sc["name"].replace("-", "").replace("_", "").isalnum():
+            raise r.fail("scenario.name", f"expected letters, digits, - and _, got {sc['name']!r}")
+        kw["name"] = sc["name"]
+    if "description" in sc:
+        if not isinstance(sc["description"], str):
+            raise r.fail("scenario.description", "expected a string")
+        kw["description"] = sc["description"]
+    if "repetitions" in sc:
+        kw["repetitions"] = r.number("scenario.repetitions", sc["repetitions"], 1, 1000, integer=True)
+    if "seed" in sc:
+        kw["seed"] = r.number("scenario.seed", sc["seed"], 0, 2**31 - 1, integer=True)
+    if "timeout_s" in sc:
+        kw["timeout_s"] = float(r.number("scenario.timeout_s", sc["timeout_s"], 1, 3600))
+    if "topology" in net:
+        kw["topology"] = r.choice("network.topology", net["topology"], ["star"])
+    if "bw_mbps" in net:
+        kw["bw_mbps"] = float(r.number("network.bw_mbps", net["bw_mbps"], 0.1, 100_000))
+    if "target" in net:
+        kw["target"] = r.choice("network.target", net["target"], ["embedded", "bmv2"])
+    if "pool_size" in net:
+        kw["pool_size"] = r.number("network.pool_size", net["pool_size"], 1, 1 << 15, integer=True)
+    if "window" in net:
+        kw["window"] = r.number("network.window", net["window"], 1, 1 << 15, integer=True)
+    if "cpus" in net:
+        kw["cpus"] = r.choice("network.cpus", net["cpus"], list(CPU_LAYOUTS))
+    if "algos" in sw:
+        algos = sw["algos"] if isinstance(sw["algos"], list) else [sw["algos"]]
+        if not algos:
+            raise r.fail("sweep.algos", "empty list")
+        kw["algos"] = tuple(r.choice(f"sweep.algos[{i}]", a, sorted(COLLECTIVES)) for i, a in enumerate(algos))
+    if "workers" in sw:
+        kw["workers"] = r.numbers("sweep.workers", sw["workers"], 1, 32, integer=True)
+    if "sizes" in sw and "sizes_kib" in sw:
+        raise r.fail("sweep.sizes_kib", "give sizes (elements) or sizes_kib, not both")
+    if "sizes" in sw:
+        kw["sizes"] = r.numbers("sweep.sizes", sw["sizes"], 1, 1 << 30, integer=True)
+    if "sizes_kib" in sw:
+        kw["sizes"] = tuple(int(k * 256) for k in r.numbers("sweep.sizes_kib", sw["sizes_kib"], 0.00390625, 1 << 22))
+    if "dtype" in sw:
+        kw["dtype"] = r.choice("sweep.dtype", sw["dtype"], ["float32", "int32"])
+    if "loss" in sw:
+        kw["loss"] = tuple(float(x) for x in r.numbers("sweep.loss", sw["loss"], 0.0, 0.5))
+    if "straggler_ms" in sw:
+        kw["straggler_ms"] = tuple(float(x) for x in r.numbers("sweep.straggler_ms", sw["straggler_ms"], 0, 60_000))
+    if "background_mbps" in sw:
+        kw["background_mbps"] = tuple(float(x) for x in r.numbers("sweep.background_mbps", sw["background_mbps"], 0,
+                                                                  100_000))
+    if "x" in rep:
+        kw["x"] = r.choice("report.x", rep["x"], list(AXES))
+    return Scenario(**kw)

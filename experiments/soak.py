@@ -1,0 +1,331 @@
+"""Exactly-once soak: thousands of seeded all-reduces per protocol through the real switch program, in process.
+
+    python -m experiments.soak [--runs 1000] [--protocols switchml atp] [--seed 1] [--fuzz 2000] [--program-dir out]
+                       [--results results]
+    python -m experiments.soak --protocol switchml --seed 1234 --runs 1 --trace trace.txt     # replay one run
+
+Each run draws its scenario from its seed alone: workers (2-6), tensor size, int32 or float32, window, loss (0-10 %
+of frames on every port and direction), duplication (0-5 %), reordering (frames leaving the switch held back behind
+up to 3 later ones, and jitter on the way down; ATP also on the way up: SwitchML's stated assumption is a FIFO
+uplink per worker, see worker/window.py) and a straggler that joins up to 20 ms late. The faults are a
+`switch.faults.FaultPlan` applied at the switch's ports of the in-process network (topo.inprocess) exactly as
+`python -m switch --fault-plan` applies them. Every rank's result is checked against the float64/int64 reference
+(int32 exact, float32 within the protocol's documented bound), and every contribution must be counted exactly once:
+SwitchML's `ina_aggregated` counter equals workers × packets; ATP's PS merged workers × sequences contributions
+(in switch aggregates or on their own). A run that raises is a crash. Prints runs, faults injected, wrong results,
+accounting violations and crashes, with the replay command of every failure; writes summary.md under
+results/soak-<UTC time>/ (with --results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+import traceback
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from switch.faults import FaultPlan, FaultRule
+from topo.inprocess import AtpNetwork, EngineCache, SwitchMLNetwork, atp_jobs, loss_rule, switchml_job
+from worker.atp.worker import AtpOptions
+from worker.job import PoolRange
+from worker.verify import rank_input, verify, verify_fixed_point
+from worker.driver import WindowOptions
+
+__all__ = ["Scenario", "RunOutcome", "scenario", "run_one", "soak", "main"]
+
+ROOT = Path(__file__).resolve().parents[1]
+PROTOCOLS = ("switchml", "atp")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Everything one run does, drawn from its seed."""
+
+    protocol: str
+    seed: int
+    workers: int
+    blocks: int
+    extra: int
+    """Elements past the last whole packet (0 = none)."""
+    dtype: str
+    window: int
+    loss: float
+    dup: float
+    reorder: float
+    jitter: float
+    straggler_ms: float
+
+    def plan(self) -> FaultPlan:
+        rules = [loss_rule(self.loss),
+                 FaultRule(action="duplicate", direction="any", probability=self.dup, name="duplicate"),
+                 FaultRule(action="delay", direction="out" if self.protocol == "switchml" else "any",
+                           probability=self.reorder, delay=1 + self.seed % 3, name="reorder")]
+        return FaultPlan([r for r in rules if r.probability], seed=self.seed)
+
+
+def scenario(protocol: str, seed: int) -> Scenario:
+    """The scenario of a seed (the same on every machine)."""
+    rng = random.Random(f"{protocol}:{seed}")
+    return Scenario(protocol=protocol, seed=seed, workers=rng.randint(2, 6), blocks=rng.randint(1, 24),
+                    extra=rng.choice([0, 0, rng.randint(1, 15)]), dtype=rng.choice(["int32", "float32"]),
+                    window=rng.choice([1, 2, 4, 8, 16]), loss=rng.choice([0.0, rng.uniform(0, 0.10)]),
+                    dup=rng.choice([0.0, rng.uniform(0, 0.05)]), reorder=rng.choice([0.0, rng.uniform(0, 0.05)]),
+                    jitter=rng.choice([0.0, rng.uniform(0, 200e-6)]),
+                    straggler_ms=rng.choice([0.0, 0.0, rng.uniform(0, 20)]))
+
+
+@dataclass
+class RunOutcome:
+    """What one run showed."""
+
+    scenario: Scenario
+    wrong: list[str] = field(default_factory=list)
+    """Ranks whose result failed verification (with the reason)."""
+    accounting: str = ""
+    """Empty, or how the contribution count differed from workers × packets."""
+    crash: str = ""
+    faults: Counter[str] = field(default_factory=Counter)
+    frames: int = 0
+    trace_digest: str = ""
+    epoch: int = 0
+    """The job's epoch in the switch (ina_epochs; 0: a protocol without epochs)."""
+
+    @property
+    def ok(self) -> bool:
+        return not self.wrong and not self.accounting and not self.crash
+
+    def replay(self) -> str:
+        return f"python -m experiments.soak --protocol {self.scenario.protocol} --seed {self.scenario.seed} --runs 1 " \
+               f"--trace soak-trace.txt"
+
+
+def run_one(protocol: str, seed: int, program: dict[str, Any], p4info: Any, *, trace: list | None = None,
+            engines: EngineCache | None = None, extra_rules: Sequence[FaultRule] = ()) -> RunOutcome:
+    """One seeded run; never raises (a crash is reported in the outcome). `engines` reuses a loaded switch engine
+    (cleared before the run: the same packets as a fresh one); `extra_rules` go before the scenario's faults."""
+    engine = engines.get(program) if engines is not None else None
+    sc = scenario(protocol, seed)
+    out = RunOutcome(sc)
+    plan = sc.plan()
+    plan.rules[:0] = list(extra_rules)
+    options = WindowOptions(window=sc.window, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=200)
+    try:
+        if protocol == "switchml":
+            n_elems = _num_elems(program, "ina_h")
+            size = sc.blocks * n_elems + sc.extra
+            job = switchml_job(sc.workers, n_elems, PoolRange(0, 16))
+            net: SwitchMLNetwork | AtpNetwork = SwitchMLNetwork(program, job, p4info=p4info, faults=plan,
+                                                                 seed=seed, options=options, jitter=sc.jitter,
+                                                                 engine=engine)
+            out.epoch = net.epoch
+            net.trace = trace
+            inputs = [rank_input(size, seed, r, sc.dtype) for r in range(sc.workers)]
+            start = [0.0] * sc.workers
+            start[-1] = sc.straggler_ms / 1e3
+            assert isinstance(net, SwitchMLNetwork)
+            run = net.allreduce(inputs, sc.dtype, start_at=start)
+            for r, (res, p) in enumerate(zip(run.results, run.plans)):
+                v = verify(res, inputs, n_elems, sc.dtype, getattr(p, "agreed", None))
+                if not v.ok:
+                    out.wrong.append(f"rank {r}: {v.message}")
+            want = sc.workers * run.plans[0].num_packets
+            got = run.counters.get("ina_aggregated", 0)
+            if got != want:
+                out.accounting = f"ina_aggregated {got}, expected {want} (workers x packets)"
+        else:
+            n_elems = _num_elems(program, "atp_h")
+            size = sc.blocks * n_elems + sc.extra
+            (job,) = atp_jobs(1, sc.workers, n_elems, PoolRange(0, 64))
+            net = AtpNetwork(program, [job], p4info=p4info, faults=plan, seed=seed, options=options,
+                             jitter=sc.jitter, engine=engine)
+            net.trace = trace
+            inputs = [rank_input(size, seed, r, sc.dtype) for r in range(sc.workers)]
+            runs = net.allreduce({1: inputs}, sc.dtype, start_at={(1, sc.workers - 1): sc.straggler_ms / 1e3})
+            jr = runs[1]
+            for r, res in enumerate(jr.results):
+                v = verify_fixed_point(res, inputs, sc.dtype, AtpOptions().scale_bits)
+                if not v.ok:
+                    out.wrong.append(f"rank {r}: {v.message}")
+            st = jr.ps.stats
+            seqs = -(-size // n_elems)
+            got = st.contributions_in_switch + st.contributions_at_ps
+            if st.raw_sequences == 0 and got != sc.workers * seqs:
+                out.accounting = (f"PS merged {got} contributions ({st.contributions_in_switch} in switch "
+                                  f"aggregates), expected {sc.workers * seqs} (workers x sequences)")
+            if st.completed != seqs:
+                out.accounting += f"; PS completed {st.completed} of {seqs} sequences"
+        out.frames = net.frames
+    except Exception as e:  # noqa: BLE001 - a crash is a finding, reported with its seed
+        out.crash = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}"
+    out.faults = Counter(plan.stats)
+    if trace is not None:
+        h = hashlib.sha256()
+        for t, d, port, f in trace:
+            h.update(f"{t:.9f} {d} {port} ".encode() + f)
+        out.trace_digest = h.hexdigest()
+    return out
+
+
+def _num_elems(program: dict[str, Any], header: str) -> int:
+    from worker.codec import header_and_payload
+
+    return header_and_payload(program, header)[1]
+
+
+def restart_detection(program: dict[str, Any], p4info: Any, seed: int = 1,
+                      engines: EngineCache | None = None) -> str:
+    """A SwitchML all-reduce whose switch restarts mid-run and is programmed again with a new epoch: every worker
+    must stop with SwitchRestarted rather than accept a result mixed from before and after. Returns "" when it
+    does, else what happened instead."""
+    from worker.switchml.window import SwitchRestarted
+
+    n_elems = _num_elems(program, "ina_h")
+    job = switchml_job(3, n_elems, PoolRange(0, 16))
+    options = WindowOptions(window=8, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=200)
+    engine = engines.get(program) if engines is not None else None
+    net = SwitchMLNetwork(program, job, p4info=p4info, seed=seed, options=options, engine=engine)
+    before = net.epoch
+    inputs = [rank_input(256 * n_elems, seed, r, "int32") for r in range(job.num_workers)]
+    net.restart_at(0.001)  # a quarter of the way: 32 windows of 8 packets, ~0.1 ms each
+    try:
+        run = net.allreduce(inputs, "int32")
+    except SwitchRestarted as exc:
+        if (exc.before, exc.after) != (before, net.epoch):
+            return f"SwitchRestarted named epochs {exc.before} -> {exc.after}, the switch had {before} -> {net.epoch}"
+        return ""
+    wrong = [r for r, res in enumerate(run.results)
+             if not verify(res, inputs, n_elems, "int32", None).ok]
+    return (f"the run ended without noticing the restart (epoch {before} -> {net.epoch}); "
+            f"{len(wrong)} wrong results")
+
+
+@dataclass
+class SoakReport:
+    """Totals of a soak."""
+
+    runs: Counter[str] = field(default_factory=Counter)
+    faults: Counter[str] = field(default_factory=Counter)
+    frames: int = 0
+    failures: list[RunOutcome] = field(default_factory=list)
+    seconds: float = 0.0
+    epochs: Counter[int] = field(default_factory=Counter)
+    """SwitchML runs per epoch the job ran with."""
+    restart: str | None = None
+    """The restart-detection case: "" passed, else what went wrong (None: not run)."""
+
+    @property
+    def wrong(self) -> int:
+        return sum(1 for f in self.failures if f.wrong)
+
+    @property
+    def accounting(self) -> int:
+        return sum(1 for f in self.failures if f.accounting)
+
+    @property
+    def crashes(self) -> int:
+        return sum(1 for f in self.failures if f.crash)
+
+    def text(self) -> str:
+        lines = [f"runs: {sum(self.runs.values())} ({', '.join(f'{p} {n}' for p, n in self.runs.items())}), "
+                 f"{self.frames} frames, {self.seconds:.1f} s",
+                 f"faults injected: {sum(self.faults.values())} "
+                 f"({', '.join(f'{k} {v}' for k, v in sorted(self.faults.items())) or 'none'})",
+                 f"wrong results: {self.wrong}", f"accounting violations: {self.accounting}",
+                 f"crashes: {self.crashes}"]
+        if self.epochs:
+            lines.insert(2, f"epochs: {len(self.epochs)} distinct ({min(self.epochs)}..{max(self.epochs)}) over "
+                            f"{sum(self.epochs.values())} switchml runs")
+        if self.restart is not None:
+            lines.append("restart detection: " + ("ok (every worker stopped on the new epoch)" if not self.restart
+                                                   else f"FAILED: {self.restart}"))
+        for f in self.failures[:20]:
+            why = "; ".join(f.wrong[:2]) or f.accounting or f.crash.splitlines()[0]
+            lines.append(f"  FAILED {f.scenario.protocol} seed {f.scenario.seed}: {why}\n    replay: {f.replay()}")
+        return "\n".join(lines)
+
+
+def soak(protocols: Sequence[str], runs: int, first_seed: int, program_dir: Path, progress: bool = False
+         ) -> SoakReport:
+    """`runs` seeded runs per protocol, seeds first_seed.. first_seed+runs-1."""
+    report = SoakReport()
+    engines = EngineCache()
+    started = time.monotonic()
+    for proto in protocols:
+        program = json.loads((program_dir / f"{proto}.json").read_text())
+        p4info = program_dir / f"{proto}.p4info.txt"
+        if proto == "switchml":
+            report.restart = restart_detection(program, p4info, first_seed, engines)
+        for k in range(runs):
+            o = run_one(proto, first_seed + k, program, p4info, engines=engines)
+            if o.epoch:
+                report.epochs[o.epoch] += 1
+            report.runs[proto] += 1
+            report.faults.update(o.faults)
+            report.frames += o.frames
+            if not o.ok:
+                report.failures.append(o)
+            if progress and (k + 1) % 100 == 0:
+                print(f"  {proto}: {k + 1}/{runs} runs, {len(report.failures)} failures", file=sys.stderr)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.soak", description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=1000, help="runs per protocol")
+    p.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=list(PROTOCOLS))
+    p.add_argument("--protocol", choices=PROTOCOLS, default=None, help="one protocol (replay)")
+    p.add_argument("--seed", type=int, default=1, help="seed of the first run")
+    p.add_argument("--program-dir", type=Path, default=ROOT / "out")
+    p.add_argument("--trace", type=Path, default=None,
+                   help="with --runs 1: write every frame at the switch's ports (time, direction, port, hex)")
+    p.add_argument("--results", type=Path, default=None, help="write summary.md under RESULTS/soak-<UTC time>/")
+    p.add_argument("--fuzz", type=int, default=0, metavar="N",
+                   help="then fuzz (experiments.fuzz): N frames per program, and requests, P4 sources and JSON in proportion")
+    args = p.parse_args(argv)
+    protocols = [args.protocol] if args.protocol else args.protocols
+    if args.trace is not None:
+        if args.runs != 1 or len(protocols) != 1:
+            p.error("--trace replays one run: give --protocol P --seed S --runs 1")
+        program = json.loads((args.program_dir / f"{protocols[0]}.json").read_text())
+        trace: list = []
+        o = run_one(protocols[0], args.seed, program, args.program_dir / f"{protocols[0]}.p4info.txt", trace=trace)
+        args.trace.write_text("".join(f"{t:.9f} {d} {port} {f.hex()}\n" for t, d, port, f in trace))
+        print(f"{protocols[0]} seed {args.seed}: {o.scenario}")
+        print(f"{'ok' if o.ok else 'FAILED'}; {len(trace)} frames at the switch's ports, sha256 {o.trace_digest}; "
+              f"faults {dict(o.faults)}")
+        for line in o.wrong + ([o.accounting] if o.accounting else []) + ([o.crash] if o.crash else []):
+            print(f"  {line}")
+        return 0 if o.ok else 1
+    report = soak(protocols, args.runs, args.seed, args.program_dir, progress=True)
+    text = report.text()
+    print(text)
+    failed = bool(report.failures) or bool(report.restart)
+    if args.fuzz:
+        from experiments.fuzz import fuzz_all
+
+        fz = fuzz_all(args.program_dir, args.fuzz, args.seed)
+        print(fz.text())
+        text += "\n" + fz.text()
+        failed |= bool(fz.failures)
+    if args.results is not None:
+        from perf.machine import machine_info
+        from experiments.sweep import results_dir
+
+        out = results_dir(args.results, "soak")
+        machine = "\n".join(f"- {k}: {v}" for k, v in machine_info().items())
+        (out / "summary.md").write_text(f"# Exactly-once soak\n\n{machine}\n\n```\n{text}\n```\n")
+        print(f"results in {out}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""Run a scenario file (`make experiment SCENARIO=experiments/scenarios/<name>.toml`) and write its results.
+
+    python -m experiments.sweep experiments/scenarios/size-sweep.toml [--results results] [--list]
+
+The scenario's points (`experiments.scenario`) are run in Mininet with a progress bar: one network per worker count (the
+network's shape), inside it every point and repetition, repetitions interleaved (rep 1 of every point, then rep 2 …)
+so that load changes on the shared machine spread over all algorithms. Each run is one all-reduce by every worker
+(`experiments.run.ExperimentNetwork.run`), counted only if every worker verified its result. Writes
+`results/<name>-<UTC timestamp>/` (never an existing directory): `runs.csv` (a row per run, appended as the runs
+finish), `scenario.toml` (a copy of the input), `summary.md` and the plots (`experiments.report`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from experiments.run import CONTROLLERS, ROOT, ExperimentConfig, ExperimentNetwork, ExperimentResult
+from experiments.scenario import RunPoint, Scenario, ScenarioError, load_scenario
+from topo.star import host_ip
+from topo.target import Target
+from worker.collective import COLLECTIVES
+
+__all__ = ["Row", "run_scenario", "results_dir", "open_network", "main"]
+
+SETUP_ATTEMPTS = 3
+"""Tries to bring a network up before its runs are recorded as failed."""
+
+
+@dataclass(frozen=True)
+class Row(RunPoint):
+    """One run: its point of the sweep and what it measured, as written to runs.csv (a run that did not happen keeps
+    the measurement defaults and says why in `error`)."""
+
+    rep: int = 0
+    dtype: str = "float32"
+    bw_mbps: float | None = None
+    verified: bool = False
+    elapsed_s: float = 0.0
+    goodput_elems_per_s: float = 0.0
+    link_utilisation: float | None = None
+    retransmissions: int = 0
+    packets_sent: int = 0
+    bytes_sent: int = 0
+    max_error_over_bound: float | None = None
+    worker_cpu_s: float = 0.0
+    switch_aggregated: int = 0
+    error: str = ""
+
+    @classmethod
+    def of(cls, point: RunPoint, rep: int, sc: Scenario, r: ExperimentResult) -> Row:
+        reports = [w.report for w in r.workers]
+        ratios = [float(x["max_error_over_bound"]) for x in reports if x.get("max_error_over_bound") is not None]
+        errors = [f"rank {w.rank}: exit {w.exit_code}: {(w.report.get('error') or w.stderr or 'no output').strip()}"
+                  for w in r.workers if not w.ok]
+        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, verified=r.correct,
+                   elapsed_s=r.elapsed_s, goodput_elems_per_s=r.goodput if r.correct else 0.0,
+                   link_utilisation=r.link_utilisation if r.correct else None,
+                   retransmissions=r.retransmissions,
+                   packets_sent=sum(int(x.get("packets_sent", 0)) for x in reports),
+                   bytes_sent=sum(int(x.get("bytes_sent", 0)) for x in reports),
+                   max_error_over_bound=max(ratios) if ratios else None,
+                   worker_cpu_s=sum(float(x.get("cpu_s", 0.0)) for x in reports),
+                   switch_aggregated=r.counters.get(f"{CONTROLLERS[r.config.program].COUNTER_PREFIX}aggregated",
+                                                    (0, 0))[0],
+                   error="; ".join(errors)[:500])
+
+    @classmethod
+    def failed(cls, point: RunPoint, rep: int, sc: Scenario, error: str) -> Row:
+        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, error=error[:500])
+
+    @classmethod
+    def from_csv(cls, d: dict[str, str]) -> Row:
+        """The row csv_row() wrote (each field converted by its declared type)."""
+        def value(kind: str, text: str) -> object:
+            if kind.endswith("| None"):
+                return None if text == "" else value(kind.removesuffix("| None").strip(), text)
+            return {"int": int, "float": float, "bool": lambda t: t == "1", "str": str}[kind](text)
+        return cls(**{f.name: value(str(f.type), d[f.name]) for f in fields(cls)})
+
+    def csv_row(self) -> dict[str, object]:
+        d = asdict(self)
+        d["verified"] = int(self.verified)
+        return {k: ("" if v is None else v) for k, v in d.items()}
+
+
+CSV_FIELDS = tuple(Row.__dataclass_fields__)
+
+
+def write_rows(rows: Sequence[Any], path: Path) -> None:
+    """A CSV file with one line per dataclass row (columns: its fields, in order)."""
+    with open(path, "w", newline="") as f:
+        w: csv.DictWriter[str] | None = None
+        for r in rows:
+            if w is None:
+                w = csv.DictWriter(f, fieldnames=[fl.name for fl in fields(r)])
+                w.writeheader()
+            w.writerow(asdict(r))
+
+
+def results_dir(root: Path, name: str, now: datetime.datetime | None = None) -> Path:
+    """A new directory root/<name>-<UTC timestamp>[-k] (never one that exists)."""
+    stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y%m%d-%H%M%S")
+    base = root / f"{name}-{stamp}"
+    path, k = base, 1
+    while True:
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            k += 1
+            path = base.with_name(f"{base.name}-{k}")
+
+
+def background_commands(mbps: float, timeout_s: float) -> list[str]:
+    """A UDP flow of mbps Mbit/s from h1 to h2 through the switch (iperf3), for at most timeout_s seconds."""
+    if not mbps:
+        return []
+    if shutil.which("iperf3") is None:
+        raise RuntimeError("background traffic needs iperf3 (apt-get install iperf3; `make setup` does it as root)")
+    t = max(1, int(timeout_s))
+    return ["h2: exec iperf3 -s -1 -p 5201 >/dev/null 2>&1",
+            f"h1: sleep 0.3; exec iperf3 -c {host_ip(2)} -p 5201 -u -b {mbps:g}M -t {t} >/dev/null 2>&1"]
+
+
+def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, progress: bool = True,
+                 log: Callable[[str], None] = print) -> list[Row]:
+    """Run every point of sc `repetitions` times; rows are appended to out/runs.csv as they finish."""
+    rows: list[Row] = []
+    points = sc.runs()
+    csv_path = out / "runs.csv"
+    with open(csv_path, "w", newline="") as f:
+        csv.DictWriter(f, CSV_FIELDS).writeheader()
+    bar = tqdm(total=len(points) * sc.repetitions, desc=sc.name, unit="run", disable=not progress, file=sys.stderr)
+
+    def record(row: Row) -> None:
+        rows.append(row)
+        with open(csv_path, "a", newline="") as f:
+            csv.DictWriter(f, CSV_FIELDS).writerow(row.csv_row())
+        bar.set_postfix_str(f"{row.algo} n={row.workers} size={row.size} {'ok' if row.verified else 'FAILED'}")
+        bar.update()
+
+    base = ExperimentConfig(target=Target(sc.target), program_json=program_json, p4info=p4info,
+                            pool_size=sc.pool_size, window=sc.window, bw=sc.bw_mbps, timeout_s=sc.timeout_s,
+                            dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name, cpus=sc.cpus)
+    groups = []  # one network per (workers, P4 program): a collective's program cannot change under a running network
+    for n in sc.workers:
+        for program in dict.fromkeys(COLLECTIVES[a].program for a in sc.algos):
+            mine = [p for p in points if p.workers == n and COLLECTIVES[p.algo].program == program]
+            if not mine:
+                continue
+            own = program == base.program  # the given program; the others are found beside it
+            groups.append((replace(base, workers=n, algo=mine[0].algo, program_dir=program_json.parent,
+                                   program_json=program_json if own else None, p4info=p4info if own else None),
+                           mine))
+    try:
+        for shape, mine in groups:
+            net = open_network(shape, log)
+            if net is None:
+                for rep in range(1, sc.repetitions + 1):
+                    for p in mine:
+                        record(Row.failed(p, rep, sc, "network did not come up"))
+                continue
+            try:
+                for rep in range(1, sc.repetitions + 1):
+                    for p in mine:
+                        cfg = replace(shape, algo=p.algo, size=p.size, loss=p.loss, straggler_ms=p.straggler_ms,
+                                      seed=sc.seed + rep)
+                        try:
+                            result = net.run(cfg, background_commands(p.background_mbps, sc.timeout_s))
+                            record(Row.of(p, rep, sc, result))
+                        except Exception as exc:  # recorded, the sweep goes on
+                            record(Row.failed(p, rep, sc, f"{type(exc).__name__}: {exc}"))
+            finally:
+                net.close()
+    finally:
+        bar.close()
+    return rows
+
+
+def open_network(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> ExperimentNetwork | None:
+    """A started network (the caller closes it), or None after SETUP_ATTEMPTS failures."""
+    for attempt in range(1, SETUP_ATTEMPTS + 1):
+        net = ExperimentNetwork(cfg)
+        try:
+            return net.__enter__()
+        except Exception as exc:  # Mininet or the switch did not come up: retried, then the runs are failed
+            log(f"workers={cfg.workers}: network setup attempt {attempt} failed: {exc}")
+    return None
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m experiments.sweep", description=__doc__.split("\n\n")[0])
+    p.add_argument("scenario", type=Path, help="scenario file (experiments/scenarios/*.toml)")
+    p.add_argument("--results", type=Path, default=ROOT / "results", help="where result directories go")
+    p.add_argument("--json", dest="program_json", type=Path, default=ROOT / "out" / "switchml.json")
+    p.add_argument("--p4info", type=Path, default=ROOT / "out" / "switchml.p4info.txt")
+    p.add_argument("--list", action="store_true", help="print the runs the scenario would make and exit")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p
+
+
+def _moved_scenario(path: Path) -> Path:
+    """A scenario named by its path before the files moved to experiments/scenarios/ (experiments/<name>.toml)."""
+    moved = ROOT / "experiments" / "scenarios" / path.name
+    if not path.exists() and path.parent.name == "experiments" and moved.is_file():
+        print(f"note: {path} is now {moved.relative_to(ROOT)}", file=sys.stderr)
+        return moved
+    return path
+
+
+def main(argv: Iterable[str] | None = None) -> int:
+    from experiments.report import write_report
+
+    args = _parser().parse_args(None if argv is None else list(argv))
+    args.scenario = _moved_scenario(args.scenario)
+    try:
+        sc = load_scenario(args.scenario)
+    except ScenarioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.list:
+        for p in sc.runs():
+            print(p)
+        print(f"{len(sc.runs())} points x {sc.repetitions} repetitions")
+        return 0
+    if os.geteuid() != 0:
+        print("error: Mininet needs root: run `sudo make experiment`", file=sys.stderr)
+        return 2
+    out = results_dir(args.results, sc.name)
+    shutil.copy(args.scenario, out / "scenario.toml")
+    print(f"{sc.name}: {len(sc.runs())} points x {sc.repetitions} repetitions -> {out}", file=sys.stderr)
+    rows = run_scenario(sc, out, program_json=args.program_json, p4info=args.p4info, progress=not args.no_progress)
+    summary = write_report(sc, rows, out)
+    print(summary)
+    bad = [r for r in rows if not r.verified]
+    if bad:
+        print(f"{len(bad)} of {len(rows)} runs failed verification or did not run; see {out / 'runs.csv'}",
+              file=sys.stderr)
+    return 0 if not bad else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Two-level against one-level ATP aggregation on the same two-tier network (`make twolevel`).
+
+    python -m experiments.twolevel [--racks 2] [--workers 4] [--size 65536] [--loss 0] [--bw MBIT] [--window W]
+                            [--reps 3] [--results results] [--program-dir out]
+
+One Mininet two-tier network per mode (topo.twotier: `racks` rack switches under the PS rack switch, the workers
+spread over the racks): `levels 2` aggregates each rack in its rack switch and the racks in the PS rack switch;
+`levels 1` aggregates every worker in the PS rack switch while the rack switches only forward. Each mode runs the
+same all-reduce `reps` times. Per run it records the completion time (the slowest worker), goodput, whether every
+worker verified, the packets and bytes that crossed the racks' uplinks and the PS's link (both directions, read from
+the switch interfaces), where contributions were aggregated, and the retransmissions. Writes `runs.csv`,
+`summary.md` and `twolevel.png` under results/twolevel-<UTC time>/ and prints the summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork
+from experiments.sweep import results_dir, write_rows
+from topo.target import Target
+
+__all__ = ["LevelRow", "run_twolevel", "summary", "main"]
+
+LEVELS = (1, 2)
+
+
+@dataclass(frozen=True)
+class LevelRow:
+    """One all-reduce in one mode."""
+
+    levels: int
+    rep: int
+    racks: int
+    workers: int
+    size: int
+    loss: float
+    bw: float | None
+    correct: bool
+    completion_s: float
+    goodput: float
+    retransmissions: int
+    in_switch: float
+    """Fraction of contributions that reached the PS inside a switch aggregate."""
+    uplink_packets: int
+    uplink_bytes: int
+    ps_packets: int
+    ps_bytes: int
+
+
+def run_twolevel(*, racks: int, workers: int, size: int, loss: float, bw: float | None, window: int | None, reps: int,
+                 program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
+                 progress: bool = True) -> list[LevelRow]:
+    rows: list[LevelRow] = []
+    for levels in LEVELS:
+        cfg = ExperimentConfig(algo="atp", topo="twotier", racks=racks, levels=levels, workers=workers, size=size,
+                               loss=loss, bw=bw, window=window, target=target, program_dir=program_dir, seed=seed,
+                               run_dir=run_dir / f"levels{levels}", timeout_s=300.0)
+        with ExperimentNetwork(cfg) as net:
+            for rep in range(reps):
+                res = net.run(cfg)
+                up, ps = res.links.get("uplinks", (0, 0)), res.links.get("ps", (0, 0))
+                rows.append(LevelRow(
+                    levels=levels, rep=rep, racks=racks, workers=workers, size=size, loss=loss, bw=bw,
+                    correct=res.correct, completion_s=res.elapsed_s, goodput=res.goodput,
+                    retransmissions=res.retransmissions,
+                    in_switch=float((res.ps or {}).get("switch_fraction", 0.0)), uplink_packets=up[0],
+                    uplink_bytes=up[1], ps_packets=ps[0], ps_bytes=ps[1]))
+                if progress:
+                    r = rows[-1]
+                    print(f"levels {levels} rep {rep}: {'✓' if r.correct else '✗'} {r.completion_s:.3f} s, "
+                          f"uplinks {r.uplink_packets} packets, PS link {r.ps_packets} packets", file=sys.stderr)
+    return rows
+
+
+def summary(rows: Sequence[LevelRow], *, racks: int, workers: int, size: int, loss: float, bw: float | None,
+            machine: dict[str, str]) -> str:
+    """summary.md: the method, per mode the medians (and ranges) of completion time, goodput and link traffic, and
+    the two-level / one-level ratios."""
+    lines = ["# Two-level vs one-level ATP aggregation (two-tier network)", ""]
+    lines += [f"- {k}: {v}" for k, v in machine.items()]
+    rate = f"links {bw:g} Mbit/s" if bw is not None else "unlimited veth links"
+    lines += [f"- {racks} racks, {workers} workers, {size} float32 elements, loss {loss:g}, {rate}; one Mininet "
+              "network per mode, every switch its own switch process", ""]
+    lines += ["| levels | correct | completion s (median, min-max) | goodput elem/s | uplink packets | uplink MB "
+              "| PS link packets | in switch | retx |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    med: dict[int, dict[str, float]] = {}
+    for levels in LEVELS:
+        rs = [r for r in rows if r.levels == levels]
+        if not rs:
+            continue
+        ok = [r for r in rs if r.correct]
+        t = [r.completion_s for r in ok]
+        m = med[levels] = {
+            "t": statistics.median(t) if t else 0.0,
+            "goodput": statistics.median(r.goodput for r in ok) if ok else 0.0,
+            "up": statistics.median(r.uplink_packets for r in rs),
+            "up_b": statistics.median(r.uplink_bytes for r in rs),
+            "ps": statistics.median(r.ps_packets for r in rs),
+        }
+        span = f"{m['t']:.3f} ({min(t):.3f}-{max(t):.3f})" if t else "-"
+        lines.append(f"| {levels} | {len(ok)}/{len(rs)} | {span} | {m['goodput']:.0f} | {m['up']:.0f} | "
+                     f"{m['up_b'] / 1e6:.2f} | {m['ps']:.0f} | {100 * statistics.mean(r.in_switch for r in rs):.1f} % "
+                     f"| {statistics.median(r.retransmissions for r in rs):g} |")
+    if all(lv in med and med[lv]["t"] > 0 for lv in LEVELS):
+        one, two = med[1], med[2]
+        lines += ["", f"Two-level / one-level: completion time {two['t'] / one['t']:.2f}x, uplink packets "
+                      f"{two['up'] / max(one['up'], 1):.2f}x, PS link packets {two['ps'] / max(one['ps'], 1):.2f}x."]
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: Sequence[LevelRow], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    labels = [f"{lv} level{'s' if lv > 1 else ''}" for lv in LEVELS]
+    t = [statistics.median([r.completion_s for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
+    up = [statistics.median([r.uplink_packets for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
+    ps = [statistics.median([r.ps_packets for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
+    ax1.bar(labels, t, color=["tab:gray", "tab:blue"])
+    ax1.set(ylabel="completion time (s, median)")
+    xs = range(len(LEVELS))
+    ax2.bar([x - 0.2 for x in xs], up, 0.4, label="racks' uplinks")
+    ax2.bar([x + 0.2 for x in xs], ps, 0.4, label="PS link")
+    ax2.set(ylabel="packets per all-reduce (both directions)", xticks=list(xs), xticklabels=labels)
+    ax2.legend()
+    fig.suptitle("ATP on a two-tier network: aggregation in the rack switches too, or only above them")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m experiments.twolevel", description=__doc__.split("\n\n")[0])
+    p.add_argument("--racks", type=int, default=2)
+    p.add_argument("--workers", type=int, default=4, help="workers, spread over the racks")
+    p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
+    p.add_argument("--loss", type=float, default=0.0)
+    p.add_argument("--bw", type=float, default=None, metavar="MBIT", help="limit every link (default: unlimited)")
+    p.add_argument("--window", type=int, default=None, help="packets in flight per worker (default: the protocol's)")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--target", choices=[t.value for t in Target], default=None)
+    p.add_argument("--program-dir", type=Path, default=ROOT / "out")
+    p.add_argument("--results", type=Path, default=ROOT / "results")
+    args = p.parse_args(argv)
+    if os.geteuid() != 0:
+        print("error: Mininet needs root: run `sudo make twolevel`", file=sys.stderr)
+        return 2
+    from perf.machine import machine_info
+
+    machine = machine_info()
+    out = results_dir(args.results, "twolevel")
+    try:
+        rows = run_twolevel(racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
+                            window=args.window, reps=args.reps, program_dir=args.program_dir,
+                            target=Target.choose(args.target), run_dir=Path("/tmp/ina-testbed/twolevel"),
+                            seed=args.seed)
+    except Exception as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    write_rows(rows, out / "runs.csv")
+    text = summary(rows, racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
+                   machine=machine)
+    (out / "summary.md").write_text(text)
+    plot(rows, out / "twolevel.png")
+    print(text)
+    print(f"results in {out}")
+    return 0 if all(r.correct for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

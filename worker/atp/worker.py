@@ -1,0 +1,406 @@
+"""ATP's worker (NSDI'21): hashed aggregators, a window with cumulative ACK, resend, and AIMD on ECN.
+
+One all-reduce is a stream of packets with sequence numbers (continuing across all-reduces, from 1). Sequence s uses
+window position `(s - 1) mod W` and that position's aggregator; `W = min(window, pool size)` (window default
+`ATP_WINDOW`) is fixed for the job, and the aggregator of each position starts as a hash of (job, position) into the
+job's range of the shared pool. Packet s is sent only while `s < first unacknowledged + cwnd` (cumulative ACK), so a
+position's aggregator is reused only after the PS's ACK of the previous sequence freed it. The PS's ACK (parameter
+packet) carries the sum, and when the sequence collided with another job, the aggregator the position uses from now on
+(`agtr_next`); every worker takes it from its first acceptance of that ACK, so all workers keep the same map.
+
+Loss recovery (`AtpWindow`): a packet is retransmitted with the RESEND flag after its timeout (adaptive RTO, backoff,
+bounded retries, as `worker.switchml.window`), and once early when the ACK of a sequence `fast_retransmit` later arrives first
+(ATP's gap resend). A RESEND flushes the switch's partial aggregate to the PS, which completes the sequence.
+
+Congestion (AIMD): the window starts at W; after every cwnd ACKs it is halved if one of them carried ECN, else
+grown by one, within [1, W].
+
+Values (`FixedPointPlan`): float32 uses ATP's fixed-point scaling, q = rint(x * 2^scale_bits), exact int32 sums in
+the switch with saturation. Per element the result is within n * 2^-(scale_bits + 1) of the exact sum, plus the
+final rounding to float32. A block whose values do not fit (|q| > 2^31 - 2), or whose sum saturated anywhere (the PS
+sees INT32_MAX/INT32_MIN or the OVERFLOW flag), is resent raw: float32 values that only the PS adds (in float64,
+rounded once to float32). int32 is the identity scaling; a sum that saturates is resent raw and the PS returns the
+exact sum modulo 2^32, as SwitchML's wrapping sums.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+import zlib
+from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from worker.stats import RunResult
+from worker.codec import find_program_json
+from worker.atp.header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
+from worker.switchml.blocks import to_blocks
+from worker.driver import drive
+from worker.codec import CodecError
+from worker.job import JobConfig, JobConfigError
+from worker.rto import RtoEstimator
+from worker.transport import Transport
+from worker.stats import Stats
+from worker.driver import WindowOptions
+
+__all__ = ["ATP_WINDOW", "AtpOptions", "AtpStats", "AtpUnreachable", "FixedPointPlan", "AtpWindow", "AtpWorker",
+           "aggregator_map", "find_atp_json"]
+
+ATP_WINDOW = 32
+"""W when the options leave it unset. Not 64 as for SwitchML: with ATP's cumulative ACK and raw resends a window of 64
+did worse at 1 % loss (86k vs 101k elem/s, 4 workers; see the README's benchmark notes)."""
+
+Q_MAX = 2**31 - 2
+"""Largest |q| a worker sends as fixed point: INT32_MAX and INT32_MIN are the switch's saturation sentinels."""
+
+
+def find_atp_json() -> Path:
+    """The compiled atp.json: $INA_ATP_JSON, else out/atp.json or build/atp.json."""
+    return find_program_json("atp", "INA_ATP_JSON")
+
+
+@dataclass(frozen=True, slots=True)
+class AtpOptions:
+    """ATP knobs beside the shared window options."""
+
+    scale_bits: int = 20
+    """float32 fixed point: values are sent as rint(x * 2^scale_bits) (ATP's scaling factor)."""
+    initial_cwnd: int | None = None
+    """Congestion window at the start of each all-reduce (default: W)."""
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.scale_bits <= 30:
+            raise ValueError(f"scale_bits must be in [0, 30], got {self.scale_bits}")
+        if self.initial_cwnd is not None and self.initial_cwnd < 1:
+            raise ValueError(f"initial_cwnd must be >= 1, got {self.initial_cwnd}")
+
+
+@dataclass(slots=True)
+class AtpStats(Stats):
+    """`worker.switchml.window.Stats` plus ATP's congestion window, collisions and raw resends."""
+
+    ecn_acks: int = 0
+    """ACKs that carried ECN."""
+    cwnd_min: int = 0
+    cwnd_final: int = 0
+    cwnd_decreases: int = 0
+    collisions: int = 0
+    """ACKs that moved a window position to another aggregator (its sequence collided with another job)."""
+    raw_resends: int = 0
+    """Sequences resent raw (overflow)."""
+
+    def as_dict(self) -> dict[str, float | int]:
+        out = Stats.as_dict(self)
+        out.update(ecn_acks=self.ecn_acks, cwnd_min=self.cwnd_min, cwnd_final=self.cwnd_final,
+                   cwnd_decreases=self.cwnd_decreases, collisions=self.collisions, raw_resends=self.raw_resends)
+        return out
+
+
+class AtpUnreachable(RuntimeError):
+    """No ACK for a sequence after all retransmissions."""
+
+    def __init__(self, job_id: int, seq: int, agtr: int, transmissions: int, waited: float,
+                 last_ack_ago: float | None) -> None:
+        self.job_id, self.seq, self.agtr = job_id, seq, agtr
+        seen = ("no ACK arrived at all in this run" if last_ack_ago is None
+                else f"the last ACK arrived {last_ack_ago:.2f} s ago")
+        super().__init__(
+            f"job {job_id}: no ACK for seq {seq} (aggregator {agtr}) after {transmissions} transmissions over "
+            f"{waited:.2f} s; {seen}: switch or parameter server unreachable, job not installed, or another worker "
+            "of the job stopped sending")
+
+
+def aggregator_map(job: JobConfig, width: int) -> list[int]:
+    """The initial aggregator of each window position: CRC32 of (job, position) into the job's range, probing
+    linearly so that the job's positions use distinct aggregators (ATP's per-application hash)."""
+    base, size = job.pool.base, job.pool.size
+    if width > size:
+        raise JobConfigError(f"window {width} exceeds the job's {size} aggregators")
+    used: set[int] = set()
+    out = []
+    for pos in range(width):
+        h = zlib.crc32(bytes([job.job_id]) + pos.to_bytes(4, "big")) % size
+        while h in used:
+            h = (h + 1) % size
+        used.add(h)
+        out.append(base + h)
+    return out
+
+
+class FixedPointPlan:
+    """Blocks of one all-reduce as ATP sends them: fixed-point int32, or raw values when they do not fit."""
+
+    def __init__(self, array: np.ndarray, num_elems: int, dtype: str, scale_bits: int) -> None:
+        arr = np.asarray(array)
+        self.size, self.shape, self.dtype = arr.size, arr.shape, dtype
+        if dtype == "float32":
+            if not np.issubdtype(arr.dtype, np.floating):
+                raise TypeError(f"float32 mode needs a floating-point array, got {arr.dtype}")
+            self.raw_blocks = to_blocks(arr, num_elems, np.float32)
+            self.scale = math.ldexp(1.0, scale_bits)
+            q = np.rint(self.raw_blocks.astype(np.float64) * self.scale)
+            self.fits = np.all(np.abs(q) <= Q_MAX, axis=1) & np.all(np.isfinite(q), axis=1)
+            self.fixed = np.where(self.fits[:, None], q, 0).astype(np.int32)
+            self.out: np.ndarray = np.zeros_like(self.raw_blocks)
+        elif dtype == "int32":
+            if not np.issubdtype(arr.dtype, np.integer):
+                raise TypeError(f"int32 mode needs an integer array, got {arr.dtype}")
+            self.raw_blocks = to_blocks(arr, num_elems, np.int32)
+            self.scale = 1.0
+            self.fixed = self.raw_blocks
+            self.fits = np.ones(self.fixed.shape[0], dtype=bool)
+            self.out = np.zeros_like(self.raw_blocks)
+        else:
+            raise ValueError(f"dtype must be float32 or int32, got {dtype!r}")
+        self.num_packets = self.raw_blocks.shape[0]
+        self.raw_flags = RAW | (FLOAT if dtype == "float32" else 0)
+
+    def result(self, i: int, values: np.ndarray, raw: bool) -> None:
+        """Take the PS's sum for block i: fixed point (int32 sums), or raw (float32 bits / int32 with RAW)."""
+        if raw:
+            self.out[i] = values.view(np.float32) if self.dtype == "float32" else values
+        elif self.dtype == "float32":
+            self.out[i] = values / self.scale
+        else:
+            self.out[i] = values
+
+    def output(self) -> np.ndarray:
+        return self.out.ravel()[: self.size].reshape(self.shape)
+
+
+@dataclass(slots=True)
+class _Pending:
+    index: int
+    header: AtpHeader
+    raw: bool
+    first_sent: float
+    deadline: float
+    timeout: float
+    retries: int = 0
+    generation: int = 0
+    fast: bool = False
+
+
+@dataclass(slots=True)
+class AtpWindow:
+    """Window state of one all-reduce: start(), then on_ack()/on_timer() until done. Returns (header, values)."""
+
+    plan: FixedPointPlan
+    job: JobConfig
+    rank: int
+    first_seq: int
+    agtr: list[int]
+    """Aggregator of each window position (len = W); updated in place on collisions."""
+    options: WindowOptions = field(default_factory=WindowOptions)
+    initial_cwnd: int | None = None
+    stats: AtpStats = field(default_factory=AtpStats)
+    _pending: dict[int, _Pending] = field(default_factory=dict, init=False)
+    _heap: list[tuple[float, int, int]] = field(default_factory=list, init=False)
+    _acked: list[bool] = field(default_factory=list, init=False)
+    _cum: int = field(default=0, init=False)
+    _next: int = field(default=0, init=False)
+    _raw_needed: set[int] = field(default_factory=set, init=False)
+    _epoch_acks: int = field(default=0, init=False)
+    _epoch_ecn: bool = field(default=False, init=False)
+    _answered: int = field(default=0, init=False)
+    _start: float = field(default=0.0, init=False)
+    _last_ack: float | None = field(default=None, init=False)
+    cwnd: int = field(default=0, init=False)
+    rto: RtoEstimator = field(init=False)
+    _base: AtpHeader = field(default_factory=AtpHeader, init=False)
+
+    def __post_init__(self) -> None:
+        self.width = len(self.agtr)
+        me = self.job.worker(self.rank)
+        racks = self.job.racks
+        self._base = AtpHeader(bitmap0=1 << self.rank, bitmap1=1 << me.rack, fan_in0=self.job.rack_size(me.rack),
+                               fan_in1=len(racks), job_id=self.job.job_id, rank=self.rank)
+        self._acked = [False] * self.plan.num_packets
+        self.cwnd = max(1, min(self.width, self.initial_cwnd or self.width))
+        self.stats.cwnd_min = self.stats.cwnd_final = self.cwnd
+        o = self.options
+        self.rto = RtoEstimator(o.timeout, o.min_timeout, o.max_timeout)
+
+    width: int = field(default=0, init=False)
+
+    @property
+    def done(self) -> bool:
+        return self._answered == self.plan.num_packets
+
+    def seq(self, index: int) -> int:
+        return (self.first_seq + index - 1) % (1 << 32) + 1
+
+    def _position(self, index: int) -> int:
+        return (self.first_seq + index - 1) % self.width
+
+    def _packet(self, p: _Pending) -> tuple[AtpHeader, np.ndarray]:
+        values = self.plan.raw_blocks[p.index] if p.raw else self.plan.fixed[p.index]
+        return p.header, values
+
+    def _send_new(self, now: float) -> list[tuple[AtpHeader, np.ndarray]]:
+        out = []
+        while self._next < self.plan.num_packets and self._next < self._cum + self.cwnd:
+            i = self._next
+            self._next += 1
+            raw = i in self._raw_needed or not bool(self.plan.fits[i])
+            flags = self.plan.raw_flags if raw else 0
+            hdr = AtpHeader(self._base.bitmap0, self._base.bitmap1, self._base.fan_in0, self._base.fan_in1, flags,
+                            self._base.job_id, self.seq(i), self.agtr[self._position(i)], 0, self.rank)
+            timeout = self.rto.rto if self.options.adaptive else self.options.timeout
+            p = _Pending(i, hdr, raw, now, now + timeout, timeout)
+            self._pending[i] = p
+            heapq.heappush(self._heap, (p.deadline, i, 0))
+            self.stats.packets_sent += 1
+            self.stats.raw_resends += raw
+            out.append(self._packet(p))
+        return out
+
+    def start(self, now: float) -> list[tuple[AtpHeader, np.ndarray]]:
+        self._start = now
+        return self._send_new(now)
+
+    def on_ack(self, hdr: AtpHeader, values: np.ndarray, now: float) -> list[tuple[AtpHeader, np.ndarray]]:
+        """Take one received packet; returns the packets to send."""
+        if not hdr.flags & ACK or hdr.job_id != self.job.job_id:
+            self.stats.foreign_ignored += 1
+            return []
+        i = (hdr.seq - self.first_seq) % (1 << 32)
+        if i >= self.plan.num_packets or self._acked[i]:
+            self.stats.duplicates_ignored += 1
+            return []
+        p = self._pending.get(i)
+        if hdr.flags & OVERFLOW and not hdr.flags & RAW:
+            # the PS asks for this sequence's raw values
+            if p is None:
+                self._raw_needed.add(i)  # not sent yet: it will go raw
+                return []
+            if p.raw:
+                self.stats.duplicates_ignored += 1
+                return []
+            p.raw = True
+            p.header = p.header.with_flags(self.plan.raw_flags)
+            self.stats.raw_resends += 1
+            return [self._rearm(p, now, p.timeout, count_retx=False)]
+        if p is None:
+            self.stats.duplicates_ignored += 1  # a result for a sequence this worker has not sent: impossible
+            return []
+        del self._pending[i]
+        self.plan.result(i, values, bool(hdr.flags & RAW))
+        self._acked[i] = True
+        self._answered += 1
+        self.stats.results += 1
+        self._last_ack = now
+        if p.retries == 0 and not p.fast and not p.raw:
+            self.rto.sample(now - p.first_sent)
+        if hdr.flags & COLLISION:
+            self.agtr[self._position(i)] = hdr.agtr_next
+            self.stats.collisions += 1
+        if hdr.flags & ECN:
+            self.stats.ecn_acks += 1
+            self._epoch_ecn = True
+        self._epoch_acks += 1
+        if self._epoch_acks >= self.cwnd:
+            if self._epoch_ecn:
+                self.cwnd = max(1, self.cwnd // 2)
+                self.stats.cwnd_decreases += 1
+            else:
+                self.cwnd = min(self.width, self.cwnd + 1)
+            self.stats.cwnd_min = min(self.stats.cwnd_min, self.cwnd)
+            self._epoch_acks, self._epoch_ecn = 0, False
+        while self._cum < self.plan.num_packets and self._acked[self._cum]:
+            self._cum += 1
+        out = []
+        k = self.options.fast_retransmit
+        if k:
+            for j in range(self._cum, max(self._cum, i - k + 1)):
+                q = self._pending.get(j)
+                if q is not None and not q.fast and not q.retries:
+                    q.fast = True
+                    self.stats.fast_retransmissions += 1
+                    out.append(self._rearm(q, now, q.timeout))
+        out.extend(self._send_new(now))
+        if self.done:
+            self.stats.elapsed = now - self._start
+            self.stats.srtt, self.stats.rto, self.stats.cwnd_final = self.rto.srtt, self.rto.rto, self.cwnd
+        return out
+
+    on_packet = on_ack  # the name worker.driver.drive calls
+
+    def _rearm(self, p: _Pending, now: float, timeout: float, count_retx: bool = True) -> tuple[AtpHeader, np.ndarray]:
+        """Send p again (flagged RESEND when it is a retransmission) with a new timer."""
+        p.generation += 1
+        p.timeout = timeout
+        p.deadline = now + timeout
+        if count_retx:
+            p.header = p.header.with_flags(p.header.flags | RESEND)
+            self.stats.retransmissions += 1
+        heapq.heappush(self._heap, (p.deadline, p.index, p.generation))
+        self.stats.packets_sent += 1
+        return self._packet(p)
+
+    def rx_settle(self) -> float:
+        """How long the driver lets ACKs accumulate once one is ready (`WindowOptions.rx_coalesce`)."""
+        return self.options.rx_settle(self.rto, len(self._pending))
+
+    def next_deadline(self) -> float | None:
+        while self._heap:
+            deadline, i, gen = self._heap[0]
+            p = self._pending.get(i)
+            if p is None or p.generation != gen:
+                heapq.heappop(self._heap)
+                continue
+            return deadline
+        return None
+
+    def on_timer(self, now: float) -> list[tuple[AtpHeader, np.ndarray]]:
+        out = []
+        while True:
+            deadline = self.next_deadline()
+            if deadline is None or deadline > now:
+                return out
+            _, i, _ = heapq.heappop(self._heap)
+            p = self._pending[i]
+            self.stats.timeouts += 1
+            if p.retries >= self.options.max_retries:
+                raise AtpUnreachable(self.job.job_id, p.header.seq, p.header.agtr, p.retries + 1 + p.fast,
+                                     now - p.first_sent, None if self._last_ack is None else now - self._last_ack)
+            p.retries += 1
+            out.append(self._rearm(p, now, min(p.timeout * self.options.backoff, self.options.max_timeout)))
+
+
+class AtpWorker:
+    """One rank of an ATP job over a transport; run() any number of times (sequence numbers continue)."""
+
+    def __init__(self, job: JobConfig, rank: int, transport: Transport, codec: AtpCodec,
+                 options: WindowOptions | None = None, atp: AtpOptions | None = None, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        job.worker(rank)
+        if job.ps is None:
+            raise JobConfigError(f"job {job.job_id}: ATP needs a parameter server (\"ps\" in the job file)")
+        if codec.num_elems != job.num_elems:
+            raise CodecError(f"job {job.job_id} says num_elems={job.num_elems} but the compiled atp.p4 carries "
+                             f"{codec.num_elems} elements per packet (compile with -D ATP_NUM_ELEMS={job.num_elems})")
+        self.job, self.rank, self.transport, self.codec = job, rank, transport, codec
+        self.options = options or WindowOptions()
+        self.atp = atp or AtpOptions()
+        self.clock = clock
+        self.agtr = aggregator_map(job, self.options.width(job.pool.size, ATP_WINDOW))
+        self.next_seq = 1
+
+    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
+        arr = np.asarray(array)
+        mode = dtype or ("int32" if np.issubdtype(arr.dtype, np.integer) else "float32")
+        plan = FixedPointPlan(arr, self.job.num_elems, mode, self.atp.scale_bits)
+        win = AtpWindow(plan, self.job, self.rank, self.next_seq, self.agtr, self.options, self.atp.initial_cwnd)
+        if plan.num_packets:
+            self._drive(win)
+        self.next_seq = (self.next_seq + plan.num_packets - 1) % (1 << 32) + 1
+        win.stats.elements = arr.size
+        return RunResult(array=plan.output(), stats=win.stats, exponents=None)
+
+    def _drive(self, win: AtpWindow) -> None:
+        drive(win, self.transport, lambda out: self.codec.encode(*out), self.codec.decode, self.clock)

@@ -1,0 +1,73 @@
+"""One rank of a data-parallel training job on the digits data, gradients all-reduced by a testbed collective.
+
+    python -m worker.training --job job.json --rank R [--algo switchml|ring|ps] [--epochs 10] [--batch 64] [--lr 0.1]
+                       [--hidden 32] [--seed 0] [--barrier DIR] [--program-json out/switchml.json]
+
+Prints one JSON object per epoch (epoch, step, train_loss, test_loss, test_accuracy, elapsed_s, comm_s) and a
+final one with "done": true. Exit codes as `python -m worker` (2: switch or peer unreachable, 3: bad configuration).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from worker.training.data import load_digits_split
+from worker.training.trainer import EpochRecord, TrainConfig, train
+from worker.barrier import BarrierError, file_barrier
+from worker.collective import COLLECTIVES, CollectiveOptions, open_collective
+from worker.job import JobConfig, JobConfigError
+from worker.host.peers import PeerUnreachable
+from worker.switchml.window import SwitchUnreachable
+from worker.driver import WindowOptions
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m worker.training", description=__doc__.split("\n\n")[0])
+    p.add_argument("--job", required=True)
+    p.add_argument("--rank", required=True, type=int)
+    p.add_argument("--algo", choices=sorted(COLLECTIVES), default="switchml")
+    d = TrainConfig()
+    p.add_argument("--epochs", type=int, default=d.epochs)
+    p.add_argument("--batch", type=int, default=d.global_batch, help="global batch (split over the ranks)")
+    p.add_argument("--lr", type=float, default=d.lr)
+    p.add_argument("--hidden", type=int, default=d.hidden)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--barrier", metavar="DIR")
+    p.add_argument("--program-json", type=Path)
+    args = p.parse_args(argv)
+    try:
+        job = JobConfig.load(args.job)
+        cfg = TrainConfig(epochs=args.epochs, global_batch=args.batch, lr=args.lr, hidden=args.hidden,
+                          seed=args.seed)
+        if cfg.global_batch < job.num_workers:
+            raise JobConfigError(f"--batch {cfg.global_batch} is smaller than the {job.num_workers} workers")
+    except (JobConfigError, ValueError) as exc:
+        print(json.dumps({"ok": False, "error": str(exc)}))
+        return 3
+    data = load_digits_split(seed=args.seed)
+    options = CollectiveOptions(window=WindowOptions(), program_json=args.program_json)
+
+    def report(rec: EpochRecord) -> None:
+        print(json.dumps({"algo": args.algo, "rank": args.rank, **rec.as_dict()}), flush=True)
+
+    try:
+        with open_collective(args.algo, job, args.rank, options) as coll:
+            if args.barrier:
+                file_barrier(args.barrier, args.rank, job.num_workers, 60.0)
+            hist = train(coll.allreduce, args.rank, job.num_workers, data, cfg, on_epoch=report)
+    except (SwitchUnreachable, PeerUnreachable, BarrierError) as exc:
+        print(json.dumps({"ok": False, "error": str(exc)}))
+        print(f"training: error: {exc}", file=sys.stderr)
+        return 2
+    last = hist.epochs[-1] if hist.epochs else None
+    print(json.dumps({"ok": True, "done": True, "algo": args.algo, "rank": args.rank,
+                      **(last.as_dict() if last else {})}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

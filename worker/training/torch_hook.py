@@ -1,0 +1,37 @@
+"""A PyTorch DistributedDataParallel communication hook that all-reduces gradient buckets through a testbed collective.
+
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from worker.training.torch_hook import collective_hook
+    from worker.collective import open_collective
+
+    coll = open_collective("switchml", job, rank)          # or "ring", "ps"
+    model = DDP(net)                                        # any process group (gloo) for DDP's own set-up
+    model.register_comm_hook(state=coll, hook=collective_hook)
+
+Each bucket (a flat float32 tensor) is summed over the job's workers by the collective and divided by the world size
+(DDP averages gradients); the returned future is already completed (the collective call is synchronous). torch is an
+optional extra (`pip install torch`): this module imports it lazily, and its test is skipped without it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["collective_hook"]
+
+
+def collective_hook(state: Any, bucket: Any) -> Any:
+    """DDP comm hook: `state` is a worker.collective.Collective; returns a completed torch.futures.Future."""
+    import torch
+
+    tensor = bucket.buffer()
+    world = state.world_size
+    arr = tensor.detach().cpu().numpy().astype(np.float32, copy=False)
+    summed = state.allreduce(arr)
+    out = torch.from_numpy(np.asarray(summed, dtype=np.float32) / world).to(tensor.device, tensor.dtype)
+    fut: Any = torch.futures.Future()
+    fut.set_result(out)
+    return fut
