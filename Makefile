@@ -97,7 +97,7 @@ $(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
 	@touch $@
 
 run: build
-	$(PY) -m experiments.run --algo $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
+	$(PY) -m experiments.run --protocol $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
 	  $(if $(FAULTS),--fault-plan $(FAULTS)) --program-dir $(OUT)
 

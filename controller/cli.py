@@ -22,6 +22,8 @@ from typing import Any
 
 from controller.atp import AtpController
 from controller.base import ProgramController
+from controller.programs import CONTROLLERS
+from worker.protocols import DEFAULT_PROTOCOL
 from controller.client import ControllerError, P4RuntimeClient
 from controller.registers import DetectedRegisters, Registers, open_registers
 from controller.switchml import SwitchMLController
@@ -30,7 +32,7 @@ from worker.job import JobConfig, JobConfigError
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m controller", description=__doc__.split("\n\n")[0])
-    p.add_argument("--protocol", choices=sorted(CONTROLLERS), default="switchml",
+    p.add_argument("--protocol", choices=sorted(CONTROLLERS), default=DEFAULT_PROTOCOL,
                    help="the INA program the switch runs (default %(default)s)")
     p.add_argument("--grpc-addr", default="127.0.0.1:9559", help="switch P4Runtime address (default %(default)s)")
     p.add_argument("--device-id", type=int, default=1, help="P4Runtime device id (default %(default)s)")
@@ -82,7 +84,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-CONTROLLERS: dict[str, type[ProgramController]] = {"switchml": SwitchMLController, "atp": AtpController}
 
 
 class Session:

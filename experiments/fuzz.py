@@ -37,13 +37,14 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from worker.protocols import programs
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 __all__ = ["FuzzReport", "fuzz_frames", "fuzz_p4runtime", "fuzz_p4_source", "fuzz_bmv2_json", "fuzz_all", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
-PROGRAMS = ("switchml", "atp")
+PROGRAMS = programs()
 
 INVARIANTS = {
     "switchml": ("SwitchMLIngress.ina_received",

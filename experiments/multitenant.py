@@ -27,11 +27,12 @@ from pathlib import Path
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork, _num_elems
 from experiments.sweep import results_dir, write_rows
 from topo.target import Target
-from worker.collective import COLLECTIVES, default_windows
+from worker.protocols import PROTOCOLS, default_windows, in_network
 
 __all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
 
-PROTOCOLS = ("switchml", "atp")
+COMPARED = in_network()
+"""The protocols compared: every in-network one (today SwitchML's static partition and ATP's shared pool)."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                     progress: bool = True) -> list[JobRow]:
     pools = pools_for(cells, jobs, program_dir)
     rows: list[JobRow] = []
-    for proto in PROTOCOLS:
+    for proto in COMPARED:
         cfg = ExperimentConfig(algo=proto, workers=workers, jobs=jobs, size=size, loss=loss, target=target,
                                program_dir=program_dir, pool_size=pools[proto], window=window, seed=seed,
                                run_dir=run_dir / proto, timeout_s=300.0)
@@ -82,7 +83,7 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                     ps = res.ps or {}
                     rows.append(JobRow(
                         protocol=proto, rep=rep, job=job.job_id, workers=workers, size=size,
-                        pool=pools[proto], window=COLLECTIVES[proto].window_width(pools[proto], window),
+                        pool=pools[proto], window=PROTOCOLS[proto].window_width(pools[proto], window),
                         correct=res.correct,
                         completion_s=res.elapsed_s, goodput=res.goodput, retransmissions=res.retransmissions,
                         in_switch=float(ps.get("switch_fraction", 1.0 if proto == "switchml" else 0.0)),
@@ -108,7 +109,7 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
               "| retx |",
               "|---|---|---|---|---|---|---|---|"]
     means: dict[str, list[float]] = {}
-    for proto in PROTOCOLS:
+    for proto in COMPARED:
         for job in sorted({r.job for r in rows if r.protocol == proto}):
             rs = [r for r in rows if r.protocol == proto and r.job == job]
             t = [r.completion_s for r in rs if r.correct]
@@ -121,7 +122,7 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
                          f"{statistics.median(r.collisions for r in rs):g} | "
                          f"{statistics.median(r.raw_sequences for r in rs):g} | "
                          f"{statistics.median(r.retransmissions for r in rs):g} |")
-    if all(p in means for p in PROTOCOLS):
+    if all(p in means for p in COMPARED):
         ratio = statistics.mean(means["atp"]) / statistics.mean(means["switchml"])
         lines += ["", f"Mean job completion time, ATP / SwitchML: {ratio:.2f}x."]
     return "\n".join(lines) + "\n"
@@ -136,7 +137,7 @@ def plot(rows: Sequence[JobRow], path: Path) -> None:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     jobs = sorted({r.job for r in rows})
     width = 0.38
-    for k, proto in enumerate(PROTOCOLS):
+    for k, proto in enumerate(COMPARED):
         xs = [j + (k - 0.5) * width for j in jobs]
         t = [statistics.median([r.completion_s for r in rows if r.protocol == proto and r.job == j] or [0])
              for j in jobs]

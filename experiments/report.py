@@ -15,6 +15,8 @@ from pathlib import Path
 
 import matplotlib
 
+from worker.protocols import in_network
+
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
@@ -25,7 +27,7 @@ from experiments.sweep import Row  # noqa: E402
 
 __all__ = ["write_report", "summary_markdown", "theory_time_s", "IN_NETWORK"]
 
-IN_NETWORK = ("switchml", "atp")
+IN_NETWORK = in_network()
 """Algorithms that aggregate in the switch (each worker sends its tensor once)."""
 _LABELS = {"size": "tensor size", "workers": "workers", "loss": "loss probability per port and direction",
            "straggler_ms": "straggler's extra compute time (ms)", "background_mbps": "background UDP flow (Mbit/s)"}

@@ -1,13 +1,13 @@
 """The default experiment: N workers all-reduce a tensor through one P4 switch in Mininet (`make run`).
 
-    python -m experiments.run [--algo switchml|atp|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
+    python -m experiments.run [--protocol switchml|atp|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
                               [--dtype float32|int32] [--target embedded|bmv2] [--program-dir out]
                               [--json out/switchml.json --p4info out/switchml.p4info.txt]
                               [--topo star|twotier] [--racks 2] [--levels 1|2] [--ecn-threshold PACKETS]
                               [--fault-plan PLAN] [--kill-rank R:S] [--restart-switch-after S]
                               [--cpus split|shared]
 
-`--algo` picks the collective (`worker.collective.COLLECTIVES`): in-network aggregation (`switchml`, `atp`) or a
+`--protocol` (alias `--algo`) picks the protocol (`worker.protocols.PROTOCOLS`): in-network aggregation (`switchml`, `atp`) or a
 host-based baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same
 LOSS). The switch runs the program the collective names (`out/<program>.json` unless --json is given); `atp` adds a
 parameter server host (`python -m worker.atp.ps`, the last host) and reports where each contribution was
@@ -52,19 +52,17 @@ from controller.atp import AtpController
 from controller.base import ProgramController
 from controller.client import P4RuntimeClient
 from controller.registers import open_registers
-from controller.switchml import SwitchMLController
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.fabric import Fabric
 from topo.p4switch import P4Switch, log_tail
 from topo.star import StarFabric, check_link_rates, prepare_hosts
 from topo.target import Target
 from topo.twotier import TwoTierFabric
-from worker.collective import COLLECTIVES, default_windows
+from controller.programs import CONTROLLERS
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows
 from worker.job import JobConfig, PoolRange
 from worker.stats import read_json_report
 
-CONTROLLERS: dict[str, type[ProgramController]] = {"switchml": SwitchMLController, "atp": AtpController}
-"""The controller of each P4 program a collective can name."""
 
 TOPOLOGIES = ("star", "twotier")
 
@@ -75,8 +73,8 @@ ROOT = Path(__file__).resolve().parents[1]
 class ExperimentConfig:
     """Knobs of one all-reduce experiment."""
 
-    algo: str = "switchml"
-    """The collective the workers run (a name in worker.collective.COLLECTIVES)."""
+    algo: str = DEFAULT_PROTOCOL
+    """The collective the workers run (a name in worker.collective.PROTOCOLS)."""
     workers: int = 4
     """Workers per job."""
     jobs: int = 1
@@ -94,7 +92,7 @@ class ExperimentConfig:
     program_dir: Path = ROOT / "out"
     pool_size: int = 64
     window: int | None = None
-    """Packets in flight per worker (None: the collective's default, `CollectiveSpec.window_width`)."""
+    """Packets in flight per worker (None: the collective's default, `ProtocolSpec.window_width`)."""
     seed: int = 1
     timeout_s: float = 300.0
     """Bound on the whole run of the workers; stragglers are killed and reported."""
@@ -129,7 +127,7 @@ class ExperimentConfig:
 
     def fabric(self) -> Fabric:
         """The network this config describes."""
-        workers, ps = self.workers * self.jobs, self.program == "atp"
+        workers, ps = self.workers * self.jobs, PROTOCOLS[self.algo].needs_ps
         if self.topo == "star":
             return StarFabric(workers, ps=ps, bw=self.bw)
         if self.topo == "twotier":
@@ -139,12 +137,12 @@ class ExperimentConfig:
     @property
     def program(self) -> str:
         """The P4 program the collective needs (p4src/<program>.p4)."""
-        return COLLECTIVES[self.algo].program
+        return PROTOCOLS[self.algo].program
 
     @property
     def window_width(self) -> int:
         """Packets in flight per worker of an INA collective: `window`, else the collective's default."""
-        return COLLECTIVES[self.algo].window_width(self.pool_size, self.window)
+        return PROTOCOLS[self.algo].window_width(self.pool_size, self.window)
 
     @property
     def program_files(self) -> tuple[Path, Path]:
@@ -266,14 +264,14 @@ class ExperimentResult:
 
 
 def _check_algo(fabric: Fabric, algo: str) -> None:
-    spec = COLLECTIVES[algo]
+    spec = PROTOCOLS[algo]
     fabric.check(algo, spec.program, spec.in_network)
 
 
 def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None,
                  layout: CpuLayout) -> list[str]:
     delay = cfg.straggler_ms if rank == cfg.workers - 1 and cfg.straggler_ms else 0.0
-    return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--algo", cfg.algo,
+    return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--protocol", cfg.algo,
             "--size", str(cfg.size), *(["--delay-ms", f"{delay:g}"] if delay else []),
             "--dtype", cfg.dtype, "--seed", str(cfg.seed),
             *(["--window", str(cfg.window)] if cfg.window is not None else []), "--verify", "--json",
@@ -686,7 +684,7 @@ def _rank_after(text: str) -> tuple[int, float]:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m experiments.run", description=__doc__.split("\n\n")[0])
     d = ExperimentConfig()
-    p.add_argument("--algo", choices=sorted(COLLECTIVES), default=d.algo,
+    p.add_argument("--protocol", "--algo", dest="algo", choices=sorted(PROTOCOLS), default=d.algo,
                    help="the all-reduce: in-network aggregation or a host-based baseline (default %(default)s)")
     p.add_argument("--workers", type=int, default=d.workers)
     p.add_argument("--size", type=int, default=d.size, help="tensor elements per worker")

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from topo.cpus import CPU_LAYOUTS
-from worker.collective import COLLECTIVES
+from worker.protocols import PROTOCOLS
 
 __all__ = ["Scenario", "RunPoint", "ScenarioError", "load_scenario", "AXES"]
 
@@ -189,7 +189,7 @@ def load_scenario(path: str | Path) -> Scenario:
         algos = sw["algos"] if isinstance(sw["algos"], list) else [sw["algos"]]
         if not algos:
             raise r.fail("sweep.algos", "empty list")
-        kw["algos"] = tuple(r.choice(f"sweep.algos[{i}]", a, sorted(COLLECTIVES)) for i, a in enumerate(algos))
+        kw["algos"] = tuple(r.choice(f"sweep.algos[{i}]", a, sorted(PROTOCOLS)) for i, a in enumerate(algos))
     if "workers" in sw:
         kw["workers"] = r.numbers("sweep.workers", sw["workers"], 1, 32, integer=True)
     if "sizes" in sw and "sizes_kib" in sw:

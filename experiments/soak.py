@@ -36,13 +36,14 @@ from switch.faults import FaultPlan, FaultRule
 from topo.inprocess import AtpNetwork, EngineCache, SwitchMLNetwork, atp_jobs, loss_rule, switchml_job
 from worker.atp.worker import AtpOptions
 from worker.job import PoolRange
+from worker.protocols import in_network
 from worker.verify import rank_input, verify, verify_fixed_point
 from worker.driver import WindowOptions
 
 __all__ = ["Scenario", "RunOutcome", "scenario", "run_one", "soak", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
-PROTOCOLS = ("switchml", "atp")
+PROTOCOLS = in_network()
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,12 @@ from typing import Any
 
 from tqdm import tqdm
 
-from experiments.run import CONTROLLERS, ROOT, ExperimentConfig, ExperimentNetwork, ExperimentResult
+from controller.programs import CONTROLLERS
+from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork, ExperimentResult
 from experiments.scenario import RunPoint, Scenario, ScenarioError, load_scenario
 from topo.star import host_ip
 from topo.target import Target
-from worker.collective import COLLECTIVES
+from worker.protocols import PROTOCOLS
 
 __all__ = ["Row", "run_scenario", "results_dir", "open_network", "main"]
 
@@ -155,8 +156,8 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
                             dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name, cpus=sc.cpus)
     groups = []  # one network per (workers, P4 program): a collective's program cannot change under a running network
     for n in sc.workers:
-        for program in dict.fromkeys(COLLECTIVES[a].program for a in sc.algos):
-            mine = [p for p in points if p.workers == n and COLLECTIVES[p.algo].program == program]
+        for program in dict.fromkeys(PROTOCOLS[a].program for a in sc.algos):
+            mine = [p for p in points if p.workers == n and PROTOCOLS[p.algo].program == program]
             if not mine:
                 continue
             own = program == base.program  # the given program; the others are found beside it

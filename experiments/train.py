@@ -1,10 +1,10 @@
 """The training experiment (`make train`): data-parallel training on N Mininet hosts, once per collective.
 
-    python -m experiments.train [--algos switchml ring ps] [--workers 4] [--epochs 10] [--bw 10] [--loss 0]
+    python -m experiments.train [--protocols switchml ring ps] [--workers 4] [--epochs 10] [--bw 10] [--loss 0]
                          [--results results] [--json out/switchml.json --p4info out/switchml.p4info.txt]
 
 One network (star, the P4 switch, links at --bw Mbit/s); for each algorithm every host runs
-`python -m worker.training --algo A` (digits data, a numpy MLP, its gradient vector all-reduced each step), the ranks
+`python -m worker.training --protocol P` (digits data, a numpy MLP, its gradient vector all-reduced each step), the ranks
 starting together through a barrier. Prints every epoch's loss and accuracy per algorithm and writes
 `results/train-<UTC time>/`: `history.csv`, `summary.md` (final accuracy and time per algorithm, and whether the
 in-network quantized runs reach the float baselines' accuracy within the tolerance) and `loss.png` (test loss vs
@@ -30,7 +30,7 @@ from perf.machine import machine_info  # noqa: E402
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
 from experiments.report import IN_NETWORK  # noqa: E402
 from experiments.sweep import results_dir  # noqa: E402
-from worker.collective import COLLECTIVES  # noqa: E402
+from worker.protocols import PROTOCOLS  # noqa: E402
 
 ACCURACY_TOLERANCE = 0.02
 """Quantized in-network aggregation must end within 2 accuracy points of the float baselines."""
@@ -42,7 +42,7 @@ def run_training(net: ExperimentNetwork, algo: str, epochs: int, loss: float, ti
     net.reset(loss)
     barrier = net.fresh_barrier()
     outcomes = net.launch(lambda rank: [sys.executable, "-m", "worker.training", "--job", str(net.job_path), "--rank",
-                                        str(rank), "--algo", algo, "--epochs", str(epochs), "--barrier",
+                                        str(rank), "--protocol", algo, "--epochs", str(epochs), "--barrier",
                                         str(barrier), "--program-json", str(net.cfg.program_json)], timeout_s)
     bad = [o for o in outcomes if o.exit_code != 0 or not o.report.get("done")]
     if bad:
@@ -95,7 +95,8 @@ def plot(histories: dict[str, list[dict]], path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.train", description=__doc__.split("\n\n")[0])
-    p.add_argument("--algos", nargs="+", choices=sorted(COLLECTIVES), default=["switchml", "ring", "ps"])
+    p.add_argument("--protocols", "--algos", dest="algos", nargs="+", choices=sorted(PROTOCOLS),
+                   default=[p for p in PROTOCOLS if not PROTOCOLS[p].needs_ps])
     p.add_argument("--workers", type=int, default=4)
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--bw", type=float, default=10.0, help="link rate in Mbit/s (0: unlimited)")

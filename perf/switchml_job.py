@@ -86,7 +86,7 @@ def run_job(hosts: list[Host], setup: JobSetup, program_json: Path, run_dir: Pat
     barrier.mkdir(parents=True)
     procs = []
     for rank, h in enumerate(hosts):
-        argv = h.cmd(sys.executable, "-m", "worker", "--job", str(setup.path), "--rank", str(rank), "--algo",
+        argv = h.cmd(sys.executable, "-m", "worker", "--job", str(setup.path), "--rank", str(rank), "--protocol",
                      "switchml", "--size", str(size), "--dtype", "float32", "--seed", str(seed), "--window",
                      str(WINDOW), "--verify", "--json", "--program-json", str(program_json), "--barrier", str(barrier),
                      "--barrier-timeout", str(min(timeout, 60.0)))

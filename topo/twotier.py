@@ -25,6 +25,7 @@ from mininet.topo import Topo
 
 from topo.fabric import Attachment, Fabric, host_index, host_mac
 from worker.job import JobConfig
+from worker.protocols import PROTOCOLS
 
 __all__ = ["TwoTierTopo", "TwoTierFabric", "MAX_RACKS"]
 
@@ -124,7 +125,7 @@ class TwoTierFabric(Fabric):
         out["uplinks"] = [f"{self.tor(r)}-eth{self.uplink_port(r)}" for r in range(self.racks)]
         return out
 
-    AGGREGATING = ("atp",)
+    AGGREGATING = tuple(p.name for p in PROTOCOLS.values() if p.levels > 1)
     """Programs that aggregate across switch levels (their jobs have a parameter server)."""
 
     def check(self, algo: str, program: str, in_network: bool) -> None:

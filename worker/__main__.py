@@ -7,7 +7,7 @@
                      [--program-json out/switchml.json]
                      [--barrier DIR [--barrier-timeout S]] [--connect-timeout S] [--json]
 
-`--algo` picks the collective from `worker.collective.COLLECTIVES`: `switchml` (in-network aggregation, the default),
+`--algo` picks the collective from `worker.collective.PROTOCOLS`: `switchml` (in-network aggregation, the default),
 `ring` or `ps` (host-based baselines over TCP through the same switch; they use the job file's worker ip and
 udp_port, the port number as a TCP port).
 
@@ -29,7 +29,8 @@ from typing import NoReturn, Sequence
 from worker.atp.worker import AtpOptions, AtpUnreachable
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.switchml.blocks import ProtocolError
-from worker.collective import COLLECTIVES, CollectiveOptions, default_windows, open_collective
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, open_collective
+from worker.collective import CollectiveOptions
 from worker.switchml.header import INA_UDP_PORT
 from worker.codec import CodecError
 from worker.job import JobConfig, JobConfigError
@@ -64,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--job", required=True, help="job file (JSON, see worker/job.py)")
     p.add_argument("--rank", required=True, type=int, help="this worker's rank in the job")
-    p.add_argument("--algo", "--protocol", dest="algo", choices=sorted(COLLECTIVES), default="switchml",
-                   help="the all-reduce: " + "; ".join(f"{c.name}: {c.description}" for c in COLLECTIVES.values()))
+    p.add_argument("--protocol", "--algo", dest="algo", choices=sorted(PROTOCOLS), default=DEFAULT_PROTOCOL,
+                   help="the all-reduce: " + "; ".join(f"{c.name}: {c.description}" for c in PROTOCOLS.values()))
     p.add_argument("--size", type=int, default=65536, help="elements to all-reduce (default 65536)")
     p.add_argument("--seed", type=int, default=0, help="input seed; rank r's input is seeded by (seed, r)")
     p.add_argument("--dtype", choices=("float32", "int32"), default="float32",

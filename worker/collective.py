@@ -1,23 +1,11 @@
-"""One interface for every way of summing a tensor across a job's workers, and the registry of them.
+"""One interface for every way of summing a tensor across a job's workers, and its implementations.
 
-    with open_collective("ring", job, rank) as c:
+    with open_collective("ring", job, rank) as c:     # worker.protocols.open_collective
         result = c.run(array)          # RunResult(array, stats, exponents)
         verdict = c.verify(result, inputs, "float32")
 
-`COLLECTIVES` maps a name to a `CollectiveSpec` (what it is, and the factory that opens one rank of it), the way
-Mininet's `topos` maps names to topologies: the worker CLI, the experiment runner and the training job pick a
-collective by name and nothing else branches on it. Registered here:
-
-- `switchml`: in-network aggregation through the P4 switch (`worker.switchml.worker.Worker`, UDP, block floating point);
-- `ring`: host-based ring all-reduce over TCP (`worker.host.ring.Ring`);
-- `ps`: host-based sharded parameter server over TCP, co-located with the workers (`worker.host.ps.ShardedPS`);
-- `atp`: ATP-style best-effort in-network aggregation with a parameter server host (`worker.atp.worker.AtpWorker`, UDP,
-  fixed point, shared aggregator pool; the PS is `python -m worker.atp.ps`).
-
-Each spec names the P4 program (`p4src/<program>.p4`) the switch must run for it: the host baselines only need L2
-forwarding and run over switchml.p4.
-
-A new protocol registers itself with `register(CollectiveSpec(...))`.
+`Collective` is what every protocol's rank offers; `SwitchMLCollective`, `AtpCollective` and the host baselines
+(`open_host(Ring)`, `open_host(ShardedPS)`) implement it. Which name means which is `worker.protocols`' registry.
 """
 
 from __future__ import annotations
@@ -29,23 +17,20 @@ from typing import Protocol
 
 import numpy as np
 
-from worker.switchml.worker import SWITCHML_WINDOW, Worker
+from worker.switchml.worker import Worker
 from worker.stats import RunResult
 from worker.codec import find_program_json
-from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWorker, find_atp_json
+from worker.atp.worker import AtpOptions, AtpWorker, find_atp_json
 from worker.atp.header import ATP_UDP_PORT, AtpCodec
 from worker.switchml.header import INA_UDP_PORT, Codec
 from worker.host.base import HostCollective
 from worker.job import JobConfig, JobConfigError
 from worker.host.peers import connect_mesh
-from worker.host.ps import ShardedPS
-from worker.host.ring import Ring
 from worker.transport import UdpTransport
 from worker.verify import Verdict, verify, verify_fixed_point
 from worker.driver import WindowOptions
 
-__all__ = ["Collective", "CollectiveOptions", "CollectiveSpec", "COLLECTIVES", "default_windows", "open_collective",
-           "register"]
+__all__ = ["AtpCollective", "Collective", "CollectiveOptions", "SwitchMLCollective", "open_host"]
 
 
 class Collective(Protocol):
@@ -88,49 +73,6 @@ class CollectiveOptions:
     """Host baselines: how long a send or receive may stall before the peer is declared gone."""
     atp: AtpOptions = field(default_factory=AtpOptions)
     """ATP: fixed-point scaling and initial congestion window."""
-
-
-@dataclass(frozen=True)
-class CollectiveSpec:
-    """A registered collective: its name, a one-line description and its factory."""
-
-    name: str
-    description: str
-    open: Callable[[JobConfig, int, CollectiveOptions], Collective]
-    program: str = "switchml"
-    """The P4 program (p4src/<program>.p4) the switch runs for this collective."""
-    in_network: bool = False
-    """The switch aggregates (the program's job must be installed); False: a host-based baseline that needs only
-    the program's L2 forwarding."""
-    default_window: int | None = None
-    """INA protocols: packets in flight per worker when the options leave the window unset, within the job's pool
-    (None: the whole pool)."""
-
-    def window_width(self, pool_size: int, window: int | None = None) -> int:
-        """The packets in flight per worker this collective keeps with a pool of pool_size slots and `--window`."""
-        return WindowOptions(window=window).width(pool_size, self.default_window)
-
-
-COLLECTIVES: dict[str, CollectiveSpec] = {}
-
-
-def register(spec: CollectiveSpec) -> CollectiveSpec:
-    COLLECTIVES[spec.name] = spec
-    return spec
-
-
-def default_windows() -> str:
-    """The INA protocols' default windows, for help texts: "switchml 64, atp 32"."""
-    return ", ".join(f"{c.name} {c.default_window}" for c in COLLECTIVES.values() if c.default_window)
-
-
-def open_collective(name: str, job: JobConfig, rank: int, options: CollectiveOptions | None = None) -> Collective:
-    """Open rank `rank` of collective `name` for job (ValueError naming the choices for an unknown name)."""
-    spec = COLLECTIVES.get(name)
-    if spec is None:
-        raise ValueError(f"unknown collective {name!r}; choose one of {', '.join(sorted(COLLECTIVES))}")
-    job.worker(rank)  # validates the rank
-    return spec.open(job, rank, options or CollectiveOptions())
 
 
 class SwitchMLCollective:
@@ -203,7 +145,8 @@ class AtpCollective:
         self.close()
 
 
-def _open_host(cls: type[HostCollective]) -> Callable[[JobConfig, int, CollectiveOptions], Collective]:
+def open_host(cls: type[HostCollective]) -> Callable[[JobConfig, int, CollectiveOptions], Collective]:
+    """The factory of a host baseline: connect the rank's TCP links to the peers it needs, then open it."""
     def open_(job: JobConfig, rank: int, options: CollectiveOptions) -> Collective:
         n = job.num_workers
         peers = cls.peers_needed(rank, n)
@@ -212,13 +155,3 @@ def _open_host(cls: type[HostCollective]) -> Callable[[JobConfig, int, Collectiv
         return cls(rank, n, links)
 
     return open_
-
-
-register(CollectiveSpec("switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating "
-                                    "point, shadow-copy slots)", SwitchMLCollective, in_network=True,
-                        default_window=SWITCHML_WINDOW))
-register(CollectiveSpec(Ring.name, Ring.description, _open_host(Ring)))
-register(CollectiveSpec(ShardedPS.name, ShardedPS.description, _open_host(ShardedPS)))
-register(CollectiveSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by "
-                               "jobs, collisions and loss completed by a parameter server host)", AtpCollective,
-                        program="atp", in_network=True, default_window=ATP_WINDOW))

@@ -13,7 +13,7 @@ from topo.inprocess import AtpNetwork, atp_jobs
 from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, AtpWorker, FixedPointPlan, aggregator_map
 from worker.atp.header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.atp.ps import PsCore
-from worker.collective import COLLECTIVES
+from worker.protocols import PROTOCOLS
 from worker.job import PoolRange
 from worker.transport import FakeClock, FakeTransport
 from worker.verify import verify_fixed_point
@@ -258,4 +258,4 @@ def test_window_defaults_to_atp_window_within_the_pool(pool, window, width):
     (job,) = atp_jobs(1, 2, N, PoolRange(0, pool))
     w = AtpWorker(job, 0, FakeTransport(FakeClock()), AtpCodec.from_program_json(program()),
                   WindowOptions(window=window))
-    assert len(w.agtr) == width == COLLECTIVES["atp"].window_width(pool, window)
+    assert len(w.agtr) == width == PROTOCOLS["atp"].window_width(pool, window)

@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from worker.collective import COLLECTIVES, CollectiveOptions, open_collective
+from worker.protocols import PROTOCOLS, open_collective
+from worker.collective import CollectiveOptions
 from worker.host.base import HostCollective, chunk_bounds
 from worker.job import JobConfig, PoolRange, SwitchAddress, WorkerSpec
 from worker.host.peers import PeerProtocolError, PeerUnreachable, connect_mesh, socketpair_mesh
@@ -176,7 +177,7 @@ def test_registry_opens_tcp_links_on_localhost(algo: str) -> None:
 
 
 def test_registry_knows_every_collective_and_refuses_unknown_names() -> None:
-    assert {"switchml", "ring", "ps"} <= set(COLLECTIVES)
+    assert {"switchml", "ring", "ps"} <= set(PROTOCOLS)
     with pytest.raises(ValueError, match="unknown collective 'nccl'; choose one of"):
         open_collective("nccl", loopback_job(2, [1, 2]), 0)
 

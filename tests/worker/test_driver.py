@@ -17,7 +17,7 @@ from ina_refswitch import SwitchModel
 from ina_udpswitch import UdpRefSwitch, free_udp_ports
 from worker.switchml.worker import SWITCHML_WINDOW, Worker, allreduce
 from worker.codec import find_program_json
-from worker.collective import COLLECTIVES
+from worker.protocols import PROTOCOLS
 from worker.switchml.header import MSG_RESULT, Codec, InaHeader
 from worker.codec import CodecError
 from worker.job import JobConfig
@@ -310,13 +310,13 @@ def test_default_window_is_the_pool_up_to_switchml_window(codec: Codec, pool: in
     sent = [codec.decode(d)[0] for d in fake.sent]
     assert len(sent) == in_flight == len({(h.slot, h.packet_id) for h in sent})
     assert worker.window_for(200) == in_flight and worker.window_for(2) == 2
-    assert COLLECTIVES["switchml"].window_width(pool, window) == in_flight
+    assert PROTOCOLS["switchml"].window_width(pool, window) == in_flight
 
 
 def test_help_texts_name_each_protocols_default_window() -> None:
     from worker.__main__ import build_parser
     from worker.atp.worker import ATP_WINDOW
-    from worker.collective import default_windows
+    from worker.protocols import default_windows
 
     assert default_windows() == f"switchml {SWITCHML_WINDOW}, atp {ATP_WINDOW}"
     assert default_windows() in " ".join(build_parser().format_help().split())

@@ -18,7 +18,8 @@ from pathlib import Path
 from worker.training.data import load_digits_split
 from worker.training.trainer import EpochRecord, TrainConfig, train
 from worker.barrier import BarrierError, file_barrier
-from worker.collective import COLLECTIVES, CollectiveOptions, open_collective
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, open_collective
+from worker.collective import CollectiveOptions
 from worker.job import JobConfig, JobConfigError
 from worker.host.peers import PeerUnreachable
 from worker.switchml.window import SwitchUnreachable
@@ -29,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m worker.training", description=__doc__.split("\n\n")[0])
     p.add_argument("--job", required=True)
     p.add_argument("--rank", required=True, type=int)
-    p.add_argument("--algo", choices=sorted(COLLECTIVES), default="switchml")
+    p.add_argument("--protocol", "--algo", dest="algo", choices=sorted(PROTOCOLS), default=DEFAULT_PROTOCOL)
     d = TrainConfig()
     p.add_argument("--epochs", type=int, default=d.epochs)
     p.add_argument("--batch", type=int, default=d.global_batch, help="global batch (split over the ranks)")

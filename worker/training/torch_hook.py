@@ -3,7 +3,7 @@
     import torch.distributed as dist
     from torch.nn.parallel import DistributedDataParallel as DDP
     from worker.training.torch_hook import collective_hook
-    from worker.collective import open_collective
+    from worker.protocols import open_collective
 
     coll = open_collective("switchml", job, rank)          # or "ring", "ps"
     model = DDP(net)                                        # any process group (gloo) for DDP's own set-up

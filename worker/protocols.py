@@ -1,0 +1,115 @@
+"""The protocol registry: every fact about an all-reduce protocol, in one place.
+
+`PROTOCOLS` maps a name to a `ProtocolSpec` (what it is, the P4 program and controller it needs, whether the switch
+aggregates, whether it needs a parameter server host, how many levels of switches can aggregate, its default
+window, its header in the compiled program, and the factory that opens one rank of it), the way Mininet's `topos`
+maps names to topologies. The worker CLI, the experiment runner, the studies, the soak, the fuzzing and the
+controller CLI derive their choices and branches from it; nothing else names a protocol. Registered here:
+
+- `switchml`: in-network aggregation through the P4 switch (`worker.switchml`, UDP, block floating point);
+- `ring`: host-based ring all-reduce over TCP (`worker.host.ring`);
+- `ps`: host-based sharded parameter server over TCP, co-located with the workers (`worker.host.ps`);
+- `atp`: ATP-style best-effort in-network aggregation with a parameter server host (`worker.atp`, UDP, fixed
+  point, shared aggregator pool; the PS is `python -m worker.atp.ps`).
+
+A new protocol registers itself with `register(ProtocolSpec(...))`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from worker.atp.header import ATP_HEADER_TYPE, ATP_UDP_PORT
+from worker.atp.worker import ATP_WINDOW
+from worker.collective import AtpCollective, Collective, CollectiveOptions, SwitchMLCollective, open_host
+from worker.driver import WindowOptions
+from worker.host.ps import ShardedPS
+from worker.host.ring import Ring
+from worker.job import JobConfig
+from worker.switchml.header import INA_HEADER_TYPE, INA_UDP_PORT
+from worker.switchml.worker import SWITCHML_WINDOW
+
+__all__ = ["DEFAULT_PROTOCOL", "PROTOCOLS", "ProtocolSpec", "default_windows", "in_network", "open_collective",
+           "programs", "register"]
+
+DEFAULT_PROTOCOL = "switchml"
+
+
+@dataclass(frozen=True)
+class ProtocolSpec:
+    """A registered protocol: its facts and its factory."""
+
+    name: str
+    description: str
+    open: Callable[[JobConfig, int, CollectiveOptions], Collective]
+    program: str = "switchml"
+    """The P4 program (p4src/<program>.p4) the switch runs for this protocol (host baselines: its L2 forwarding)."""
+    controller: str = "controller.switchml:SwitchMLController"
+    """The control plane of `program` ("module:class", resolved by `controller.programs`)."""
+    in_network: bool = False
+    """The switch aggregates (the program's job must be installed); False: a host-based baseline."""
+    needs_ps: bool = False
+    """A parameter server host joins the network (and the job file names it)."""
+    levels: int = 1
+    """Levels of switches that can aggregate (2: rack switches and the switch above them)."""
+    default_window: int | None = None
+    """In-network protocols: packets in flight per worker when the options leave the window unset."""
+    header_type: str | None = None
+    """In-network protocols: the header type of its packets in the compiled program's BMv2 JSON."""
+    udp_port: int | None = None
+    """In-network protocols: the UDP port its packets are addressed to."""
+
+    def window_width(self, pool_size: int, window: int | None = None) -> int:
+        """The packets in flight per worker this protocol keeps with a pool of pool_size slots and `--window`."""
+        return WindowOptions(window=window).width(pool_size, self.default_window)
+
+    def controller_class(self) -> Any:
+        """The controller class of this protocol's program (imported on demand: controller/ is a floor above)."""
+        module, cls = self.controller.split(":")
+        return getattr(importlib.import_module(module), cls)
+
+
+PROTOCOLS: dict[str, ProtocolSpec] = {}
+
+
+def register(spec: ProtocolSpec) -> ProtocolSpec:
+    PROTOCOLS[spec.name] = spec
+    return spec
+
+
+def in_network() -> tuple[str, ...]:
+    """Names of the protocols whose switch aggregates."""
+    return tuple(p.name for p in PROTOCOLS.values() if p.in_network)
+
+
+def programs() -> tuple[str, ...]:
+    """The P4 programs of the in-network protocols, in registry order."""
+    return tuple(dict.fromkeys(p.program for p in PROTOCOLS.values() if p.in_network))
+
+
+def default_windows() -> str:
+    """The in-network protocols' default windows, for help texts: "switchml 64, atp 32"."""
+    return ", ".join(f"{c.name} {c.default_window}" for c in PROTOCOLS.values() if c.default_window)
+
+
+def open_collective(name: str, job: JobConfig, rank: int, options: CollectiveOptions | None = None) -> Collective:
+    """Open rank `rank` of protocol `name` for job (ValueError naming the choices for an unknown name)."""
+    spec = PROTOCOLS.get(name)
+    if spec is None:
+        raise ValueError(f"unknown protocol {name!r}; choose one of {', '.join(sorted(PROTOCOLS))}")
+    job.worker(rank)  # validates the rank
+    return spec.open(job, rank, options or CollectiveOptions())
+
+
+register(ProtocolSpec("switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating "
+                                  "point, shadow-copy slots)", SwitchMLCollective, in_network=True,
+                      default_window=SWITCHML_WINDOW, header_type=INA_HEADER_TYPE, udp_port=INA_UDP_PORT))
+register(ProtocolSpec(Ring.name, Ring.description, open_host(Ring)))
+register(ProtocolSpec(ShardedPS.name, ShardedPS.description, open_host(ShardedPS)))
+register(ProtocolSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by jobs, "
+                             "collisions and loss completed by a parameter server host)", AtpCollective,
+                      program="atp", controller="controller.atp:AtpController", in_network=True, needs_ps=True,
+                      levels=2, default_window=ATP_WINDOW, header_type=ATP_HEADER_TYPE, udp_port=ATP_UDP_PORT))
