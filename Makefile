@@ -61,6 +61,7 @@ help:
 	@echo "                   elements/s, ratios; writes results/bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\";"
 	@echo "                   BENCH_COMPARE=DIR|REV adds that version's embedded switch)"
 	@echo "make clean         remove build outputs and emulation leftovers"
+	@echo "make docs          build the documentation site (docs/, mkdocs.yml; mkdocs build --strict) -> site/"
 
 # --- setup -------------------------------------------------------------------------------------------------
 
@@ -176,3 +177,17 @@ bench-switch: setup
 clean:
 	rm -rf $(OUT) .pytest_cache /tmp/ina-testbed
 	-command -v mn >/dev/null 2>&1 && mn -c >/dev/null 2>&1 || true
+
+# --- docs --------------------------------------------------------------------------------------------------
+# The documentation site: docs/*.md + mkdocs.yml -> site/ (mkdocs-material, pinned in docs/requirements.txt, in a
+# venv of its own). --strict: a broken link or a page missing from the nav fails the build.
+DOCS_VENV   ?= .venv-docs
+
+.PHONY: docs
+docs: $(DOCS_VENV)/.setup-done
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict
+
+$(DOCS_VENV)/.setup-done: docs/requirements.txt
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/pip install -q -r docs/requirements.txt
+	touch $@
