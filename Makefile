@@ -135,7 +135,7 @@ $(OUT)/%.json: p4src/%.p4 $(wildcard p4src/include/*) $(if $(findstring compiler
 	$(P4C) -I p4src $(P4FLAGS) -o $@ --p4runtime-files $(OUT)/$*.p4info.txt $<
 
 # TARGET=bmv2: only the tests against real simple_switch_grpc (tests/bmv2), which then must be on PATH
-test: setup shell-venv
+test: setup shell-venv docs
 	$(if $(filter bmv2,$(TARGET)),TARGET=bmv2 $(PY) -m pytest -q -m bmv2 $(PYTEST_ARGS),$(PY) -m pytest -q $(PYTEST_ARGS))
 
 controller-shell: setup
