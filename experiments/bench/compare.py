@@ -32,15 +32,25 @@ class CompareError(RuntimeError):
 
 @dataclass(frozen=True)
 class Checkout:
-    """Another version of this project on disk (its own topo/, worker/, switch/, compiler/; `perf.checkout`)."""
+    """Another version of this project on disk (its own experiments/ or topo/, worker/, switch/, compiler/;
+    `perf.checkout`): today's layout, or an older one whose benchmark was `topo.bench`."""
 
     path: Path
     label: str = ""
     """How the report names it (default: the path)."""
 
     def __post_init__(self) -> None:
-        if not (self.path / "topo" / "bench.py").exists() or not (self.path / "p4src" / "switchml.p4").exists():
-            raise CompareError(f"{self.path} is not a checkout of this project (no topo/bench.py, p4src/switchml.p4)")
+        if self.bench_module is None or not (self.path / "p4src" / "switchml.p4").exists():
+            raise CompareError(f"{self.path} is not a checkout of this project (no experiments/bench/allreduce.py "
+                               "or topo/bench.py, or no p4src/switchml.p4)")
+
+    @property
+    def bench_module(self) -> str | None:
+        """Its all-reduce benchmark: `experiments.bench.allreduce`, or `topo.bench` before the house moved."""
+        for module in ("experiments.bench.allreduce", "topo.bench"):
+            if (self.path / (module.replace(".", "/") + ".py")).exists():
+                return module
+        return None
 
     @classmethod
     def of(cls, version: Version) -> Checkout:
@@ -69,14 +79,14 @@ class Checkout:
     def bench(self, workers: Sequence[int], losses: Sequence[float], size: int, timeout: float,
               program: tuple[Path, Path], out: Path) -> list[RunRow]:
         """One repetition of its `experiments.bench.allreduce` over the grid; its runs as RunRows (from its CSV)."""
-        argv = ["-m", "experiments.bench.allreduce", "--workers", *map(str, workers), "--loss", *map(str, losses), "--reps", "1",
+        argv = ["-m", str(self.bench_module), "--workers", *map(str, workers), "--loss", *map(str, losses), "--reps", "1",
                 "--size", str(size), "--timeout", str(timeout), "--json", str(program[0]), "--p4info",
                 str(program[1]), "--out", str(out)]
         bound = (timeout + 60) * len(workers) * len(losses) + 120
         r = self._run(argv, timeout=bound)
         csv_path = out.with_suffix(".csv")
         if not csv_path.exists():
-            raise CompareError(f"{self.path}: experiments.bench.allreduce wrote no {csv_path.name} (exit {r.returncode}): "
+            raise CompareError(f"{self.path}: {self.bench_module} wrote no {csv_path.name} (exit {r.returncode}): "
                                f"{r.stderr.strip()[-500:]}")
         with open(csv_path, newline="") as f:
             return [RunRow.from_csv(d) for d in csv.DictReader(f)]

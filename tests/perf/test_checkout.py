@@ -27,9 +27,9 @@ def test_a_revision_is_exported_for_the_block_and_removed_after() -> None:
     with checkout("HEAD") as version:
         tree = version.path
         assert not (tree / ".git").exists()  # an export, not a work tree of the repository
-        committed = subprocess.run(["git", "-C", str(REPO), "show", "HEAD:topo/bench.py"], capture_output=True,
-                                   check=True).stdout
-        assert (tree / "topo" / "bench.py").read_bytes() == committed
+        committed = subprocess.run(["git", "-C", str(REPO), "show", "HEAD:experiments/bench/allreduce.py"],
+                                   capture_output=True, check=True).stdout
+        assert (tree / "experiments" / "bench" / "allreduce.py").read_bytes() == committed
         assert (tree / "p4src" / "switchml.p4").exists()
         assert version.label.startswith(f"HEAD (commit {head} ") and version.label.endswith(", exported)")
     assert not tree.exists()
@@ -44,3 +44,17 @@ def test_a_spec_that_is_neither_a_directory_nor_a_revision_is_refused(tmp_path: 
     with pytest.raises(CheckoutError, match="neither a directory nor a revision"):
         with checkout(str(tmp_path / "missing"), repo=tmp_path):  # not a repository at all
             pass
+
+
+def test_a_checkout_of_either_layout_names_its_benchmark(tmp_path: Path) -> None:
+    """BENCH_COMPARE reaches back to versions from before the house moved (topo/bench.py), e.g. 355f392."""
+    from experiments.bench.compare import Checkout, CompareError
+
+    (tmp_path / "p4src").mkdir()
+    (tmp_path / "p4src" / "switchml.p4").write_text("")
+    with pytest.raises(CompareError, match="is not a checkout of this project"):
+        Checkout(tmp_path)
+    (tmp_path / "topo").mkdir()
+    (tmp_path / "topo" / "bench.py").write_text("")
+    assert Checkout(tmp_path).bench_module == "topo.bench"
+    assert Checkout(REPO).bench_module == "experiments.bench.allreduce"

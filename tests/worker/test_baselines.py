@@ -178,7 +178,7 @@ def test_registry_opens_tcp_links_on_localhost(algo: str) -> None:
 
 def test_registry_knows_every_collective_and_refuses_unknown_names() -> None:
     assert {"switchml", "ring", "ps"} <= set(PROTOCOLS)
-    with pytest.raises(ValueError, match="unknown collective 'nccl'; choose one of"):
+    with pytest.raises(ValueError, match="unknown protocol 'nccl'; choose one of"):
         open_collective("nccl", loopback_job(2, [1, 2]), 0)
 
 
