@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from worker.protocols import programs
+from worker.protocols import ATP, SWITCHML, program_paths, programs
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
@@ -47,9 +47,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = programs()
 
 INVARIANTS = {
-    "switchml": ("SwitchMLIngress.ina_received",
+    SWITCHML.program: ("SwitchMLIngress.ina_received",
                  ["aggregated", "retx_answered", "drop_unknown", "drop_malformed", "drop_retx_incomplete"]),
-    "atp": ("AtpIngress.atp_received",
+    ATP.program: ("AtpIngress.atp_received",
             ["aggregated", "duplicates", "collisions", "resend_to_ps", "raw_to_ps", "acks", "transit", "drop_unknown",
              "drop_malformed"]),
 }
@@ -108,7 +108,7 @@ class _Target:
         from worker.job import PoolRange
 
         self.name = name
-        if name == "switchml":
+        if name == SWITCHML.program:
             from worker.switchml.header import INA_UDP_PORT, Codec, InaHeader
 
             codec = Codec.from_program_json(program)
@@ -214,7 +214,7 @@ def fuzz_frames(name: str, program: dict[str, Any], p4info: Any, examples: int,
         t.feed(port, data)
 
     small = st.one_of(st.integers(0, 8), st.integers(0, 2**8 - 1))
-    if name == "switchml":
+    if name == SWITCHML.program:
         from worker.switchml.header import InaHeader
 
         headers = st.builds(InaHeader, msg_type=st.sampled_from([1, 1, 1, 2, 0, 7]),
@@ -271,8 +271,9 @@ def fuzz_p4runtime(program_dir: Path, examples: int, seed_value: int) -> tuple[i
     primary = P4RuntimeClient(addr, election_id=10).connect()
     backup = None
     try:
-        primary.set_pipeline(program_dir / "switchml.p4info.txt", program_dir / "switchml.json")
-        p4info = _p4info(program_dir / "switchml.p4info.txt")
+        json_path, p4info_path = program_paths(program_dir, SWITCHML.program)
+        primary.set_pipeline(p4info_path, json_path)
+        p4info = _p4info(p4info_path)
         tables = [(t.preamble.id, [(m.id, m.bitwidth) for m in t.match_fields], [a.id for a in t.action_refs])
                   for t in p4info.tables]
         actions = {a.preamble.id: [(p.id, p.bitwidth) for p in a.params] for a in p4info.actions}

@@ -27,12 +27,12 @@ from pathlib import Path
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork, _num_elems
 from experiments.sweep import results_dir, write_rows
 from topo.target import Target
-from worker.protocols import PROTOCOLS, default_windows, in_network
+from worker.protocols import ATP, PROTOCOLS, SWITCHML, default_windows, program_paths
 
 __all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
 
-COMPARED = in_network()
-"""The protocols compared: every in-network one (today SwitchML's static partition and ATP's shared pool)."""
+COMPARED = (SWITCHML.name, ATP.name)
+"""The protocols compared: SwitchML's static partition of the pool against ATP's pool shared by every job."""
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,13 @@ class JobRow:
 
 def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
     """Pool size per protocol for `cells` int32 cells of switch memory: SwitchML slots per job, ATP aggregators."""
-    n_sml = _num_elems(program_dir / "switchml.json")
-    n_atp = _num_elems(program_dir / "atp.json")
-    out = {"switchml": cells // (jobs * 2 * n_sml), "atp": cells // n_atp}
+    n_sml = _num_elems(program_paths(program_dir, SWITCHML.program)[0])
+    n_atp = _num_elems(program_paths(program_dir, ATP.program)[0])
+    # SwitchML: a static partition, two sets (shadow copies) per slot; ATP: one pool shared by every job
+    out = {SWITCHML.name: cells // (jobs * 2 * n_sml), ATP.name: cells // n_atp}
     for proto, size in out.items():
         if size < 1:
-            raise ValueError(f"{cells} cells give {proto} no {'slot' if proto == 'switchml' else 'aggregator'}")
+            raise ValueError(f"{cells} cells give {proto} no {'aggregator' if PROTOCOLS[proto].needs_ps else 'slot'}")
     return out
 
 
@@ -86,7 +87,7 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                         pool=pools[proto], window=PROTOCOLS[proto].window_width(pools[proto], window),
                         correct=res.correct,
                         completion_s=res.elapsed_s, goodput=res.goodput, retransmissions=res.retransmissions,
-                        in_switch=float(ps.get("switch_fraction", 1.0 if proto == "switchml" else 0.0)),
+                        in_switch=float(ps.get("switch_fraction", 0.0 if PROTOCOLS[proto].needs_ps else 1.0)),
                         collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0))))
                     if progress:
                         r = rows[-1]
@@ -103,8 +104,8 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
     lines = ["# Multi-tenant in-network aggregation: SwitchML vs ATP", ""]
     lines += [f"- {k}: {v}" for k, v in machine.items()]
     lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}, switch memory "
-              f"{cells} int32 cells: SwitchML {pools['switchml']} slots per job (static partition), ATP "
-              f"{pools['atp']} aggregators shared", ""]
+              f"{cells} int32 cells: SwitchML {pools[SWITCHML.name]} slots per job (static partition), ATP "
+              f"{pools[ATP.name]} aggregators shared", ""]
     lines += ["| protocol | job | correct | completion s (median, min-max) | in switch | collisions | raw resends "
               "| retx |",
               "|---|---|---|---|---|---|---|---|"]
@@ -123,7 +124,7 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
                          f"{statistics.median(r.raw_sequences for r in rs):g} | "
                          f"{statistics.median(r.retransmissions for r in rs):g} |")
     if all(p in means for p in COMPARED):
-        ratio = statistics.mean(means["atp"]) / statistics.mean(means["switchml"])
+        ratio = statistics.mean(means[ATP.name]) / statistics.mean(means[SWITCHML.name])
         lines += ["", f"Mean job completion time, ATP / SwitchML: {ratio:.2f}x."]
     return "\n".join(lines) + "\n"
 

@@ -559,7 +559,7 @@ class ExperimentNetwork:
         out.unlink(missing_ok=True)
         jobs = [a for f in (job_files or self.job_paths) for a in ("--job", str(f))]
         proc = self.ps_host.popen(self.cpu_layout.host_argv(
-            [sys.executable, "-m", "worker.atp.ps", *jobs, "--program-json", str(self.cfg.program_files[0]),
+            [sys.executable, "-m", str(PROTOCOLS[self.cfg.algo].ps_module), *jobs, "--program-json", str(self.cfg.program_files[0]),
              "--stats", str(out)]), cwd=str(ROOT), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None
         ready = proc.stdout.readline()  # "atp_ps: serving ..." once bound (or nothing if it failed)

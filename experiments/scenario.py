@@ -85,7 +85,7 @@ class Scenario:
     """INA packets in flight per worker (None: the protocol's default)."""
     cpus: str = "split"
     """CPU layout of the switch and the hosts (topo.cpus)."""
-    algos: tuple[str, ...] = ("switchml", "ring", "ps")
+    algos: tuple[str, ...] = tuple(p.name for p in PROTOCOLS.values() if not p.needs_ps)
     workers: tuple[int, ...] = (4,)
     sizes: tuple[int, ...] = (65536,)
     dtype: str = "float32"

@@ -36,14 +36,15 @@ from switch.faults import FaultPlan, FaultRule
 from topo.inprocess import AtpNetwork, EngineCache, SwitchMLNetwork, atp_jobs, loss_rule, switchml_job
 from worker.atp.worker import AtpOptions
 from worker.job import PoolRange
-from worker.protocols import in_network
+from worker.protocols import ATP, PROTOCOLS, SWITCHML, in_network
 from worker.verify import rank_input, verify, verify_fixed_point
 from worker.driver import WindowOptions
 
 __all__ = ["Scenario", "RunOutcome", "scenario", "run_one", "soak", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
-PROTOCOLS = in_network()
+SOAKED = in_network()
+"""The protocols the soak runs: every in-network one."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class Scenario:
     def plan(self) -> FaultPlan:
         rules = [loss_rule(self.loss),
                  FaultRule(action="duplicate", direction="any", probability=self.dup, name="duplicate"),
-                 FaultRule(action="delay", direction="out" if self.protocol == "switchml" else "any",
+                 FaultRule(action="delay", direction="out" if PROTOCOLS[self.protocol].uplink_in_order else "any",
                            probability=self.reorder, delay=1 + self.seed % 3, name="reorder")]
         return FaultPlan([r for r in rules if r.probability], seed=self.seed)
 
@@ -119,8 +120,8 @@ def run_one(protocol: str, seed: int, program: dict[str, Any], p4info: Any, *, t
     plan.rules[:0] = list(extra_rules)
     options = WindowOptions(window=sc.window, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=200)
     try:
-        if protocol == "switchml":
-            n_elems = _num_elems(program, "ina_h")
+        if protocol == SWITCHML.name:
+            n_elems = _num_elems(program, SWITCHML.header_type)
             size = sc.blocks * n_elems + sc.extra
             job = switchml_job(sc.workers, n_elems, PoolRange(0, 16))
             net: SwitchMLNetwork | AtpNetwork = SwitchMLNetwork(program, job, p4info=p4info, faults=plan,
@@ -142,7 +143,7 @@ def run_one(protocol: str, seed: int, program: dict[str, Any], p4info: Any, *, t
             if got != want:
                 out.accounting = f"ina_aggregated {got}, expected {want} (workers x packets)"
         else:
-            n_elems = _num_elems(program, "atp_h")
+            n_elems = _num_elems(program, ATP.header_type)
             size = sc.blocks * n_elems + sc.extra
             (job,) = atp_jobs(1, sc.workers, n_elems, PoolRange(0, 64))
             net = AtpNetwork(program, [job], p4info=p4info, faults=plan, seed=seed, options=options,
@@ -188,7 +189,7 @@ def restart_detection(program: dict[str, Any], p4info: Any, seed: int = 1,
     does, else what happened instead."""
     from worker.switchml.window import SwitchRestarted
 
-    n_elems = _num_elems(program, "ina_h")
+    n_elems = _num_elems(program, SWITCHML.header_type)
     job = switchml_job(3, n_elems, PoolRange(0, 16))
     options = WindowOptions(window=8, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=200)
     engine = engines.get(program) if engines is not None else None
@@ -262,7 +263,7 @@ def soak(protocols: Sequence[str], runs: int, first_seed: int, program_dir: Path
     for proto in protocols:
         program = json.loads((program_dir / f"{proto}.json").read_text())
         p4info = program_dir / f"{proto}.p4info.txt"
-        if proto == "switchml":
+        if proto == SWITCHML.name:
             report.restart = restart_detection(program, p4info, first_seed, engines)
         for k in range(runs):
             o = run_one(proto, first_seed + k, program, p4info, engines=engines)
@@ -282,8 +283,8 @@ def soak(protocols: Sequence[str], runs: int, first_seed: int, program_dir: Path
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m experiments.soak", description=__doc__.split("\n\n")[0])
     p.add_argument("--runs", type=int, default=1000, help="runs per protocol")
-    p.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=list(PROTOCOLS))
-    p.add_argument("--protocol", choices=PROTOCOLS, default=None, help="one protocol (replay)")
+    p.add_argument("--protocols", nargs="+", choices=SOAKED, default=list(SOAKED))
+    p.add_argument("--protocol", choices=SOAKED, default=None, help="one protocol (replay)")
     p.add_argument("--seed", type=int, default=1, help="seed of the first run")
     p.add_argument("--program-dir", type=Path, default=ROOT / "out")
     p.add_argument("--trace", type=Path, default=None,

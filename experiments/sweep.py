@@ -31,6 +31,7 @@ from experiments.scenario import RunPoint, Scenario, ScenarioError, load_scenari
 from topo.star import host_ip
 from topo.target import Target
 from worker.protocols import PROTOCOLS
+from worker.protocols import SWITCHML, program_paths
 
 __all__ = ["Row", "run_scenario", "results_dir", "open_network", "main"]
 
@@ -204,8 +205,9 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m experiments.sweep", description=__doc__.split("\n\n")[0])
     p.add_argument("scenario", type=Path, help="scenario file (experiments/scenarios/*.toml)")
     p.add_argument("--results", type=Path, default=ROOT / "results", help="where result directories go")
-    p.add_argument("--json", dest="program_json", type=Path, default=ROOT / "out" / "switchml.json")
-    p.add_argument("--p4info", type=Path, default=ROOT / "out" / "switchml.p4info.txt")
+    json_path, p4info = program_paths(ROOT / "out", SWITCHML.program)
+    p.add_argument("--json", dest="program_json", type=Path, default=json_path)
+    p.add_argument("--p4info", type=Path, default=p4info)
     p.add_argument("--list", action="store_true", help="print the runs the scenario would make and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     return p

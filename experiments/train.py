@@ -31,6 +31,7 @@ from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E
 from experiments.report import IN_NETWORK  # noqa: E402
 from experiments.sweep import results_dir  # noqa: E402
 from worker.protocols import PROTOCOLS  # noqa: E402
+from worker.protocols import SWITCHML, program_paths
 
 ACCURACY_TOLERANCE = 0.02
 """Quantized in-network aggregation must end within 2 accuracy points of the float baselines."""
@@ -103,8 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--timeout", type=float, default=300.0, help="bound on one algorithm's training, seconds")
     p.add_argument("--results", type=Path, default=ROOT / "results")
-    p.add_argument("--json", dest="program_json", type=Path, default=ROOT / "out" / "switchml.json")
-    p.add_argument("--p4info", type=Path, default=ROOT / "out" / "switchml.p4info.txt")
+    json_path, p4info = program_paths(ROOT / "out", SWITCHML.program)
+    p.add_argument("--json", dest="program_json", type=Path, default=json_path)
+    p.add_argument("--p4info", type=Path, default=p4info)
     args = p.parse_args(argv)
     if os.geteuid() != 0:
         print("error: Mininet needs root: run `sudo make train`", file=sys.stderr)

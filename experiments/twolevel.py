@@ -24,7 +24,11 @@ from pathlib import Path
 
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork
 from experiments.sweep import results_dir, write_rows
+from worker.protocols import PROTOCOLS
 from topo.target import Target
+
+TWO_LEVEL = next(p for p in PROTOCOLS.values() if p.levels > 1)
+"""The protocol that aggregates in two levels of switches (ATP)."""
 
 __all__ = ["LevelRow", "run_twolevel", "summary", "main"]
 
@@ -59,7 +63,7 @@ def run_twolevel(*, racks: int, workers: int, size: int, loss: float, bw: float 
                  progress: bool = True) -> list[LevelRow]:
     rows: list[LevelRow] = []
     for levels in LEVELS:
-        cfg = ExperimentConfig(algo="atp", topo="twotier", racks=racks, levels=levels, workers=workers, size=size,
+        cfg = ExperimentConfig(algo=TWO_LEVEL.name, topo="twotier", racks=racks, levels=levels, workers=workers, size=size,
                                loss=loss, bw=bw, window=window, target=target, program_dir=program_dir, seed=seed,
                                run_dir=run_dir / f"levels{levels}", timeout_s=300.0)
         with ExperimentNetwork(cfg) as net:

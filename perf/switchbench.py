@@ -43,8 +43,10 @@ from perf.machine import load_average, machine_info, proc_cpu_seconds
 from topo.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
 from perf.ratesearch import Probe, SearchResult, find_max_rate
 from perf.workloads import PACKET_PROGRAMS, Compiled, PacketProgram, compile_program, compiler_command
+from worker.protocols import SWITCHML
 
-PROGRAMS = ("basic_forward", "agg64", "switchml")
+PROGRAMS = ("basic_forward", "agg64", SWITCHML.program)
+"""The workloads: two packet programs, and a SwitchML all-reduce on its program (`perf.switchml_job`)."""
 DEVICE_ID = 1
 
 
@@ -323,7 +325,7 @@ def measure_switchml(compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Set
                 note = (f"{run.size} float32 elements, {len(hs)} workers, slowest {run.elapsed_s:.3f} s, "
                         f"{run.retransmissions} retransmissions") if run.elements_per_s else f"failed: {run.error}"
                 if rep:
-                    out.append(Measurement("switchml", sut.name, rep, run.elements_per_s, "elements/s",
+                    out.append(Measurement(SWITCHML.program, sut.name, rep, run.elements_per_s, "elements/s",
                                            switch_cpu=cpu, note=note))
                 log(f"switchml {_rep_label(rep, s)}, {sut.name}: "
                     + (f"{run.elements_per_s:,.0f} elements/s" if run.elements_per_s else note))
@@ -340,7 +342,7 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
     wanted = [p for p in PROGRAMS if p in s.programs]
     compiled: dict[str, Compiled] = {}
     for key in wanted:
-        if key == "switchml":
+        if key == SWITCHML.program:
             compiled[key] = compile_program(switchml_job.SOURCE, work_dir, include=switchml_job.SOURCE.parent)
         else:
             compiled[key] = compile_program(PACKET_PROGRAMS[key].source, work_dir)
@@ -353,8 +355,8 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
                 engine.append(bench_loop(PACKET_PROGRAMS[key], compiled[key].json, s.engine_seconds))
     rows: list[Measurement] = []
     for key in wanted:
-        if key == "switchml":
-            rows += measure_switchml(compiled[key], suts, s, work_dir / "switchml", log)
+        if key == SWITCHML.program:
+            rows += measure_switchml(compiled[key], suts, s, work_dir / key, log)
         else:
             rows += measure_packet_program(PACKET_PROGRAMS[key], compiled[key], suts, s, log)
     info["load average at end"] = load_average()

@@ -19,9 +19,10 @@ from topo.netns import REPO, Host
 from worker.switchml.header import INA_HEADER_TYPE
 from worker.codec import header_and_payload, load_program
 from worker.job import JobConfig, PoolRange
+from worker.protocols import SWITCHML
 from worker.stats import read_json_report
 
-SOURCE = REPO / "p4src" / "switchml.p4"
+SOURCE = REPO / "p4src" / f"{SWITCHML.program}.p4"
 POOL = PoolRange(base=0, size=64)
 WINDOW = 32
 """Packets in flight per worker: fixed, so that every switch under test (and every version's, results/bench/switch.md) sees
@@ -87,7 +88,7 @@ def run_job(hosts: list[Host], setup: JobSetup, program_json: Path, run_dir: Pat
     procs = []
     for rank, h in enumerate(hosts):
         argv = h.cmd(sys.executable, "-m", "worker", "--job", str(setup.path), "--rank", str(rank), "--protocol",
-                     "switchml", "--size", str(size), "--dtype", "float32", "--seed", str(seed), "--window",
+                     SWITCHML.name, "--size", str(size), "--dtype", "float32", "--seed", str(seed), "--window",
                      str(WINDOW), "--verify", "--json", "--program-json", str(program_json), "--barrier", str(barrier),
                      "--barrier-timeout", str(min(timeout, 60.0)))
         procs.append(subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))

@@ -161,11 +161,11 @@ def header_and_payload(prog: Mapping[str, Any], header_type: str) -> tuple[Heade
     return spec, num
 
 
-PROGRAM_JSON_CANDIDATES = ("out/switchml.json", "build/switchml.json")
+PROGRAM_JSON_CANDIDATES = ("out/{program}.json", "build/{program}.json")
 """Where the compiled program is looked for (relative to the working directory and the repository root)."""
 
 
-def find_program_json(program: str = "switchml", env_var: str = "INA_PROGRAM_JSON") -> Path:
+def find_program_json(program: str, env_var: str = "INA_PROGRAM_JSON") -> Path:
     """The compiled <program>.json: $env_var, else the first of out/<program>.json, build/<program>.json (relative to
     the working directory, then the repository root) that exists."""
     env = os.environ.get(env_var)
@@ -174,7 +174,7 @@ def find_program_json(program: str = "switchml", env_var: str = "INA_PROGRAM_JSO
     roots = [Path.cwd(), Path(__file__).resolve().parent.parent]
     tried = []
     for root in roots:
-        for rel in (c.replace("switchml", program) for c in PROGRAM_JSON_CANDIDATES):
+        for rel in (c.format(program=program) for c in PROGRAM_JSON_CANDIDATES):
             p = root / rel
             tried.append(str(p))
             if p.is_file():

@@ -38,7 +38,7 @@ from typing import Any
 from worker.codec import HeaderSpec, header_and_payload, load_program
 from worker.job import JobConfig
 
-__all__ = ["ProtocolFaults", "PROTOCOLS", "compile_plan", "field_match", "load_plan", "main"]
+__all__ = ["ProtocolFaults", "protocol_faults", "compile_plan", "field_match", "load_plan", "main"]
 
 HEADER_OFFSET = 14 + 20 + 8
 """Bytes before the protocol header in a frame: Ethernet, IPv4 (no options), UDP."""
@@ -76,28 +76,12 @@ class ProtocolFaults:
     """Registers with one cell per element of a slot (cells per slot = N)."""
 
 
-SWITCHML = ProtocolFaults(
-    name="switchml", header="ina_h", udp_port=0xBEE0,
-    kinds={"data": ("in", "dport", [("msg_type", 1, 0xFF)]),
-           "retransmission": ("in", "dport", [("msg_type", 1, 0xFF), ("flags", 1, 1)]),
-           "result": ("out", "sport", [("msg_type", 2, 0xFF)])},
-    slot_field=("pool_index", 0x7FFF),
-    state=[("SwitchMLIngress.ina_bitmap", 2), ("SwitchMLIngress.ina_countdown", 2),
-           ("SwitchMLIngress.ina_exponent", 2)],
-    cells_per_slot_elems=("SwitchMLIngress.ina_values",))
+def protocol_faults() -> dict[str, ProtocolFaults]:
+    """Every in-network protocol's fault model (each protocol's own `faults` module, named by the registry)."""
+    from worker.protocols import PROTOCOLS
 
-ATP = ProtocolFaults(
-    name="atp", header="atp_h", udp_port=48865,
-    kinds={"data": ("in", "dport", [("flags", 0, 0x01)]),
-           "resend": ("in", "dport", [("flags", 0x04, 0x05)]),
-           "collision": ("out", "dport", [("flags", 0x08, 0x09)]),
-           "ack": ("any", "sport", [("flags", 0x01, 0x01)])},
-    slot_field=("agtr", 0xFFFF),
-    state=[("AtpIngress.atp_owner", 1), ("AtpIngress.atp_bitmap", 1), ("AtpIngress.atp_racks", 1),
-           ("AtpIngress.atp_count", 1), ("AtpIngress.atp_flags", 1)],
-    cells_per_slot_elems=("AtpIngress.atp_values",))
+    return {spec.name: spec.fault_model() for spec in PROTOCOLS.values() if spec.faults}
 
-PROTOCOLS = {p.name: p for p in (SWITCHML, ATP)}
 
 
 class PlanError(ValueError):
@@ -118,7 +102,7 @@ def load_plan(path: str | Path) -> dict[str, Any]:
 
 
 def _protocol_of(program: Mapping[str, Any]) -> tuple[ProtocolFaults, HeaderSpec, int]:
-    for proto in PROTOCOLS.values():
+    for proto in protocol_faults().values():
         try:
             spec, n = header_and_payload(program, proto.header)
         except Exception:  # noqa: BLE001 - not this protocol's program

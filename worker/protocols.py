@@ -20,11 +20,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from worker.atp.header import ATP_HEADER_TYPE, ATP_UDP_PORT
 from worker.atp.worker import ATP_WINDOW
-from worker.collective import AtpCollective, Collective, CollectiveOptions, SwitchMLCollective, open_host
+from worker.atp.collective import AtpCollective
+from worker.collective import Collective, CollectiveOptions
+from worker.host.collective import open_host
+from worker.switchml.collective import SwitchMLCollective
 from worker.driver import WindowOptions
 from worker.host.ps import ShardedPS
 from worker.host.ring import Ring
@@ -32,10 +36,9 @@ from worker.job import JobConfig
 from worker.switchml.header import INA_HEADER_TYPE, INA_UDP_PORT
 from worker.switchml.worker import SWITCHML_WINDOW
 
-__all__ = ["DEFAULT_PROTOCOL", "PROTOCOLS", "ProtocolSpec", "default_windows", "in_network", "open_collective",
-           "programs", "register"]
+__all__ = ["ATP", "DEFAULT_PROTOCOL", "PROTOCOLS", "PS", "RING", "SWITCHML", "ProtocolSpec", "default_windows",
+           "in_network", "open_collective", "program_paths", "programs", "register"]
 
-DEFAULT_PROTOCOL = "switchml"
 
 
 @dataclass(frozen=True)
@@ -61,10 +64,23 @@ class ProtocolSpec:
     """In-network protocols: the header type of its packets in the compiled program's BMv2 JSON."""
     udp_port: int | None = None
     """In-network protocols: the UDP port its packets are addressed to."""
+    ps_module: str | None = None
+    """With needs_ps: the module the parameter server host runs (`python -m <ps_module>`)."""
+    faults: str | None = None
+    """In-network protocols: its fault model for `worker.faults` ("module:attribute")."""
+    uplink_in_order: bool = False
+    """The protocol assumes a worker's packets reach the switch in the order sent (SwitchML's window: a
+    retransmission overtaking a later use of its slot would count twice), so fault plans reorder only downlinks."""
 
     def window_width(self, pool_size: int, window: int | None = None) -> int:
         """The packets in flight per worker this protocol keeps with a pool of pool_size slots and `--window`."""
         return WindowOptions(window=window).width(pool_size, self.default_window)
+
+    def fault_model(self) -> Any:
+        """This protocol's `worker.faults.ProtocolFaults` (imported on demand)."""
+        assert self.faults is not None
+        module, attr = self.faults.split(":")
+        return getattr(importlib.import_module(module), attr)
 
     def controller_class(self) -> Any:
         """The controller class of this protocol's program (imported on demand: controller/ is a floor above)."""
@@ -90,6 +106,11 @@ def programs() -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.program for p in PROTOCOLS.values() if p.in_network))
 
 
+def program_paths(directory: Path, program: str) -> tuple[Path, Path]:
+    """Where `make build` (p4c-bm2-ss -o, --p4runtime-files) puts a program: (<program>.json, <program>.p4info.txt)."""
+    return directory / f"{program}.json", directory / f"{program}.p4info.txt"
+
+
 def default_windows() -> str:
     """The in-network protocols' default windows, for help texts: "switchml 64, atp 32"."""
     return ", ".join(f"{c.name} {c.default_window}" for c in PROTOCOLS.values() if c.default_window)
@@ -104,12 +125,17 @@ def open_collective(name: str, job: JobConfig, rank: int, options: CollectiveOpt
     return spec.open(job, rank, options or CollectiveOptions())
 
 
-register(ProtocolSpec("switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating "
+SWITCHML = register(ProtocolSpec("switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating "
                                   "point, shadow-copy slots)", SwitchMLCollective, in_network=True,
-                      default_window=SWITCHML_WINDOW, header_type=INA_HEADER_TYPE, udp_port=INA_UDP_PORT))
-register(ProtocolSpec(Ring.name, Ring.description, open_host(Ring)))
-register(ProtocolSpec(ShardedPS.name, ShardedPS.description, open_host(ShardedPS)))
-register(ProtocolSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by jobs, "
+                      default_window=SWITCHML_WINDOW, header_type=INA_HEADER_TYPE, udp_port=INA_UDP_PORT,
+                      faults="worker.switchml.faults:FAULTS", uplink_in_order=True))
+RING = register(ProtocolSpec(Ring.name, Ring.description, open_host(Ring)))
+PS = register(ProtocolSpec(ShardedPS.name, ShardedPS.description, open_host(ShardedPS)))
+ATP = register(ProtocolSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by jobs, "
                              "collisions and loss completed by a parameter server host)", AtpCollective,
                       program="atp", controller="controller.atp:AtpController", in_network=True, needs_ps=True,
-                      levels=2, default_window=ATP_WINDOW, header_type=ATP_HEADER_TYPE, udp_port=ATP_UDP_PORT))
+                      levels=2, default_window=ATP_WINDOW, header_type=ATP_HEADER_TYPE, udp_port=ATP_UDP_PORT,
+                      faults="worker.atp.faults:FAULTS", ps_module="worker.atp.ps"))
+
+DEFAULT_PROTOCOL = SWITCHML.name
+"""What `make run` and every CLI use unless told otherwise."""

@@ -38,6 +38,7 @@ from experiments.run import ROOT, ExperimentConfig, ExperimentResult, layout_wor
 from topo.target import Target
 from worker.switchml.worker import SWITCHML_WINDOW
 from worker.driver import WindowOptions
+from worker.protocols import SWITCHML, program_paths
 
 if TYPE_CHECKING:
     from experiments.bench.compare import Comparison
@@ -375,8 +376,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default 5)")
     p.add_argument("--size", type=int, default=BENCH_SIZE,
                    help=f"float32 elements per worker (default {BENCH_SIZE}: long enough runs to time steadily)")
-    add_run_arguments(p, ROOT / "results" / "bench" / "allreduce", d.program_dir / "switchml.json",
-                      d.program_dir / "switchml.p4info.txt", timeout=60.0)
+    add_run_arguments(p, ROOT / "results" / "bench" / "allreduce", *program_paths(d.program_dir, SWITCHML.program),
+                      timeout=60.0)
     p.add_argument("--compare", default=None, metavar="DIR|REV",
                    help="also run the grid with another version of this project, alternating, and report the ratios: "
                         "a checkout directory or a git revision (exported for the run, perf.checkout)")

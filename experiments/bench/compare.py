@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from perf.checkout import Version
+from worker.protocols import SWITCHML, program_paths
 from experiments.bench.allreduce import Cell, RunRow, ratios_by_repetition, run_grid
 from experiments.run import ExperimentConfig
 
@@ -40,9 +41,14 @@ class Checkout:
     """How the report names it (default: the path)."""
 
     def __post_init__(self) -> None:
-        if self.bench_module is None or not (self.path / "p4src" / "switchml.p4").exists():
+        if self.bench_module is None or not (self.path / self.source).exists():
             raise CompareError(f"{self.path} is not a checkout of this project (no experiments/bench/allreduce.py "
                                "or topo/bench.py, or no p4src/switchml.p4)")
+
+    @property
+    def source(self) -> str:
+        """Its SwitchML program, relative to its root."""
+        return f"p4src/{SWITCHML.program}.p4"
 
     @property
     def bench_module(self) -> str | None:
@@ -69,11 +75,11 @@ class Checkout:
     def compile(self, out: Path) -> tuple[Path, Path]:
         """Its p4src/switchml.p4 compiled by its own compiler into out/ (JSON, P4Info)."""
         out.mkdir(parents=True, exist_ok=True)
-        json_path, p4info = out / "switchml.json", out / "switchml.p4info.txt"
+        json_path, p4info = program_paths(out, SWITCHML.program)
         r = self._run(["-m", "compiler", "-I", "p4src", "-o", str(json_path), "--p4runtime-files", str(p4info),
-                       "p4src/switchml.p4"], timeout=300)
+                       self.source], timeout=300)
         if r.returncode != 0:
-            raise CompareError(f"{self.path}: compiling p4src/switchml.p4 failed: {r.stderr.strip()[-500:]}")
+            raise CompareError(f"{self.path}: compiling {self.source} failed: {r.stderr.strip()[-500:]}")
         return json_path, p4info
 
     def bench(self, workers: Sequence[int], losses: Sequence[float], size: int, timeout: float,

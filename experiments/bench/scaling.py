@@ -29,6 +29,7 @@ from experiments.bench.allreduce import add_run_arguments, run_arguments_error
 from topo.cpus import CpuLayout
 from experiments.run import ROOT, ExperimentConfig, ExperimentResult
 from topo.target import Target
+from worker.protocols import SWITCHML, program_paths
 
 __all__ = ["ScalePoint", "ScaleRow", "PRESETS", "scaling_points", "run_scaling", "write_csv", "write_plot",
            "summary_table", "write_markdown", "main"]
@@ -323,8 +324,8 @@ def run_and_write(points: Sequence[ScalePoint], reps: int, base: ExperimentConfi
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m experiments.bench.scaling", description=__doc__.split("\n\n")[0])
     add_arguments(p)
-    add_run_arguments(p, ROOT / "results" / "bench" / "scaling", ROOT / "out" / f"switchml-pool{SWITCH_POOL}.json",
-                      ROOT / "out" / f"switchml-pool{SWITCH_POOL}.p4info.txt", timeout=300.0)
+    add_run_arguments(p, ROOT / "results" / "bench" / "scaling",
+                      *program_paths(ROOT / "out", f"{SWITCHML.program}-pool{SWITCH_POOL}"), timeout=300.0)
     return p
 
 

@@ -205,21 +205,22 @@ def test_one_call_allreduce_over_udp(codec: Codec) -> None:
 
 def test_find_program_json(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("INA_PROGRAM_JSON", str(LAYOUT_JSON))
-    assert find_program_json() == LAYOUT_JSON
+    assert find_program_json("switchml") == LAYOUT_JSON
     monkeypatch.delenv("INA_PROGRAM_JSON")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "switchml.json").write_text(LAYOUT_JSON.read_text())
-    assert find_program_json() == tmp_path / "out" / "switchml.json"
+    assert find_program_json("switchml") == tmp_path / "out" / "switchml.json"
+
 
 
 def test_missing_program_json_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
     import worker.codec as mod
 
     monkeypatch.delenv("INA_PROGRAM_JSON", raising=False)
-    monkeypatch.setattr(mod, "PROGRAM_JSON_CANDIDATES", ("no/such/switchml.json",))
+    monkeypatch.setattr(mod, "PROGRAM_JSON_CANDIDATES", ("no/such/{program}.json",))
     with pytest.raises(CodecError, match="run `make build` or pass the compiled JSON"):
-        find_program_json()
+        find_program_json("switchml")
 
 
 class _LyingSwitch(SwitchModel):

@@ -34,7 +34,7 @@ def test_in_network_protocols_carry_their_packet_facts(program_dir: Path) -> Non
 
 def test_derived_tables_follow_the_registry() -> None:
     from experiments.report import IN_NETWORK
-    from experiments.soak import PROTOCOLS as SOAKED
+    from experiments.soak import SOAKED
     from topo.twotier import TwoTierFabric
 
     assert IN_NETWORK == in_network() == SOAKED

@@ -117,9 +117,9 @@ def allreduce(
 ) -> np.ndarray:
     """All-reduce array as rank of job over UDP (one call; opens and closes its socket).
 
-    codec defaults to the layout of the compiled program found by find_program_json().
+    codec defaults to the layout of the compiled switchml.p4 found by find_program_json().
     """
-    codec = codec or Codec.from_program_json(find_program_json())
+    codec = codec or Codec.from_program_json(find_program_json("switchml"))
     me = job.worker(rank)
     with UdpTransport((bind_ip or me.ip, me.udp_port), (job.switch.ip, switch_port)) as transport:
         return Worker(job, rank, transport, codec, options).allreduce(array)

@@ -1,0 +1,65 @@
+"""Protocol names live in the registry: no string constant outside `worker/protocols.py`, the protocols' own
+modules and the tests is a protocol's name or its program's file name. Code that needs a protocol asks the registry
+(`PROTOCOLS`, `SWITCHML.program`, `spec.needs_ps`, ...), so a new protocol is one registration plus its own folder,
+not an edit of every table and branch. Docstrings and messages may name protocols; they are prose."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from worker.protocols import PROTOCOLS
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("compiler", "switch", "worker", "controller", "topo", "perf", "experiments")
+OWN = ("worker/protocols.py", "worker/switchml/", "worker/atp/", "worker/host/", "controller/switchml.py",
+       "controller/atp.py")
+"""The registry and each protocol's own modules."""
+ROLE_WORDS = {"ps"}
+"""Names that are also a role: "ps" is the parameter server's key in job files and its link's name."""
+
+
+def _names_pattern() -> re.Pattern[str]:
+    names = sorted(set(PROTOCOLS) - ROLE_WORDS)
+    programs = sorted({p.program for p in PROTOCOLS.values()})
+    return re.compile(rf"^({'|'.join(names)})$|^({'|'.join(programs)})(\.p4|\.json|\.p4info\.txt|-)")
+
+
+def _prose(tree: ast.AST) -> set[int]:
+    """ids of the docstrings and bare string statements (attribute docs) of a module."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            out.add(id(node.value))
+    return out
+
+
+def protocol_literals(root: Path, pattern: re.Pattern[str]) -> list[str]:
+    found = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith(OWN):
+                continue
+            tree = ast.parse(path.read_text(), rel)
+            prose = _prose(tree)
+            for node in ast.walk(tree):
+                if (isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in prose
+                        and pattern.search(node.value)):
+                    found.append(f"{rel}:{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_no_protocol_name_outside_the_registry_and_the_protocols_own_modules() -> None:
+    assert protocol_literals(ROOT, _names_pattern()) == []
+
+
+def test_a_planted_protocol_name_is_found(tmp_path: Path) -> None:
+    for package in PACKAGES:
+        (tmp_path / package).mkdir()
+    (tmp_path / "experiments" / "study.py").write_text('"""A study of atp."""\nif proto == "atp":\n    f("atp.json")\n')
+    (tmp_path / "worker" / "atp").mkdir()
+    (tmp_path / "worker" / "atp" / "x.py").write_text('NAME = "atp"\n')
+    assert protocol_literals(tmp_path, _names_pattern()) == ["experiments/study.py:2: 'atp'",
+                                                              "experiments/study.py:3: 'atp.json'"]

@@ -1,0 +1,52 @@
+"""SwitchML behind the shared interface: `worker.switchml.worker.Worker` over its own UDP socket, as a Collective."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from worker.codec import find_program_json
+from worker.collective import CollectiveOptions
+from worker.job import JobConfig
+from worker.stats import RunResult
+from worker.switchml.header import Codec
+from worker.switchml.worker import Worker
+from worker.transport import UdpTransport
+from worker.verify import Verdict, verify
+
+__all__ = ["SwitchMLCollective"]
+
+PROGRAM = "switchml"
+"""The P4 program whose compiled JSON gives the packet layout (p4src/switchml.p4)."""
+
+
+class SwitchMLCollective:
+    """`worker.switchml.worker.Worker` over its own UDP socket, as a Collective."""
+
+    def __init__(self, job: JobConfig, rank: int, options: CollectiveOptions) -> None:
+        codec = Codec.from_program_json(options.program_json or find_program_json(PROGRAM))
+        me = job.worker(rank)
+        self.world_size = job.num_workers
+        self.transport = UdpTransport((options.bind_ip or me.ip, me.udp_port), (job.switch.ip, options.switch_port))
+        try:
+            self.worker = Worker(job, rank, self.transport, codec, options.window)
+        except BaseException:
+            self.transport.close()
+            raise
+
+    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
+        return self.worker.run(array, dtype)
+
+    def allreduce(self, array: np.ndarray) -> np.ndarray:
+        return self.worker.allreduce(array)
+
+    def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
+        return verify(run.array, inputs, self.worker.job.num_elems, dtype, run.exponents)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> SwitchMLCollective:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,18 @@
+"""What SwitchML's packets and slot state look like to a fault plan (`worker.faults`)."""
+
+from __future__ import annotations
+
+from worker.faults import ProtocolFaults
+from worker.switchml.header import INA_HEADER_TYPE, INA_UDP_PORT
+
+__all__ = ["FAULTS"]
+
+FAULTS = ProtocolFaults(
+    name="switchml", header=INA_HEADER_TYPE, udp_port=INA_UDP_PORT,
+    kinds={"data": ("in", "dport", [("msg_type", 1, 0xFF)]),
+           "retransmission": ("in", "dport", [("msg_type", 1, 0xFF), ("flags", 1, 1)]),
+           "result": ("out", "sport", [("msg_type", 2, 0xFF)])},
+    slot_field=("pool_index", 0x7FFF),
+    state=[("SwitchMLIngress.ina_bitmap", 2), ("SwitchMLIngress.ina_countdown", 2),
+           ("SwitchMLIngress.ina_exponent", 2)],
+    cells_per_slot_elems=("SwitchMLIngress.ina_values",))
