@@ -92,7 +92,7 @@ system-packages:
 # p4runtime-shell pins protobuf<3.21, so it lives in a venv of its own (a client of our switch, tested by make test).
 shell-venv: $(VENV_SHELL)/.setup-done
 
-$(VENV_SHELL)/.setup-done: tests/runtime/requirements-shell.txt
+$(VENV_SHELL)/.setup-done: tests/switch/runtime/requirements-shell.txt
 	@test -x $(VENV_SHELL)/bin/python || $(PYTHON) -m venv $(VENV_SHELL)
 	$(VENV_SHELL)/bin/pip install -q --disable-pip-version-check -r $<
 	@touch $@
@@ -134,7 +134,7 @@ $(OUT)/%.json: p4src/%.p4 $(wildcard p4src/include/*) $(if $(findstring compiler
 	@mkdir -p $(OUT)
 	$(P4C) -I p4src $(P4FLAGS) -o $@ --p4runtime-files $(OUT)/$*.p4info.txt $<
 
-# TARGET=bmv2: only the tests against real simple_switch_grpc (tests/bmv2), which then must be on PATH
+# TARGET=bmv2: only the tests marked bmv2 (against real simple_switch_grpc, which then must be on PATH)
 test: setup shell-venv docs
 	$(if $(filter bmv2,$(TARGET)),TARGET=bmv2 $(PY) -m pytest -q -m bmv2 $(PYTEST_ARGS),$(PY) -m pytest -q $(PYTEST_ARGS))
 

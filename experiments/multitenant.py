@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork, _num_elems
-from experiments.sweep import results_dir, write_rows
+from experiments.rows import results_dir, write_rows
 from topo.target import Target
 from worker.protocols import ATP, PROTOCOLS, SWITCHML, default_windows, program_paths
 

@@ -320,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         failed |= bool(fz.failures)
     if args.results is not None:
         from perf.machine import machine_info
-        from experiments.sweep import results_dir
+        from experiments.rows import results_dir
 
         out = results_dir(args.results, "soak")
         machine = "\n".join(f"- {k}: {v}" for k, v in machine_info().items())

@@ -13,116 +13,24 @@ finish), `scenario.toml` (a copy of the input), `summary.md` and the plots (`exp
 from __future__ import annotations
 
 import argparse
-import csv
-import datetime
 import os
 import shutil
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
-from controller.programs import CONTROLLERS
-from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork, ExperimentResult
-from experiments.scenario import RunPoint, Scenario, ScenarioError, load_scenario
+from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork
+from experiments.rows import CSV_FIELDS, SETUP_ATTEMPTS, CsvLog, Row, results_dir
+from experiments.scenario import Scenario, ScenarioError, load_scenario
 from topo.star import host_ip
 from topo.target import Target
 from worker.protocols import PROTOCOLS
 from worker.protocols import SWITCHML, program_paths
 
-__all__ = ["Row", "run_scenario", "results_dir", "open_network", "main"]
-
-SETUP_ATTEMPTS = 3
-"""Tries to bring a network up before its runs are recorded as failed."""
-
-
-@dataclass(frozen=True)
-class Row(RunPoint):
-    """One run: its point of the sweep and what it measured, as written to runs.csv (a run that did not happen keeps
-    the measurement defaults and says why in `error`)."""
-
-    rep: int = 0
-    dtype: str = "float32"
-    bw_mbps: float | None = None
-    verified: bool = False
-    elapsed_s: float = 0.0
-    goodput_elems_per_s: float = 0.0
-    link_utilisation: float | None = None
-    retransmissions: int = 0
-    packets_sent: int = 0
-    bytes_sent: int = 0
-    max_error_over_bound: float | None = None
-    worker_cpu_s: float = 0.0
-    switch_aggregated: int = 0
-    error: str = ""
-
-    @classmethod
-    def of(cls, point: RunPoint, rep: int, sc: Scenario, r: ExperimentResult) -> Row:
-        reports = [w.report for w in r.workers]
-        ratios = [float(x["max_error_over_bound"]) for x in reports if x.get("max_error_over_bound") is not None]
-        errors = [f"rank {w.rank}: exit {w.exit_code}: {(w.report.get('error') or w.stderr or 'no output').strip()}"
-                  for w in r.workers if not w.ok]
-        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, verified=r.correct,
-                   elapsed_s=r.elapsed_s, goodput_elems_per_s=r.goodput if r.correct else 0.0,
-                   link_utilisation=r.link_utilisation if r.correct else None,
-                   retransmissions=r.retransmissions,
-                   packets_sent=sum(int(x.get("packets_sent", 0)) for x in reports),
-                   bytes_sent=sum(int(x.get("bytes_sent", 0)) for x in reports),
-                   max_error_over_bound=max(ratios) if ratios else None,
-                   worker_cpu_s=sum(float(x.get("cpu_s", 0.0)) for x in reports),
-                   switch_aggregated=r.counters.get(f"{CONTROLLERS[r.config.program].COUNTER_PREFIX}aggregated",
-                                                    (0, 0))[0],
-                   error="; ".join(errors)[:500])
-
-    @classmethod
-    def failed(cls, point: RunPoint, rep: int, sc: Scenario, error: str) -> Row:
-        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, error=error[:500])
-
-    @classmethod
-    def from_csv(cls, d: dict[str, str]) -> Row:
-        """The row csv_row() wrote (each field converted by its declared type)."""
-        def value(kind: str, text: str) -> object:
-            if kind.endswith("| None"):
-                return None if text == "" else value(kind.removesuffix("| None").strip(), text)
-            return {"int": int, "float": float, "bool": lambda t: t == "1", "str": str}[kind](text)
-        return cls(**{f.name: value(str(f.type), d[f.name]) for f in fields(cls)})
-
-    def csv_row(self) -> dict[str, object]:
-        d = asdict(self)
-        d["verified"] = int(self.verified)
-        return {k: ("" if v is None else v) for k, v in d.items()}
-
-
-CSV_FIELDS = tuple(Row.__dataclass_fields__)
-
-
-def write_rows(rows: Sequence[Any], path: Path) -> None:
-    """A CSV file with one line per dataclass row (columns: its fields, in order)."""
-    with open(path, "w", newline="") as f:
-        w: csv.DictWriter[str] | None = None
-        for r in rows:
-            if w is None:
-                w = csv.DictWriter(f, fieldnames=[fl.name for fl in fields(r)])
-                w.writeheader()
-            w.writerow(asdict(r))
-
-
-def results_dir(root: Path, name: str, now: datetime.datetime | None = None) -> Path:
-    """A new directory root/<name>-<UTC timestamp>[-k] (never one that exists)."""
-    stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y%m%d-%H%M%S")
-    base = root / f"{name}-{stamp}"
-    path, k = base, 1
-    while True:
-        try:
-            path.mkdir(parents=True)
-            return path
-        except FileExistsError:
-            k += 1
-            path = base.with_name(f"{base.name}-{k}")
-
+__all__ = ["run_scenario", "open_network", "main"]
 
 def background_commands(mbps: float, timeout_s: float) -> list[str]:
     """A UDP flow of mbps Mbit/s from h1 to h2 through the switch (iperf3), for at most timeout_s seconds."""
@@ -140,15 +48,12 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
     """Run every point of sc `repetitions` times; rows are appended to out/runs.csv as they finish."""
     rows: list[Row] = []
     points = sc.runs()
-    csv_path = out / "runs.csv"
-    with open(csv_path, "w", newline="") as f:
-        csv.DictWriter(f, CSV_FIELDS).writeheader()
+    log_rows = CsvLog(out / "runs.csv", CSV_FIELDS)
     bar = tqdm(total=len(points) * sc.repetitions, desc=sc.name, unit="run", disable=not progress, file=sys.stderr)
 
     def record(row: Row) -> None:
         rows.append(row)
-        with open(csv_path, "a", newline="") as f:
-            csv.DictWriter(f, CSV_FIELDS).writerow(row.csv_row())
+        log_rows.append(row.csv_row())
         bar.set_postfix_str(f"{row.algo} n={row.workers} size={row.size} {'ok' if row.verified else 'FAILED'}")
         bar.update()
 

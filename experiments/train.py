@@ -14,7 +14,6 @@ wall time and vs step).
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -29,7 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from perf.machine import machine_info  # noqa: E402
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
 from experiments.report import IN_NETWORK  # noqa: E402
-from experiments.sweep import results_dir  # noqa: E402
+from experiments.rows import results_dir, write_dicts  # noqa: E402
 from worker.protocols import PROTOCOLS  # noqa: E402
 from worker.protocols import SWITCHML, program_paths
 
@@ -125,12 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       f"  {r['elapsed_s']:>7.2f}  {r['comm_s']:>12.2f}")
             histories[algo] = h
     out = results_dir(args.results, "train")
-    with open(out / "history.csv", "w", newline="") as f:
-        w = csv.DictWriter(f, FIELDS, extrasaction="ignore")
-        w.writeheader()
-        for algo, h in histories.items():
-            for r in h:
-                w.writerow({**r, "algo": algo})
+    write_dicts(out / "history.csv", FIELDS, ({**r, "algo": algo} for algo, h in histories.items() for r in h))
     text = summary(histories, args.workers, cfg.bw, machine_info())
     (out / "summary.md").write_text(text)
     plot(histories, out / "loss.png")

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork
-from experiments.sweep import results_dir, write_rows
+from experiments.rows import results_dir, write_rows
 from worker.protocols import PROTOCOLS
 from topo.target import Target
 

@@ -1,5 +1,5 @@
 """perf: performance measurement of the switches, outside the layers it measures. It may import any of them;
-topo/ and tests/switch_process use only its shared helpers (machine, frames, netns, traffic, checkout); switch/
+topo/ and tests/switch/process use only its shared helpers (machine, frames, netns, traffic, checkout); switch/
 nothing.
 
     perf.machine      machine_info(): CPU model, cores, kernel, Python, load average (every report's header)

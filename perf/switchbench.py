@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import dataclasses
 import os
 import shlex
 import shutil
@@ -39,48 +38,19 @@ from controller.client import ControllerError, P4RuntimeClient
 from perf import switchml_job
 from perf.checkout import CheckoutError, Version, checkout
 from perf.engine import EngineResult, bench_in_process, bench_loop
+from perf.harness import PROGRAMS, Measurement, Settings, SwitchUnderTest
 from perf.machine import load_average, machine_info, proc_cpu_seconds
 from topo.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
 from perf.ratesearch import Probe, SearchResult, find_max_rate
+from perf.switchreport import Report, write_report
 from perf.workloads import PACKET_PROGRAMS, Compiled, PacketProgram, compile_program, compiler_command
 from worker.protocols import SWITCHML
 
-PROGRAMS = ("basic_forward", "agg64", SWITCHML.program)
-"""The workloads: two packet programs, and a SwitchML all-reduce on its program (`perf.switchml_job`)."""
 DEVICE_ID = 1
 
 
 class HarnessError(RuntimeError):
     """A switch under test could not be started, programmed or measured; the message says which and why."""
-
-
-@dataclasses.dataclass(frozen=True)
-class SwitchUnderTest:
-    """A switch command (simple_switch_grpc's flags follow) and its name in the report.
-
-    Words after a `--` in the command are target options: they go after the harness's own `-- --grpc-server-addr`
-    (`python -m switch -- --strict-bmv2`)."""
-
-    name: str
-    command: tuple[str, ...]
-    origin: tuple[str, str] | None = None
-    """(a path in the command, what to show instead): a temporary export of another version, named by its commit."""
-
-    @property
-    def shown(self) -> str:
-        """The command as the report shows it."""
-        text = shlex.join(self.command).replace(sys.executable, "python")
-        return text.replace(*self.origin) if self.origin else text
-
-    def argv(self, general: Sequence[str], target: Sequence[str]) -> tuple[list[str], list[str]]:
-        """(program, flags): the command before its `--`, then `general`, `--`, `target` and the command's own
-        target options."""
-        cmd = list(self.command)
-        own_target: list[str] = []
-        if "--" in cmd:
-            cut = cmd.index("--")
-            cmd, own_target = cmd[:cut], cmd[cut + 1:]
-        return cmd, [*general, "--", *target, *own_target]
 
 
 def parse_command(text: str) -> tuple[str, ...]:
@@ -119,46 +89,6 @@ def switches_under_test(compare: Sequence[tuple[str, ...]], bmv2: bool = True,
     for spec, v in versions:
         out.append(SwitchUnderTest(unique(f"switch at {spec}"), version_switch(v.path), (str(v.path), f"<{v.label}>")))
     return out
-
-
-@dataclasses.dataclass
-class Measurement:
-    """One switch's figure for one program in one repetition (value None: it failed; `note` says why)."""
-
-    program: str
-    switch: str
-    rep: int
-    value: float | None
-    unit: str
-    """frames/s | elements/s"""
-    offered_pps: float | None = None
-    loss: float | None = None
-    switch_cpu: float | None = None
-    probes: int = 0
-    sender_limited: bool = False
-    note: str = ""
-
-
-@dataclasses.dataclass
-class Settings:
-    """Knobs of one harness run."""
-
-    reps: int = 3
-    duration: float = 2.0
-    """Seconds per rate probe."""
-    programs: tuple[str, ...] = PROGRAMS
-    size: int = 262144
-    """SwitchML job: elements per worker."""
-    engine_seconds: float = 3.0
-    """In-process rows: seconds per mode (5 runs)."""
-    start_rate: float = 10_000.0
-    tolerance: float = 0.05
-    max_probes: int = 12
-    start_timeout: float = 30.0
-    job_timeout: float = 120.0
-    warmup: bool = True
-    """An unreported round before rep 1 (quarter-length probes, a quarter of the job): the first switch run of a
-    program measured low without it, whichever switch it was."""
 
 
 @contextlib.contextmanager
@@ -335,7 +265,6 @@ def measure_switchml(compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Set
 def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path, log: Callable[[str], None],
         command: str = "python -m perf.switchbench") -> int:
     """Compile, measure, write the report; 0 when every measurement produced a figure."""
-    from perf.switchreport import Report, write_report
 
     info = machine_info()
     t_start = time.monotonic()

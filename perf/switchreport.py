@@ -7,14 +7,11 @@ import dataclasses
 import statistics
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from perf.engine import EngineResult
+from perf.harness import Measurement, Settings, SwitchUnderTest
 from perf.ratesearch import MAX_BACKLOG_FRACTION, MAX_LOSS, MIN_BACKLOG_S
 from worker.protocols import SWITCHML
-
-if TYPE_CHECKING:
-    from perf.switchbench import Measurement, Settings, SwitchUnderTest
 
 CSV_FIELDS = ("kind", "program", "switch", "rep", "value", "unit", "offered_pps", "loss", "switch_cpu", "probes",
               "sender_limited", "note")

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-# helper modules beside the tests (repo_programs) import by name under --import-mode=importlib
-if str(Path(__file__).parent) not in sys.path:
-    sys.path.insert(0, str(Path(__file__).parent))
+from tests.paths import ROOT
 
 
 def _netns_missing() -> str | None:
@@ -43,7 +40,7 @@ def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     out = tmp_path_factory.mktemp("programs")
     for name in ("switchml", "atp"):
-        result = compile_file(str(Path(__file__).resolve().parents[1] / "p4src" / f"{name}.p4"))
+        result = compile_file(str(ROOT / "p4src" / f"{name}.p4"))
         (out / f"{name}.json").write_text(json.dumps(result.json))
         (out / f"{name}.p4info.txt").write_text(result.p4info_text)
     return out

@@ -13,8 +13,8 @@ import ast
 from pathlib import Path
 
 import pytest
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 LAYERS: dict[str, int] = {"compiler": 0, "switch": 0, "worker": 1, "controller": 2, "topo": 3, "perf": 4,
                           "experiments": 5}
 

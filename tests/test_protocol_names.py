@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 from worker.protocols import PROTOCOLS
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("compiler", "switch", "worker", "controller", "topo", "perf", "experiments")
 OWN = ("worker/protocols.py", "worker/switchml/", "worker/atp/", "worker/host/", "controller/switchml.py",
        "controller/atp.py")

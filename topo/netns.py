@@ -20,16 +20,16 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
+
+from topo.switchproc import SwitchStartError, grpc_address, port_open, wait_serving
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"
 EMBEDDED_SWITCH: tuple[str, ...] = (sys.executable, "-m", "switch")
 """The embedded switch's command (simple_switch_grpc's flags follow)."""
-
 
 def sh(*argv: str, timeout: float = 15, check: bool = True) -> subprocess.CompletedProcess:
     """Run a command (no shell); raise with its stderr when it fails."""
@@ -37,7 +37,6 @@ def sh(*argv: str, timeout: float = 15, check: bool = True) -> subprocess.Comple
     if check and r.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.strip()}")
     return r
-
 
 @dataclasses.dataclass
 class Host:
@@ -58,18 +57,15 @@ class Host:
         """A permanent ARP entry: `ip` is at `mac` (the switch's service address has no one to answer ARP)."""
         sh(*self.cmd("ip", "neigh", "replace", ip, "lladdr", mac, "dev", self.ifname, "nud", "permanent"))
 
-
 def tutorial_address(i: int) -> tuple[str, str]:
     """Host i's (MAC, IPv4) in p4lang tutorial style: 02:00:00:00:0i:0i, 10.0.i.i."""
     return f"02:00:00:00:{i:02x}:{i:02x}", f"10.0.{i}.{i}"
-
 
 def quiet_link(ifname: str, ns: str | None = None) -> None:
     """No checksum offload (partial checksums on veth) and no IPv6 (router/neighbour solicitations)."""
     pre = ["ip", "netns", "exec", ns] if ns else []
     sh(*pre, "ethtool", "-K", ifname, "tx", "off", "rx", "off", check=False)
     sh(*pre, "sysctl", "-q", "-w", f"net.ipv6.conf.{ifname}.disable_ipv6=1", check=False)
-
 
 @contextlib.contextmanager
 def hosts(count: int, tag: str | None = None, *, address: Callable[[int], tuple[str, str]] = tutorial_address,
@@ -108,37 +104,11 @@ def hosts(count: int, tag: str | None = None, *, address: Callable[[int], tuple[
         for ns in made_ns:
             sh("ip", "netns", "del", ns, check=False)
 
-
 def free_tcp_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-class SwitchStartError(RuntimeError):
-    """A switch command exited or did not serve P4Runtime in time; the message quotes its last output lines."""
-
-
-def _grpc_address(args: Sequence[str]) -> str | None:
-    """The value of --grpc-server-addr in a switch command line, if any."""
-    for i, a in enumerate(args):
-        if a == "--grpc-server-addr" and i + 1 < len(args):
-            return args[i + 1]
-        if a.startswith("--grpc-server-addr="):
-            return a.split("=", 1)[1]
-    return None
-
-
-def port_open(address: str) -> bool:
-    """Whether something accepts TCP connections at address ("host:port", an empty host: 127.0.0.1)."""
-    host, _, port = address.rpartition(":")
-    try:
-        with socket.create_connection((host or "127.0.0.1", int(port)), timeout=0.2):
-            return True
-    except (OSError, ValueError):
-        return False
-
 
 class SwitchProcess:
     """A switch process: `command` (default `python -m switch`) followed by `args` (simple_switch_grpc's flags).
@@ -165,23 +135,25 @@ class SwitchProcess:
                          threading.Thread(target=self._read_stderr, daemon=True)]
         for t in self._readers:
             t.start()
-        address = _grpc_address(args)
-        deadline = time.monotonic() + ready_timeout
-        while not self._ready.wait(0.05):
+        address = grpc_address(args)
+
+        def serving() -> bool:
+            if self._ready.wait(0.05):
+                return True
             if address is not None and port_open(address):
                 # serving; its "Server listening" line may still be on the way (or block-buffered in a pipe)
                 self._ready.wait(1.0)
-                break
-            if self.proc.poll() is not None:
-                self.stop()
-                raise SwitchStartError(f"switch `{shlex.join(self.args)}` exited with code {self.proc.returncode} "
-                                       f"during startup:\n{self.output_tail()}")
-            if time.monotonic() > deadline:
-                self.stop()
-                where = f"its P4Runtime address {address} was not open" if address else "it printed no " \
-                    "'Server listening on' line"
-                raise SwitchStartError(f"switch `{shlex.join(self.args)}` did not start: {where} after "
-                                       f"{ready_timeout:g} s:\n{self.output_tail()}")
+                return True
+            return False
+
+        waiting_for = (f"its P4Runtime address {address} was not open" if address else
+                       "it printed no 'Server listening on' line")
+        try:
+            wait_serving(self.proc, serving, ready_timeout, f"switch `{shlex.join(self.args)}`", waiting_for,
+                         self.output_tail, poll=0)
+        except SwitchStartError:
+            self.stop()
+            raise
 
     def _read_stdout(self) -> None:
         assert self.proc.stdout is not None
@@ -221,7 +193,6 @@ class SwitchProcess:
         for t in self._readers:
             t.join(5)
         return "".join(self._stderr)
-
 
 class NsProcess:
     """A `python -m perf.traffic SUB --iface IF ...` helper inside a host's namespace.

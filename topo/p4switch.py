@@ -13,21 +13,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 from mininet.node import Switch
 
-from topo.netns import port_open
+from topo.switchproc import SwitchStartError, port_open, wait_serving
 from topo.cpus import CpuLayout
 from topo.target import Target
 
 LOG_TAIL_LINES = 20
-
-
-class SwitchStartError(RuntimeError):
-    """The switch process exited or did not open its gRPC port in time; the message quotes its log."""
 
 
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
@@ -136,19 +131,13 @@ class P4Switch(Switch):
 
     def _wait_ready(self) -> None:
         assert self.process is not None
-        deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise SwitchStartError(
-                    f"{self.name}: switch exited with code {self.process.returncode} during startup; "
-                    f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
-            if port_open(self.grpc_address):
-                return
-            time.sleep(0.1)
-        self.stop_process()
-        raise SwitchStartError(
-            f"{self.name}: gRPC port {self.grpc_port} not open after {self.startup_timeout:.0f}s; "
-            f"last lines of {self.log_path}:\n{log_tail(self.log_path)}")
+        try:
+            wait_serving(self.process, lambda: port_open(self.grpc_address), self.startup_timeout,
+                         f"{self.name}: switch", f"gRPC port {self.grpc_port} not open",
+                         lambda: f"last lines of {self.log_path}:\n{log_tail(self.log_path)}", poll=0.1)
+        except SwitchStartError:
+            self.stop_process()
+            raise
 
     def connected(self) -> bool:
         """True while the switch process runs and its gRPC port accepts connections."""

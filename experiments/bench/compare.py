@@ -21,7 +21,7 @@ from pathlib import Path
 
 from perf.checkout import Version
 from worker.protocols import SWITCHML, program_paths
-from experiments.bench.allreduce import Cell, RunRow, ratios_by_repetition, run_grid
+from experiments.bench.grid import Cell, RunRow, ratios_by_repetition, run_grid
 from experiments.run import ExperimentConfig
 
 __all__ = ["Checkout", "Comparison", "run_compared"]

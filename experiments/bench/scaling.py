@@ -16,7 +16,6 @@ and `<out>.png` (time and CPU per element vs size and vs workers).
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import sys
 import time
@@ -27,6 +26,7 @@ from pathlib import Path
 from perf.machine import load_average, machine_info, proc_cpu_seconds, proc_peak_rss_kb
 from experiments.bench.allreduce import add_run_arguments, run_arguments_error
 from topo.cpus import CpuLayout
+from experiments.rows import write_dicts
 from experiments.run import ROOT, ExperimentConfig, ExperimentResult
 from topo.target import Target
 from worker.protocols import SWITCHML, program_paths
@@ -153,11 +153,7 @@ def run_scaling(points: Sequence[ScalePoint], reps: int, base: ExperimentConfig,
 
 
 def write_csv(rows: Sequence[ScaleRow], path: Path) -> None:
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
-        w.writeheader()
-        for r in rows:
-            w.writerow(asdict(r))
+    write_dicts(path, CSV_FIELDS, (asdict(r) for r in rows))
 
 
 def _median(rows: Sequence[ScaleRow], attr: str) -> float | None:

@@ -11,8 +11,8 @@ from google.protobuf import json_format, text_format
 
 from compiler.__main__ import main
 from finsy.proto import p4i
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 BASIC = ROOT / "tests" / "p4" / "basic_forward.p4"
 
 PROGRAM = """

@@ -8,7 +8,7 @@ import pytest
 
 from compiler import CompileError, compile_source
 
-from error_template import BODY_LINE, DECLS_LINE, LOCALS_LINE, TEMPLATE, first_error
+from tests.compiler.error_template import BODY_LINE, DECLS_LINE, LOCALS_LINE, TEMPLATE, first_error
 
 
 # (body, column of the error on the body line, message)

@@ -11,10 +11,10 @@ import pytest
 from compiler import compile_file
 from switch.stf.testing import assert_stf
 from switch.v1model import V1Switch
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
-CASES = sorted((HERE / "fixture_stf").glob("*.stf")) + [ROOT / "tests" / "stf" / "basic_forward.stf"]
+CASES = sorted((HERE / "fixture_stf").glob("*.stf")) + [ROOT / "tests" / "switch" / "stf" / "basic_forward.stf"]
 
 
 def _program(stf: Path) -> str:
@@ -36,7 +36,7 @@ def test_compiled_program_behaves_like_fixture(stf: Path, which: str) -> None:
 
 
 ALL_P4 = sorted((ROOT / "tests" / "p4").glob("*.p4")) + sorted((ROOT / "p4src").glob("*.p4")) + \
-    sorted((ROOT / "tests" / "stf" / "programs").glob("*.p4"))
+    sorted((ROOT / "tests" / "switch" / "stf" / "programs").glob("*.p4"))
 
 
 @pytest.mark.parametrize("path", ALL_P4, ids=[str(p.relative_to(ROOT)) for p in ALL_P4])

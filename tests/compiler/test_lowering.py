@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from compiler import CompileError, compile_file, compile_source
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 
 PROGRAM = """
 #include <core.p4>

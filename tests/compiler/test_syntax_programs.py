@@ -8,8 +8,8 @@ import pytest
 
 from compiler import ast
 from compiler.parser import parse_file
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = sorted(
     p for pattern in ("p4src/*.p4", "tests/p4/*.p4") for p in ROOT.glob(pattern)
 )  # programs that must compile (tests/compiler/p4/ also holds deliberately broken ones)

@@ -7,7 +7,7 @@ import pytest
 
 from compiler import CompileError, compile_source
 
-from error_template import DECLS_LINE, TEMPLATE, first_error
+from tests.compiler.error_template import DECLS_LINE, TEMPLATE, first_error
 
 VL_PARSER = "pkt.extract(hdr.eth); transition accept;"
 

@@ -19,8 +19,8 @@ from switch.v1model import V1Switch
 from topo.inprocess import frame
 from worker.atp.header import ACK, ATP_UDP_PORT, ECN, AtpCodec, AtpHeader
 from worker.job import JobConfig
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 N = 16
 
 

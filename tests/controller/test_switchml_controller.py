@@ -19,8 +19,8 @@ from switch.runtime import P4RuntimeServer
 from switch.v1model import V1Switch
 from worker.switchml.header import INA_UDP_PORT, MSG_DATA, MSG_RESULT, Codec, InaHeader, pool_index
 from worker.job import JobConfig
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 NUM_ELEMS = 16
 POOL = 8
 

@@ -9,8 +9,9 @@ from typing import Callable
 import pytest
 
 from switch.v1model import V1Switch
+from tests.paths import TESTS
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = TESTS / "fixtures"
 
 
 def fixture_json(name: str) -> dict:
@@ -18,7 +19,7 @@ def fixture_json(name: str) -> dict:
     return json.loads((FIXTURES / f"{name}.json").read_text())
 
 
-P4 = Path(__file__).resolve().parents[1] / "p4"
+P4 = TESTS / "p4"
 _compiled: dict[str, dict | str] = {}
 
 

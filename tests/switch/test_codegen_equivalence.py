@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from switch.v1model import V1Switch
+from tests.paths import ROOT
 
-SWITCHML = Path(__file__).resolve().parents[2] / "p4src" / "switchml.p4"
+SWITCHML = ROOT / "p4src" / "switchml.p4"
 IG, EG = "SwitchMLIngress.", "SwitchMLEgress."
 N, POOL, WORKERS = 16, 4, 3
 SW_MAC, SW_IP = 0x00000A0000FE, 0x0A0000FE

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from switch.sim.vectors import MAX_HOT_ELEMENTS, NotVectorizable, VectorHeader, _vsat32, finish_module, namespace
+from tests.paths import ROOT, TESTS
 
 N, ACC = 16, 40
 CTL = struct.Struct("!BBHII")
@@ -137,7 +138,7 @@ def test_which_programs_get_vector_headers():
     from compiler import compile_file
     from switch.v1model import V1Switch
 
-    p4src = Path(__file__).resolve().parents[2] / "p4src"
+    p4src = ROOT / "p4src"
     made = {}
     for name in ("switchml", "atp"):
         sw = V1Switch()
@@ -186,10 +187,10 @@ def test_column_windows_match_the_traced_code_on_agg64(source):
     from switch.v1model import V1Switch
 
     if source == "fixture":
-        program = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "agg64.json").read_text())
+        program = json.loads((TESTS / "fixtures" / "agg64.json").read_text())
     else:  # compiler/'s JSON bounds-checks the index: the row addition sits in `if i < 256:`
         from compiler import compile_file
-        program = compile_file(str(Path(__file__).resolve().parents[1] / "p4" / "agg64.p4")).json
+        program = compile_file(str(TESTS / "p4" / "agg64.p4")).json
     fast, ref = V1Switch(), V1Switch()
     for sw in (fast, ref):
         sw.load(program)

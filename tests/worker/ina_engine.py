@@ -18,8 +18,9 @@ from typing import Any
 
 from worker.switchml.header import INA_UDP_PORT
 from worker.job import JobConfig
+from tests.paths import ROOT
 
-P4SRC = Path(__file__).resolve().parents[2] / "p4src" / "switchml.p4"
+P4SRC = ROOT / "p4src" / "switchml.p4"
 IG, EG = "SwitchMLIngress.", "SwitchMLEgress."
 
 

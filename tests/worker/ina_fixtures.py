@@ -1,4 +1,4 @@
-"""Shared helpers of the worker tests (importable by name: tests/worker is on sys.path, see conftest.py)."""
+"""Shared helpers of the worker tests (`tests.worker.ina_fixtures`)."""
 
 from __future__ import annotations
 

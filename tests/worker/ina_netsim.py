@@ -23,7 +23,7 @@ from worker.job import JobConfig
 from worker.switchml.window import Window
 from worker.driver import WindowOptions
 
-from ina_refswitch import SwitchModel
+from tests.worker.ina_refswitch import SwitchModel
 
 
 @dataclass

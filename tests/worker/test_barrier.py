@@ -11,14 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from ina_fixtures import LAYOUT_JSON, make_job
-from ina_refswitch import SwitchModel
-from ina_udpswitch import UdpRefSwitch, free_udp_ports
+from tests.worker.ina_fixtures import LAYOUT_JSON, make_job
+from tests.worker.ina_refswitch import SwitchModel
+from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.switchml.header import Codec
 from worker.job import JobConfig
+from tests.paths import ROOT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = ROOT
 
 
 def test_barrier_releases_when_all_ranks_are_ready(tmp_path: Path) -> None:

@@ -23,8 +23,9 @@ from worker.host.peers import PeerProtocolError, PeerUnreachable, connect_mesh, 
 from worker.host.ps import ShardedPS
 from worker.host.ring import Ring
 from worker.verify import float_sum_bound, rank_input, verify_float_sum
+from tests.paths import ROOT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = ROOT
 HOST = [Ring, ShardedPS]
 
 

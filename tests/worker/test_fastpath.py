@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from ina_fixtures import LAYOUT_JSON
+from tests.worker.ina_fixtures import LAYOUT_JSON
 
 from worker.switchml.blocks import Float32Plan, Int32Plan, to_blocks
 from worker.switchml.header import MSG_DATA, MSG_RESULT, Codec, InaHeader, astuple_header

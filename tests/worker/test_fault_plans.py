@@ -17,8 +17,8 @@ from worker.switchml.header import FLAG_RETRANSMIT, INA_UDP_PORT, SET_BIT, Codec
 from worker.job import PoolRange
 from worker.verify import rank_input, verify, verify_fixed_point
 from worker.driver import WindowOptions
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 OPTIONS = WindowOptions(window=4, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=50)
 
 

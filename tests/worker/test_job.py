@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ina_fixtures import make_job
+from tests.worker.ina_fixtures import make_job
 from worker.job import JobConfig, JobConfigError
 
 

@@ -7,9 +7,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from ina_fixtures import make_job
-from ina_netsim import Link, run_allreduce
-from ina_refswitch import SwitchModel
+from tests.worker.ina_fixtures import make_job
+from tests.worker.ina_netsim import Link, run_allreduce
+from tests.worker.ina_refswitch import SwitchModel
 from worker.switchml.header import Codec
 from worker.verify import rank_input, verify
 from worker.switchml.window import SwitchUnreachable

@@ -189,7 +189,7 @@ def test_float_plan_fast_path_is_bit_identical_to_quantize() -> None:
 
 
 def test_cli_timeout_options(tmp_path, capsys) -> None:
-    from ina_fixtures import LAYOUT_JSON, make_job
+    from tests.worker.ina_fixtures import LAYOUT_JSON, make_job
     from worker.__main__ import EXIT_CONFIG, build_parser, main
 
     path = tmp_path / "job.json"

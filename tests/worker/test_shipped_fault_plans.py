@@ -11,8 +11,8 @@ from switch.faults import FaultPlan
 from topo.inprocess import switchml_job
 from worker.faults import compile_plan, load_plan
 from worker.job import PoolRange
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 PLANS = sorted((ROOT / "experiments" / "faults").glob("*.toml"))
 
 

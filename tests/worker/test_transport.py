@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from ina_udpswitch import free_udp_ports
+from tests.worker.ina_udpswitch import free_udp_ports
 from worker.transport import FakeClock, FakeTransport, TransportError, UdpTransport
 
 

@@ -11,18 +11,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ina_fixtures import make_job
-from ina_engine import EngineSwitch, p4info, program_dict
-from ina_netsim import Link, run_allreduce
-from ina_udpswitch import UdpRefSwitch, free_udp_ports
+from tests.worker.ina_fixtures import make_job
+from tests.worker.ina_engine import EngineSwitch, p4info, program_dict
+from tests.worker.ina_netsim import Link, run_allreduce
+from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports
 from worker.switchml.header import Codec
 from worker.job import JobConfig
 from worker.switchml.scapy_layers import make_ina_layer
 from worker.verify import rank_input, verify
 from worker.switchml.window import SwitchUnreachable
 from worker.driver import WindowOptions
+from tests.paths import ROOT
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = ROOT
 
 OPTS = WindowOptions(window=8, timeout=0.02, backoff=2.0, max_timeout=0.1, max_retries=8)
 

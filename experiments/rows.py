@@ -1,0 +1,127 @@
+"""Results tables: the rows studies and benchmarks write, one CSV writer for all of them, and where a run writes.
+
+    out = results_dir(ROOT / "results", "size-sweep")        # results/size-sweep-<UTC time>/, never an existing one
+    write_rows(rows, out / "runs.csv")                        # dataclass rows, a column per field
+    write_dicts(out / "history.csv", FIELDS, dicts)           # dict rows, the given columns
+    log = CsvLog(out / "runs.csv", CSV_FIELDS); log.append(row.csv_row())   # appended as runs finish
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from controller.programs import CONTROLLERS
+from experiments.run import ExperimentResult
+from experiments.scenario import RunPoint, Scenario
+
+__all__ = ["CSV_FIELDS", "SETUP_ATTEMPTS", "CsvLog", "Row", "results_dir", "write_dicts", "write_rows"]
+
+SETUP_ATTEMPTS = 3
+"""Tries to bring a network up before its runs are recorded as failed (sweeps and benchmarks alike)."""
+
+
+def write_dicts(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> None:
+    """A CSV file with a header of `columns` and one line per row (keys beyond the columns are left out)."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def write_rows(rows: Sequence[Any], path: Path) -> None:
+    """A CSV file with one line per dataclass row (columns: its fields, in order)."""
+    if rows:
+        write_dicts(path, [f.name for f in fields(rows[0])], (asdict(r) for r in rows))
+    else:
+        path.write_text("")
+
+
+class CsvLog:
+    """A CSV file written a row at a time, so that a long sweep leaves what it measured even when stopped."""
+
+    def __init__(self, path: Path, columns: Sequence[str]) -> None:
+        self.path, self.columns = path, list(columns)
+        write_dicts(path, self.columns, [])
+
+    def append(self, row: Mapping[str, Any]) -> None:
+        with open(self.path, "a", newline="") as f:
+            csv.DictWriter(f, self.columns, extrasaction="ignore").writerow(row)
+
+
+def results_dir(root: Path, name: str, now: datetime.datetime | None = None) -> Path:
+    """A new directory root/<name>-<UTC timestamp>[-k] (never one that exists)."""
+    stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y%m%d-%H%M%S")
+    base = root / f"{name}-{stamp}"
+    path, k = base, 1
+    while True:
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:
+            k += 1
+            path = base.with_name(f"{base.name}-{k}")
+
+
+@dataclass(frozen=True)
+class Row(RunPoint):
+    """One run: its point of the sweep and what it measured, as written to runs.csv (a run that did not happen keeps
+    the measurement defaults and says why in `error`)."""
+
+    rep: int = 0
+    dtype: str = "float32"
+    bw_mbps: float | None = None
+    verified: bool = False
+    elapsed_s: float = 0.0
+    goodput_elems_per_s: float = 0.0
+    link_utilisation: float | None = None
+    retransmissions: int = 0
+    packets_sent: int = 0
+    bytes_sent: int = 0
+    max_error_over_bound: float | None = None
+    worker_cpu_s: float = 0.0
+    switch_aggregated: int = 0
+    error: str = ""
+
+    @classmethod
+    def of(cls, point: RunPoint, rep: int, sc: Scenario, r: ExperimentResult) -> Row:
+        reports = [w.report for w in r.workers]
+        ratios = [float(x["max_error_over_bound"]) for x in reports if x.get("max_error_over_bound") is not None]
+        errors = [f"rank {w.rank}: exit {w.exit_code}: {(w.report.get('error') or w.stderr or 'no output').strip()}"
+                  for w in r.workers if not w.ok]
+        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, verified=r.correct,
+                   elapsed_s=r.elapsed_s, goodput_elems_per_s=r.goodput if r.correct else 0.0,
+                   link_utilisation=r.link_utilisation if r.correct else None,
+                   retransmissions=r.retransmissions,
+                   packets_sent=sum(int(x.get("packets_sent", 0)) for x in reports),
+                   bytes_sent=sum(int(x.get("bytes_sent", 0)) for x in reports),
+                   max_error_over_bound=max(ratios) if ratios else None,
+                   worker_cpu_s=sum(float(x.get("cpu_s", 0.0)) for x in reports),
+                   switch_aggregated=r.counters.get(f"{CONTROLLERS[r.config.program].COUNTER_PREFIX}aggregated",
+                                                    (0, 0))[0],
+                   error="; ".join(errors)[:500])
+
+    @classmethod
+    def failed(cls, point: RunPoint, rep: int, sc: Scenario, error: str) -> Row:
+        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, error=error[:500])
+
+    @classmethod
+    def from_csv(cls, d: dict[str, str]) -> Row:
+        """The row csv_row() wrote (each field converted by its declared type)."""
+        def value(kind: str, text: str) -> object:
+            if kind.endswith("| None"):
+                return None if text == "" else value(kind.removesuffix("| None").strip(), text)
+            return {"int": int, "float": float, "bool": lambda t: t == "1", "str": str}[kind](text)
+        return cls(**{f.name: value(str(f.type), d[f.name]) for f in fields(cls)})
+
+    def csv_row(self) -> dict[str, object]:
+        d = asdict(self)
+        d["verified"] = int(self.verified)
+        return {k: ("" if v is None else v) for k, v in d.items()}
+
+
+CSV_FIELDS = tuple(Row.__dataclass_fields__)

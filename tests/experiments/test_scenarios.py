@@ -1,0 +1,107 @@
+"""Scenario files (parsing, validation with errors that name the file and key), the sweep's result directories and
+the report on synthetic rows; every shipped scenario parses."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+
+from experiments.report import summary_markdown, theory_time_s, write_report
+from experiments.scenario import RunPoint, ScenarioError, load_scenario
+from experiments.rows import Row, results_dir
+from tests.paths import ROOT
+
+SHIPPED = sorted((ROOT / "experiments" / "scenarios").glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=[p.stem for p in SHIPPED])
+def test_shipped_scenarios_parse(path: Path) -> None:
+    sc = load_scenario(path)
+    assert sc.name == path.stem and sc.runs() and sc.bw_mbps
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "s.toml"
+    p.write_text(text)
+    return p
+
+
+def test_full_scenario_and_its_runs(tmp_path: Path) -> None:
+    sc = load_scenario(write(tmp_path, """
+[scenario]
+name = "x-1"
+repetitions = 2
+[network]
+bw_mbps = 10
+cpus = "shared"
+[sweep]
+algos = ["switchml", "ring"]
+workers = [2, 4]
+sizes_kib = [1, 4]
+loss = [0, 0.01]
+[report]
+x = "loss"
+"""))
+    assert (sc.name, sc.repetitions, sc.bw_mbps, sc.sizes, sc.x) == ("x-1", 2, 10.0, (256, 1024), "loss")
+    assert sc.cpus == "shared" and load_scenario(write(tmp_path, "[sweep]\nworkers = [2]\n")).cpus == "split"
+    runs = sc.runs()
+    assert len(runs) == 2 * 2 * 2 * 2
+    assert runs[0] == RunPoint("switchml", 2, 256, 0.0, 0.0, 0.0) and runs[1].algo == "ring"  # algos interleave
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[sweep]\nalgo = ['ring']\n", "s.toml: sweep.algo: unknown key (expected one of"),
+    ("[sweeps]\n", "s.toml: sweeps: unknown section"),
+    ("[sweep]\nalgos = ['nccl']\n", "sweep.algos[0]: expected one of atp, ps, ring, switchml"),
+    ("[sweep]\nworkers = [2, 64]\n", "sweep.workers[1]: 64 out of range [1, 32]"),
+    ("[sweep]\nworkers = 2.5\n", "sweep.workers: expected an integer, got 2.5"),
+    ("[sweep]\nloss = [0.0, 0.0]\n", "sweep.loss: repeated values"),
+    ("[sweep]\nsizes = [1]\nsizes_kib = [1]\n", "give sizes (elements) or sizes_kib, not both"),
+    ("[network]\nbw_mbps = 'fast'\n", "network.bw_mbps: expected a number, got 'fast'"),
+    ("[network]\ncpus = 'half'\n", "network.cpus: expected one of split, shared, got 'half'"),
+    ("[scenario]\nrepetitions = 0\n", "scenario.repetitions: 0 out of range [1, 1000]"),
+    ("[report]\nx = 'time'\n", "report.x: expected one of size, workers"),
+    ("[sweep\n", "s.toml: not valid TOML"),
+])
+def test_bad_scenarios_name_file_and_key(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ScenarioError) as exc:
+        load_scenario(write(tmp_path, text))
+    assert message in str(exc.value)
+    assert str(exc.value).startswith(str(tmp_path / "s.toml"))
+
+
+def test_results_directories_are_never_reused(tmp_path: Path) -> None:
+    now = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    a = results_dir(tmp_path, "s", now)
+    b = results_dir(tmp_path, "s", now)
+    assert a.name == "s-20260102-030405" and b.name == "s-20260102-030405-2" and a.is_dir() and b.is_dir()
+
+
+def _row(algo: str, n: int, size: int, t: float, rep: int, ok: bool = True) -> Row:
+    return Row(algo=algo, workers=n, size=size, loss=0.0, straggler_ms=0.0, background_mbps=0.0, rep=rep,
+               dtype="float32", bw_mbps=10.0, verified=ok, elapsed_s=t, goodput_elems_per_s=size / t if ok else 0,
+               link_utilisation=None, retransmissions=0, packets_sent=1, bytes_sent=1, max_error_over_bound=0.5,
+               worker_cpu_s=0.1, switch_aggregated=0, error="" if ok else "rank 1: exit 2: boom")
+
+
+def test_report_medians_ratios_theory_and_plots(tmp_path: Path) -> None:
+    sc = load_scenario(write(tmp_path, "[network]\nbw_mbps = 10\n[sweep]\nalgos = ['switchml', 'ring']\n"
+                                       "workers = [4]\nsizes = [65536, 262144]\n"))
+    rows = [_row("switchml", 4, 262144, t, i) for i, t in enumerate((1.0, 2.0, 3.0))]
+    rows += [_row("ring", 4, 262144, t, i) for i, t in enumerate((4.0, 5.0, 6.0))]
+    rows += [_row("switchml", 4, 65536, 0.5, 0), _row("ring", 4, 65536, 0.4, 0), _row("ring", 4, 65536, 9.0, 1, False)]
+    text = summary_markdown(sc, rows, {"CPU": "test cpu"})
+    assert "- CPU: test cpu" in text
+    assert "| 4 | 1 MiB | 2.0000 (1.0000–3.0000) | 5.0000 (4.0000–6.0000) |" in text
+    assert "- switchml / ring time at 4 workers, 1 MiB: 0.40×" in text
+    assert "- switchml / ring time at 4 workers, 256 KiB: 1.25×" in text
+    assert "## Failed runs (1)" in text and "boom" in text
+    th = theory_time_s("ring", 262144, 4, 10.0)
+    assert th == pytest.approx(1.5 * 262144 * 32 / 10e6)
+    assert f"- ring, 4 workers, 1 MiB: {th:.3f} s; measured 5.000 s" in text
+    write_report(sc, rows, tmp_path, {"CPU": "test"})
+    for name in ("summary.md", "time.png", "goodput.png"):
+        assert (tmp_path / name).stat().st_size > 1000
+    assert Row.from_csv({k: str(v) for k, v in rows[0].csv_row().items()}) == rows[0]

@@ -1,0 +1,33 @@
+"""The P4 programs of the repository and the STF tests written for each (shared by the toolchain tests).
+
+A program is a `.p4` file that instantiates the `V1Switch` package. Its STF tests are `<name>.stf` beside it and any
+`tests/switch/stf/*.stf` whose first line says `# program: <name>`.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from tests.paths import ROOT
+
+SKIP_DIRS = {".venv", ".venv-shell", ".git", "include", "data"}
+PROGRAM_LINE = re.compile(r"#\s*program:\s*(\S+)")
+
+
+def programs() -> list[Path]:
+    found = []
+    for path in sorted(ROOT.rglob("*.p4")):
+        if SKIP_DIRS.intersection(path.relative_to(ROOT).parts):
+            continue
+        if re.search(r"\bV1Switch\s*\(", path.read_text()):
+            found.append(path)
+    return found
+
+
+def stf_files(program: Path) -> list[Path]:
+    files = [program.with_suffix(".stf")] if program.with_suffix(".stf").exists() else []
+    for stf in sorted((ROOT / "tests" / "switch" / "stf").glob("*.stf")):
+        match = PROGRAM_LINE.match(stf.read_text().lstrip())
+        if match and match.group(1) == program.stem:
+            files.append(stf)
+    return files
