@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import shutil
@@ -40,31 +39,23 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mininet.log import setLogLevel
-from mininet.link import Link, TCLink
-from mininet.net import Mininet
 
-from controller.atp import AtpController
 from controller.base import ProgramController
-from controller.client import P4RuntimeClient
-from controller.registers import open_registers
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.fabric import Fabric
+from topo.network import Network
+from topo.topologies import TOPOLOGIES, make_fabric
 from topo.p4switch import P4Switch, log_tail
-from topo.star import StarFabric, check_link_rates, prepare_hosts
 from topo.target import Target
-from topo.twotier import TwoTierFabric
 from controller.programs import CONTROLLERS
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows
 from worker.job import JobConfig, PoolRange
-from worker.stats import read_json_report
+from worker.launch import WorkerOutcome, collect, worker_argv
 
 
-TOPOLOGIES = ("star", "twotier")
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,12 +118,8 @@ class ExperimentConfig:
 
     def fabric(self) -> Fabric:
         """The network this config describes."""
-        workers, ps = self.workers * self.jobs, PROTOCOLS[self.algo].needs_ps
-        if self.topo == "star":
-            return StarFabric(workers, ps=ps, bw=self.bw)
-        if self.topo == "twotier":
-            return TwoTierFabric(workers, racks=self.racks, levels=self.levels, ps=ps, bw=self.bw)
-        raise ValueError(f"unknown topology {self.topo!r}; choose one of {', '.join(TOPOLOGIES)}")
+        return make_fabric(self.topo, self.workers * self.jobs, ps=PROTOCOLS[self.algo].needs_ps, bw=self.bw,
+                           racks=self.racks, levels=self.levels)
 
     @property
     def program(self) -> str:
@@ -149,22 +136,6 @@ class ExperimentConfig:
         """(BMv2 JSON, P4Info) of the switch's program."""
         return (self.program_json or self.program_dir / f"{self.program}.json",
                 self.p4info or self.program_dir / f"{self.program}.p4info.txt")
-
-
-@dataclass
-class WorkerOutcome:
-    """What one worker process reported."""
-
-    rank: int
-    exit_code: int | None
-    report: dict[str, Any] = field(default_factory=dict)
-    stderr: str = ""
-    wall_s: float = 0.0
-    stdout: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and bool(self.report.get("ok")) and bool(self.report.get("verified", True))
 
 
 @dataclass
@@ -271,13 +242,9 @@ def _check_algo(fabric: Fabric, algo: str) -> None:
 def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None,
                  layout: CpuLayout) -> list[str]:
     delay = cfg.straggler_ms if rank == cfg.workers - 1 and cfg.straggler_ms else 0.0
-    return [sys.executable, "-m", "worker", "--job", str(job_path), "--rank", str(rank), "--protocol", cfg.algo,
-            "--size", str(cfg.size), *(["--delay-ms", f"{delay:g}"] if delay else []),
-            "--dtype", cfg.dtype, "--seed", str(cfg.seed),
-            *(["--window", str(cfg.window)] if cfg.window is not None else []), "--verify", "--json",
-            "--program-json", str(cfg.program_files[0]),
-            *(["--barrier", str(barrier), "--barrier-timeout", str(min(cfg.timeout_s, 60.0))] if barrier else []),
-            *layout_worker_args(layout), *cfg.worker_args]
+    return worker_argv(job_path, rank, cfg.algo, cfg.size, dtype=cfg.dtype, seed=cfg.seed, window=cfg.window,
+                       program_json=cfg.program_files[0], barrier=barrier, barrier_timeout=min(cfg.timeout_s, 60.0),
+                       delay_ms=delay, extra=[*layout_worker_args(layout), *cfg.worker_args])
 
 
 def layout_worker_args(layout: CpuLayout) -> list[str]:
@@ -287,41 +254,6 @@ def layout_worker_args(layout: CpuLayout) -> list[str]:
     With a CPU of its own (`split`) there is nothing to spare and the wait only holds results back (measured with
     SwitchML and ATP: README, Benchmarks, "Receive coalescing")."""
     return ["--rx-coalesce", "0"] if layout.split else []
-
-
-def _collect(rank: int, proc: subprocess.Popen[str], deadline: float, started: float) -> WorkerOutcome:
-    try:
-        out, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, err = proc.communicate()
-        err += "\nkilled: the experiment's time bound expired"
-    report = read_json_report(out)
-    return WorkerOutcome(rank, proc.returncode, report, err.strip()[-2000:], time.monotonic() - started, out)
-
-
-MININET_LOCK = Path("/tmp/ina-testbed-mininet.lock")
-"""Held while an experiment's network exists: Mininet names interfaces h1-eth0, s1-eth1... in the root namespace, so
-two experiments at once (a test run and `make bench`, say) would collide."""
-
-
-@contextlib.contextmanager
-def mininet_lock(wait_s: float = 600.0) -> Iterator[None]:
-    """Hold MININET_LOCK (an flock, released when the process dies); RuntimeError after wait_s seconds."""
-    with open(MININET_LOCK, "a") as f:
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"another Mininet experiment held {MININET_LOCK} for {wait_s:.0f} s") from None
-                time.sleep(0.1)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def run_experiment(cfg: ExperimentConfig) -> ExperimentResult:
@@ -334,7 +266,8 @@ def run_experiment(cfg: ExperimentConfig) -> ExperimentResult:
 
 
 class ExperimentNetwork:
-    """A running star network with the switch programmed and the job installed, for any number of runs.
+    """A running network (topo.network.Network) with the jobs installed, and the workload on it, for any number
+    of runs: the jobs' files, the worker processes, the parameter server, fault injection and the results.
 
     The network's shape comes from the config it is opened with (workers, link rate, target, program, pool);
     each `run(cfg)` may change what a run is (algorithm, size, dtype, loss, seed, straggler, window) and resets the
@@ -346,13 +279,10 @@ class ExperimentNetwork:
             if not path.exists():
                 raise FileNotFoundError(f"{path} not found: run `make build` first")
         self.cfg = cfg
-        self._stack = contextlib.ExitStack()
-        self.net: Mininet | None = None
-        self.client: P4RuntimeClient | None = None
+        self.network: Network | None = None
 
     def __enter__(self) -> ExperimentNetwork:
         try:
-            self._stack.enter_context(mininet_lock())
             self._start()
         except BaseException:
             self.close()
@@ -365,11 +295,9 @@ class ExperimentNetwork:
     def _start(self) -> None:
         cfg = self.cfg
         cfg.run_dir.mkdir(parents=True, exist_ok=True)
-        setLogLevel("warning")
         self.fabric = fabric = cfg.fabric()
         _check_algo(fabric, cfg.algo)
-        json_path, p4info = cfg.program_files
-        num_elems = _num_elems(json_path)
+        num_elems = _num_elems(cfg.program_files[0])
         self.jobs = []
         self.job_paths = []
         for j in range(cfg.jobs):
@@ -383,69 +311,54 @@ class ExperimentNetwork:
         self.job, self.job_path = self.jobs[0], self.job_paths[0]
         self._plan_restart: float | None = None
         self.fault_plan = self._compile_faults() if cfg.fault_plan is not None else None
-        self.cpu_layout = CpuLayout.plan(cfg.cpus, switches=len(fabric.switches))
-        switch_cls = partial(P4Switch, target=cfg.target, log_dir=str(cfg.run_dir), seed=cfg.seed,
-                             fault_plan=str(self.fault_plan) if self.fault_plan else None, cpu_layout=self.cpu_layout)
-        self.net = net = Mininet(topo=fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
-                                 link=TCLink if cfg.bw is not None else Link)
-        net.start()
-        prepare_hosts(net)
-        if cfg.bw is not None:
-            check_link_rates(net, cfg.bw)
-        self.switches: dict[str, P4Switch] = {name: net.get(name) for name in fabric.switches}
-        self.switch = self.switches[fabric.switches[-1]]
-        """The primary switch: the star's, or the PS's in a two-tier network."""
-        n = fabric.workers
-        self.hosts = [net.get(f"h{i}") for i in range(1, n + 1)]
-        """Every job's worker hosts, job by job (job j's rank r on hosts[(j-1) * workers + r])."""
-        self.ps_host = net.get(f"h{fabric.ps_host}") if fabric.ps_host is not None else None
-        self.clients: dict[str, P4RuntimeClient] = {}
-        self.ctls: dict[str, ProgramController] = {}
-        for name in self.switches:
-            self._program(name)
-        self.client, self.ctl = self.clients[fabric.switches[-1]], self.ctls[fabric.switches[-1]]
-        for job in self.jobs:
-            fabric.install_job(self.ctls, job)
-        self._loss: float | None = None
+        self.network = Network(fabric, target=cfg.target, program=cfg.program, program_files=cfg.program_files,
+                               run_dir=cfg.run_dir, cpus=cfg.cpus, seed=cfg.seed, bw=cfg.bw,
+                               fault_plan=self.fault_plan, ecn_threshold=cfg.ecn_threshold).__enter__()
+        self.network.install(self.jobs)
 
-    def _program(self, name: str) -> None:
-        """Connect to switch `name`, push the pipeline and its L2 entries (and ECN threshold); a controller this
-        network already has for it is kept (it remembers the epochs it gave)."""
-        cfg, sw = self.cfg, self.switches[name]
-        json_path, p4info = cfg.program_files
-        client = self.clients[name] = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id).connect()
-        client.set_pipeline(p4info, json_path)
-        registers = open_registers(client, bmv2=cfg.target is Target.BMV2, thrift_port=sw.thrift_port)
-        ctl = self.ctls.get(name)
-        if ctl is None:
-            ctl = self.ctls[name] = CONTROLLERS[cfg.program](client, registers)
-        else:
-            ctl.client, ctl.registers = client, registers
-        ctl.install_forwarding(*self.fabric.forwarding(name))
-        if cfg.ecn_threshold is not None:
-            if not isinstance(ctl, AtpController):
-                raise ValueError(f"ECN marking is ATP's; {cfg.program}.p4 has none")
-            ctl.set_ecn_threshold(cfg.ecn_threshold)
+    # the network's parts, for the studies and tests that look inside
+    @property
+    def net(self) -> Any:
+        return self._network.net
+
+    @property
+    def switches(self) -> dict[str, P4Switch]:
+        return self._network.switches
+
+    @property
+    def switch(self) -> P4Switch:
+        """The primary switch: the star's, or the PS's in a two-tier network."""
+        return self._network.switch
+
+    @property
+    def hosts(self) -> list[Any]:
+        """Every job's worker hosts, job by job (job j's rank r on hosts[(j-1) * workers + r])."""
+        return self._network.hosts
+
+    @property
+    def ps_host(self) -> Any:
+        return self._network.ps_host
+
+    @property
+    def ctls(self) -> dict[str, ProgramController]:
+        return self._network.ctls
+
+    @property
+    def cpu_layout(self) -> CpuLayout:
+        return self._network.cpu_layout
+
+    @property
+    def _network(self) -> Network:
+        if self.network is None:
+            raise RuntimeError("the experiment's network is not running")
+        return self.network
 
     def restart_switch(self) -> None:
         """Kill the (star's) switch process and start it again, re-programmed as a controller would after a crash:
         pipeline, L2 entries, every job (SwitchML: with a new epoch), the simulated loss."""
         if self.cfg.topo != "star":
             raise ValueError("restarting a switch mid-run is supported on the star")
-        name = self.fabric.switches[-1]
-        sw = self.switches[name]
-        if sw.process is not None and sw.process.poll() is None:
-            os.kill(sw.process.pid, signal.SIGKILL)
-            sw.process.wait()
-        self.clients[name].close()
-        sw.start([])
-        self._program(name)
-        self.client = self.clients[name]
-        for job in self.jobs:
-            self.fabric.install_job(self.ctls, job)
-        if self._loss:
-            for port in self.fabric.host_ports()[name]:
-                self.ctls[name].set_drop_probability(port, ingress=self._loss, egress=self._loss)
+        self._network.restart_switch(self.jobs)
 
     def _compile_faults(self) -> Path:
         """The switch's byte-level plan (switch.faults) of cfg.fault_plan for job 1, next to the job file."""
@@ -470,7 +383,6 @@ class ExperimentNetwork:
         `background`: items `"hI: command"`, each run on host hI for the duration of the run (e.g. a competing
         iperf3 flow) and killed afterwards.
         """
-        assert self.net is not None and self.client is not None
         changed = [f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}"
                    for f in ("workers", "bw", "target", "program_files", "pool_size", "topo", "racks", "levels",
                              "ecn_threshold", "fault_plan", "cpus")
@@ -484,14 +396,15 @@ class ExperimentNetwork:
         if cfg.jobs != self.cfg.jobs:
             raise ValueError(f"a run cannot change the network: jobs {self.cfg.jobs} -> {cfg.jobs}")
         _check_algo(self.fabric, cfg.algo)
+        network = self._network
         self.reset(cfg.loss)
-        before = [self._counters(j.job_id) for j in self.jobs]
-        links_before = self._link_stats()
+        before = [network.counters(j.job_id) for j in self.jobs]
+        links_before = network.link_stats()
         barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
         w = cfg.workers
 
         def argv(i: int) -> list[str]:
-            return _worker_argv(cfg, self.job_paths[i // w], i % w, barriers[i // w], self.cpu_layout)
+            return _worker_argv(cfg, self.job_paths[i // w], i % w, barriers[i // w], network.cpu_layout)
 
         with self.parameter_server(self.job_paths) as ps_stats:
             outcomes = self.launch(argv, cfg.timeout_s, background=background,
@@ -499,12 +412,12 @@ class ExperimentNetwork:
                                    restart_switch_after_s=cfg.restart_switch_after_s or self._plan_restart,
                                    barrier=barriers[0])
         links = {name: (p - links_before[name][0], b - links_before[name][1])
-                 for name, (p, b) in self._link_stats().items()}
+                 for name, (p, b) in network.link_stats().items()}
         results = []
         for k, job in enumerate(self.jobs):
             per_switch = {sw: {n: (v[0] - before[k][sw].get(n, (0, 0))[0], v[1] - before[k][sw].get(n, (0, 0))[1])
                                for n, v in after.items()}
-                          for sw, after in self._counters(job.job_id).items()}
+                          for sw, after in network.counters(job.job_id).items()}
             total: dict[str, tuple[int, int]] = {}
             for counters in per_switch.values():
                 for n, (p, b) in counters.items():
@@ -513,44 +426,28 @@ class ExperimentNetwork:
             mine = outcomes[k * w:(k + 1) * w]
             for o in mine:
                 o.rank %= w
-            ps = ps_stats.get("jobs", {}).get(str(job.job_id)) if self.ps_host is not None else None
+            ps = ps_stats.get("jobs", {}).get(str(job.job_id)) if network.ps_host is not None else None
             missing: list[int] = []
             if not all(o.ok for o in mine):
                 missing = self._missing_ranks(job, ps)
-            results.append(ExperimentResult(cfg, mine, total, self.switch.log_path, ps, links, per_switch, missing,
-                                            self.cpu_layout))
+            results.append(ExperimentResult(cfg, mine, total, network.switch.log_path, ps, links, per_switch,
+                                            missing, network.cpu_layout))
         return results
 
     def _missing_ranks(self, job: JobConfig, ps: dict[str, Any] | None) -> list[int]:
         """Ranks absent from every partial aggregate of the job on the running switches and at the PS."""
         found: set[int] | None = None
-        sources = [self.ctls[name].missing_ranks(job) for name, sw in self.switches.items() if sw.connected()]
+        sources = self._network.missing_ranks(job)
         sources.append(list(ps.get("missing_ranks", [])) if ps else [])
         for ranks in sources:
             if ranks:
                 found = set(ranks) if found is None else found & set(ranks)
         return sorted(found or [])
 
-    def _counters(self, job_id: int) -> dict[str, dict[str, tuple[int, int]]]:
-        """The job's counters on every switch that still runs."""
-        return {name: self.ctls[name].counters(job_id) for name, sw in self.switches.items() if sw.connected()}
-
-    def _link_stats(self) -> dict[str, tuple[int, int]]:
-        """(packets, bytes) so far on each metered group of switch interfaces, both directions."""
-        out = {}
-        for name, intfs in self.fabric.metered_links().items():
-            p = b = 0
-            for intf in intfs:
-                stats = Path("/sys/class/net") / intf / "statistics"
-                p += sum(int((stats / f).read_text()) for f in ("rx_packets", "tx_packets"))
-                b += sum(int((stats / f).read_text()) for f in ("rx_bytes", "tx_bytes"))
-            out[name] = (p, b)
-        return out
-
     @contextlib.contextmanager
     def parameter_server(self, job_files: Sequence[Path] = ()) -> Iterator[dict[str, Any]]:
-        """ATP: the PS process on the PS host while the block runs; the dict yielded is filled with its statistics
-        when it stops (empty without a PS host)."""
+        """A protocol with a PS: its process on the PS host while the block runs; the dict yielded is filled with its
+        statistics when it stops (empty without a PS host)."""
         stats: dict[str, Any] = {}
         if self.ps_host is None:
             yield stats
@@ -559,8 +456,9 @@ class ExperimentNetwork:
         out.unlink(missing_ok=True)
         jobs = [a for f in (job_files or self.job_paths) for a in ("--job", str(f))]
         proc = self.ps_host.popen(self.cpu_layout.host_argv(
-            [sys.executable, "-m", str(PROTOCOLS[self.cfg.algo].ps_module), *jobs, "--program-json", str(self.cfg.program_files[0]),
-             "--stats", str(out)]), cwd=str(ROOT), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            [sys.executable, "-m", str(PROTOCOLS[self.cfg.algo].ps_module), *jobs,
+             "--program-json", str(self.cfg.program_files[0]), "--stats", str(out)]),
+            cwd=str(ROOT), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None
         ready = proc.stdout.readline()  # "atp_ps: serving ..." once bound (or nothing if it failed)
         if "serving" not in ready:
@@ -580,18 +478,9 @@ class ExperimentNetwork:
                 stats.update(json.loads(out.read_text()))
 
     def reset(self, loss: float) -> None:
-        """Before a run: the job's switch state reset (fresh worker processes start at set 0 of every slot, or at
-        sequence 1 with free aggregators) and the drop simulator's probability set on every worker port (and the
+        """Before a run: the jobs' switch state reset and the simulated loss set on every worker port (and the
         PS's)."""
-        live = [name for name, sw in self.switches.items() if sw.connected()]
-        for name in live:
-            for job in self.jobs:
-                self.ctls[name].reset_job(job)
-        if live and loss != self._loss:
-            for name, ports in self.fabric.host_ports().items():
-                for port in ports:
-                    self.ctls[name].set_drop_probability(port, ingress=loss, egress=loss)
-            self._loss = loss
+        self._network.reset(self.jobs, loss)
 
     def fresh_barrier(self, name: str = "barrier") -> Path:
         """An empty start-barrier directory for the next run's processes."""
@@ -606,21 +495,21 @@ class ExperimentNetwork:
                barrier: Path | None = None) -> list[WorkerOutcome]:
         """Run argv_of_rank(r) on host h(r+1) for every rank, bounded by timeout_s; their outcomes by rank (the last
         stdout line that is JSON is a process's report). `background` as in run()."""
+        network = self._network
         bg = []
         for spec in background:
             host, command = spec.split(":", 1)
             # sh -c ourselves: Mininet's shell=True reads $SHELL, which CI's environment does not set
-            bg.append(self._host(host).popen(self.cpu_layout.host_argv(["sh", "-c", command]),
-                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            bg.append(network.host(host).popen(network.cpu_layout.host_argv(["sh", "-c", command]),
+                                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         try:
             started = time.monotonic()
-            procs = [h.popen(self.cpu_layout.host_argv(argv_of_rank(rank)), cwd=str(ROOT), text=True,
+            procs = [h.popen(network.cpu_layout.host_argv(argv_of_rank(rank)), cwd=str(ROOT), text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-                     for rank, h in enumerate(self.hosts)]
+                     for rank, h in enumerate(network.hosts)]
             if kill_switch_after_s is not None:
                 time.sleep(kill_switch_after_s)
-                assert self.switch.process is not None
-                os.kill(self.switch.process.pid, signal.SIGKILL)
+                network.kill_switch()
             if kill_rank_after is not None or restart_switch_after_s is not None:
                 while barrier is not None and time.monotonic() < started + timeout_s and \
                         len(list(barrier.glob("ready-*"))) < self.cfg.workers:
@@ -633,7 +522,7 @@ class ExperimentNetwork:
                 time.sleep(restart_switch_after_s)
                 self.restart_switch()
             deadline = started + timeout_s
-            outcomes = [_collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
+            outcomes = [collect(rank, p, deadline, started) for rank, p in enumerate(procs)]
             if kill_rank_after is not None:
                 outcomes[kill_rank_after[0]].stderr = "killed by the experiment (kill_rank_after)"
             return outcomes
@@ -643,34 +532,24 @@ class ExperimentNetwork:
                     os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
 
-    def _host(self, name: str) -> Any:
-        assert self.net is not None
-        return self.net.get(name.strip())
-
     def close(self) -> None:
-        try:
-            for client in getattr(self, "clients", {}).values():
-                client.close()
-            self.clients = {}
-            self.client = None
-            if self.net is not None:
-                self.net.stop()
-                self.net = None
-        finally:
-            self._stack.close()
+        if self.network is not None:
+            self.network.close()
+            self.network = None
 
 
 def _num_elems(program_json: Path) -> int:
-    """Elements per packet of the program's INA header (SwitchML's ina_h or ATP's atp_h)."""
+    """Elements per packet of the program's protocol header (whichever in-network protocol's it declares)."""
     from worker.codec import CodecError, header_and_payload, load_program
 
     prog = load_program(program_json)
-    for header in ("ina_h", "atp_h"):
+    headers = [p.header_type for p in PROTOCOLS.values() if p.header_type]
+    for header in headers:
         try:
             return header_and_payload(prog, header)[1]
         except CodecError:
             continue
-    raise CodecError(f"{program_json}: neither an ina_h nor an atp_h header type")
+    raise CodecError(f"{program_json}: none of the header types {', '.join(headers)}")
 
 
 def _rank_after(text: str) -> tuple[int, float]:
@@ -707,7 +586,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="seed of the workers' inputs and of the embedded switch's random() (its loss simulator)")
     p.add_argument("--timeout", type=float, default=d.timeout_s, help="bound on the workers' run, seconds")
     p.add_argument("--run-dir", type=Path, default=d.run_dir, help="job file and switch log go here")
-    p.add_argument("--topo", choices=TOPOLOGIES, default=d.topo,
+    p.add_argument("--topo", choices=list(TOPOLOGIES), default=d.topo,
                    help="star: one switch; twotier: rack switches under a PS rack switch (default %(default)s)")
     p.add_argument("--racks", type=int, default=d.racks, help="twotier: rack switches (default %(default)s)")
     p.add_argument("--levels", type=int, choices=(1, 2), default=d.levels,

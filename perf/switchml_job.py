@@ -7,10 +7,8 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from controller.client import P4RuntimeClient
 from controller.registers import DetectedRegisters
@@ -20,7 +18,7 @@ from worker.switchml.header import INA_HEADER_TYPE
 from worker.codec import header_and_payload, load_program
 from worker.job import JobConfig, PoolRange
 from worker.protocols import SWITCHML
-from worker.stats import read_json_report
+from worker.launch import collect, worker_argv
 
 SOURCE = REPO / "p4src" / f"{SWITCHML.program}.p4"
 POOL = PoolRange(base=0, size=64)
@@ -86,26 +84,15 @@ def run_job(hosts: list[Host], setup: JobSetup, program_json: Path, run_dir: Pat
     shutil.rmtree(barrier, ignore_errors=True)
     barrier.mkdir(parents=True)
     procs = []
+    started = time.monotonic()
     for rank, h in enumerate(hosts):
-        argv = h.cmd(sys.executable, "-m", "worker", "--job", str(setup.path), "--rank", str(rank), "--protocol",
-                     SWITCHML.name, "--size", str(size), "--dtype", "float32", "--seed", str(seed), "--window",
-                     str(WINDOW), "--verify", "--json", "--program-json", str(program_json), "--barrier", str(barrier),
-                     "--barrier-timeout", str(min(timeout, 60.0)))
+        argv = h.cmd(*worker_argv(setup.path, rank, SWITCHML.name, size, seed=seed, window=WINDOW,
+                                  program_json=program_json, barrier=barrier, barrier_timeout=min(timeout, 60.0)))
         procs.append(subprocess.Popen(argv, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    deadline = time.monotonic() + timeout
-    reports: list[dict[str, Any]] = []
-    errors: list[str] = []
-    for rank, p in enumerate(procs):
-        try:
-            out, err = p.communicate(timeout=max(0.1, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-            err += f"\nkilled after {timeout:g} s"
-        report = read_json_report(out)
-        reports.append(report)
-        if p.returncode != 0 or not report.get("ok") or not report.get("verified", False):
-            errors.append(f"rank {rank}: exit {p.returncode}: {(report.get('error') or err or 'no output').strip()}")
+    deadline = started + timeout
+    outcomes = [collect(rank, p, deadline, started, f"killed after {timeout:g} s") for rank, p in enumerate(procs)]
+    reports = [o.report for o in outcomes]
+    errors = [o.error() for o in outcomes if not (o.ok and o.report.get("verified", False))]
     elapsed = max((float(r.get("elapsed_s", 0.0)) for r in reports), default=0.0)
     retx = sum(int(r.get("retransmissions", 0)) for r in reports)
     if errors or elapsed <= 0:

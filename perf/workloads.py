@@ -17,8 +17,9 @@ from typing import Any, Callable
 import finsy
 
 from controller.client import P4RuntimeClient
-from topo.frames import INA_UDP_PORT, ina_data, ip_int, mac_int, udp_frame
-from topo.netns import REPO, Host, tutorial_address
+from topo.frames import ip_int, mac_int, udp_frame
+from topo.netns import FIXTURES, REPO, Host, tutorial_address
+from worker.switchml.header import EXPONENT_BIAS, INA_UDP_PORT, Codec, InaHeader
 
 SWITCH_MAC = "02:00:00:00:00:fe"
 """Destination MAC of the frames the senders offer (the routers' own address; nothing checks it)."""
@@ -95,8 +96,11 @@ def forward_engine_setup(sw: Any, h1: Host, h2: Host) -> None:
 
 
 def _agg_frames(h1: Host, h2: Host) -> list[bytes]:
+    """DATA packets of slots 0..15, encoded by the codec of agg64's own INA header (its compiled fixture)."""
+    codec = Codec.from_program_json(FIXTURES / "agg64.json")
     return [udp_frame(SWITCH_MAC, h1.mac, h1.ip, h2.ip, 20000 + i, INA_UDP_PORT,
-                      ina_data(i, i, [(i * 64 + k) % 1000 - 500 for k in range(INA_ELEMS)])) for i in range(16)]
+                      codec.encode(InaHeader(pool_index=i, packet_id=i, exponent=EXPONENT_BIAS),
+                                   [(i * 64 + k) % 1000 - 500 for k in range(INA_ELEMS)])) for i in range(16)]
 
 
 def _nothing(*_: Any) -> None:

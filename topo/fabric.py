@@ -19,24 +19,7 @@ from mininet.topo import Topo
 
 from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
 
-SWITCH_IP = "10.0.0.254"
-SWITCH_MAC = "00:00:0a:00:00:fe"
-WORKER_UDP_PORT = 50000
-
-
-def host_ip(i: int) -> str:
-    """IPv4 address of host h<i>."""
-    return f"10.0.0.{i}"
-
-
-def host_mac(i: int) -> str:
-    """MAC address of host h<i>."""
-    return f"00:00:0a:00:00:{i:02x}"
-
-
-def host_index(ip: str) -> int:
-    """The I of host hI, from its address."""
-    return int(ip.rsplit(".", 1)[1])
+from topo.addresses import SWITCH_IP, SWITCH_MAC, WORKER_UDP_PORT, host_index, host_ip, host_mac  # noqa: F401
 
 
 @dataclass(frozen=True)

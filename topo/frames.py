@@ -1,15 +1,11 @@
-"""Frames the benchmarks and the namespace tests send: Ethernet/IPv4/UDP with a correct IPv4 checksum, the INA DATA
-header, and what an IPv4 LPM router makes of a frame."""
+"""Frames hosts send: Ethernet/IPv4/UDP with a correct IPv4 checksum (the in-process network, the benchmarks, the
+namespace tests), and what an IPv4 LPM router makes of a frame. Protocol headers come from each protocol's codec."""
 
 from __future__ import annotations
 
+import functools
 import socket
 import struct
-from typing import Sequence
-
-INA_UDP_PORT = 48864
-"""UDP destination port of INA packets (BRIEF.md; tests/p4/agg64.p4 parses it)."""
-
 
 def mac_bytes(mac: str) -> bytes:
     """"02:00:00:00:01:01" → 6 bytes."""
@@ -41,13 +37,23 @@ def ipv4_checksum(header: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def udp_frame(dst_mac: str, src_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes,
-              ttl: int = 64, ident: int = 0) -> bytes:
-    """An Ethernet/IPv4/UDP frame with a correct IPv4 header checksum and a zero (absent) UDP checksum."""
-    udp = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
-    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), ident, 0, ttl, 17, 0, ip_bytes(src_ip), ip_bytes(dst_ip))
+@functools.lru_cache(maxsize=1024)
+def udp_headers(dst_mac: str, src_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, length: int,
+                ttl: int = 64, ident: int = 0, dont_fragment: bool = False) -> bytes:
+    """The Ethernet, IPv4 and UDP headers of a frame with a `length`-byte payload (cached: the same for every packet
+    of a flow and size)."""
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + length, ident, 0x4000 if dont_fragment else 0, ttl, 17, 0,
+                      ip_bytes(src_ip), ip_bytes(dst_ip))
     hdr = hdr[:10] + struct.pack("!H", ipv4_checksum(hdr)) + hdr[12:]
-    return mac_bytes(dst_mac) + mac_bytes(src_mac) + b"\x08\x00" + hdr + udp
+    return (mac_bytes(dst_mac) + mac_bytes(src_mac) + b"\x08\x00" + hdr
+            + struct.pack("!HHHH", sport, dport, 8 + length, 0))
+
+
+def udp_frame(dst_mac: str, src_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes,
+              ttl: int = 64, ident: int = 0, dont_fragment: bool = False) -> bytes:
+    """An Ethernet/IPv4/UDP frame with a correct IPv4 header checksum and a zero (absent) UDP checksum."""
+    return udp_headers(dst_mac, src_mac, src_ip, dst_ip, sport, dport, len(payload), ttl, ident,
+                       dont_fragment) + payload
 
 
 def forwarded(frame: bytes, new_dst_mac: str) -> bytes:
@@ -58,9 +64,3 @@ def forwarded(frame: bytes, new_dst_mac: str) -> bytes:
     ip[10:12] = b"\0\0"
     ip[10:12] = struct.pack("!H", ipv4_checksum(bytes(ip)))
     return mac_bytes(new_dst_mac) + frame[0:6] + frame[12:14] + bytes(ip) + frame[34:]
-
-
-def ina_data(pool_index: int, packet_id: int, elems: Sequence[int], rank: int = 0) -> bytes:
-    """The INA DATA header (BRIEF.md layout) and int32 elements."""
-    return struct.pack("!BBHIBBH", 1, 0, pool_index, packet_id, 128, 0, rank) + \
-        struct.pack(f"!{len(elems)}i", *elems)

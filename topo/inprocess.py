@@ -18,10 +18,7 @@ Used by the ATP and SwitchML host tests and by the exactly-once soak (experiment
 
 from __future__ import annotations
 
-import functools
 import heapq
-import socket
-import struct
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -33,13 +30,15 @@ from controller.local import LocalClient
 from controller.registers import P4RuntimeRegisters
 from controller.switchml import EPOCHS, SwitchMLController
 from switch.faults import FaultPlan, FaultRule
+from topo.addresses import SWITCH
+from topo.frames import udp_frame
 from worker.switchml.worker import SWITCHML_WINDOW
 from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
 from worker.atp.header import ATP_UDP_PORT, AtpCodec
 from worker.atp.ps import PsCore
 from worker.switchml.blocks import Float32Plan, Int32Plan
 from worker.switchml.header import INA_UDP_PORT, Codec
-from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
+from worker.job import JobConfig, PoolRange, PsSpec, WorkerSpec
 from worker.driver import DecodeBatch, WindowCore
 from worker.switchml.window import Window
 from worker.driver import WindowOptions
@@ -47,40 +46,13 @@ from worker.driver import WindowOptions
 __all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "Endpoint", "SwitchMLNetwork", "SwitchMLRun", "AtpNetwork", "JobRun", "atp_jobs",
            "switchml_job", "loss_rule", "frame"]
 
-SWITCH = SwitchAddress(ip="10.0.0.254", mac="00:00:0a:00:00:fe")
 PS_PORT = 100
 DEFAULT_OPTIONS = WindowOptions(window=16, timeout=0.05, max_timeout=0.2, min_timeout=0.01, max_retries=30)
 
 
-def _mac(text: str) -> bytes:
-    return bytes.fromhex(text.replace(":", ""))
-
-
-def _ip(text: str) -> bytes:
-    return socket.inet_aton(text)
-
-
-def _csum16(data: bytes) -> int:
-    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-@functools.lru_cache(maxsize=1024)
-def _headers(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, length: int) -> bytes:
-    """The Ethernet, IPv4 and UDP headers of a frame with a `length`-byte payload (the same for every packet of a
-    flow and size: computed once)."""
-    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 28 + length, 0, 0x4000, 64, 17, 0, _ip(src_ip),
-                               _ip(dst_ip)))
-    ip[10:12] = _csum16(bytes(ip)).to_bytes(2, "big")
-    return (_mac(dst_mac) + _mac(src_mac) + b"\x08\x00" + bytes(ip)
-            + struct.pack("!HHHH", sport, dport, 8 + length, 0))
-
-
 def frame(src_mac: str, dst_mac: str, src_ip: str, dst_ip: str, sport: int, dport: int, payload: bytes) -> bytes:
-    """Ethernet / IPv4 (checksummed) / UDP (checksum 0: none) around payload."""
-    return _headers(src_mac, dst_mac, src_ip, dst_ip, sport, dport, len(payload)) + payload
+    """Ethernet / IPv4 (checksummed, don't fragment) / UDP (checksum 0: none) around payload."""
+    return udp_frame(dst_mac, src_mac, src_ip, dst_ip, sport, dport, payload, dont_fragment=True)
 
 
 def loss_rule(loss: float) -> FaultRule:

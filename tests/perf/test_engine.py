@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from perf.engine import bench_in_process, bench_loop, loaded_engine
-from topo.frames import INA_UDP_PORT, ina_data, udp_frame
+from topo.frames import udp_frame
+from worker.switchml.header import EXPONENT_BIAS, INA_UDP_PORT, Codec, InaHeader
 from topo.netns import FIXTURES
 from perf.workloads import AGG64, BASIC_FORWARD
 
@@ -22,8 +23,9 @@ def test_in_process_and_loop_measure_the_program(prog) -> None:
 
 def test_agg64_frame_is_aggregated_by_the_engine() -> None:
     sw = loaded_engine(AGG64, FIXTURES / "agg64.json")
+    codec = Codec.from_program_json(FIXTURES / "agg64.json")
     frame = udp_frame("02:00:00:00:00:fe", "02:00:00:00:01:01", "10.0.1.1", "10.0.2.2", 1, INA_UDP_PORT,
-                      ina_data(5, 0, list(range(-32, 32))))
+                      codec.encode(InaHeader(pool_index=5, packet_id=0, exponent=EXPONENT_BIAS), list(range(-32, 32))))
     sw.process(1, frame)
     [(port, out)] = sw.process(1, frame)
     assert port == 1 and out[42] == 2  # reflected as RESULT

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import struct
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,14 +182,16 @@ def test_column_windows_match_the_traced_code_on_agg64(source):
     are the same columns after toggling tracing on."""
     import random
 
-    from topo.frames import ina_data, udp_frame
     from switch.v1model import V1Switch
+    from topo.frames import udp_frame
+    from worker.switchml.header import EXPONENT_BIAS, INA_UDP_PORT, Codec, InaHeader
 
     if source == "fixture":
         program = json.loads((TESTS / "fixtures" / "agg64.json").read_text())
     else:  # compiler/'s JSON bounds-checks the index: the row addition sits in `if i < 256:`
         from compiler import compile_file
         program = compile_file(str(TESTS / "p4" / "agg64.p4")).json
+    codec = Codec.from_program_json(program)
     fast, ref = V1Switch(), V1Switch()
     for sw in (fast, ref):
         sw.load(program)
@@ -201,8 +202,9 @@ def test_column_windows_match_the_traced_code_on_agg64(source):
     rng = random.Random(5)
     for n in range(300):
         elems = [rng.choice([0, 1, -1, 2**31 - 1, -2**31, rng.randrange(-2**31, 2**31)]) for _ in range(64)]
-        frame = udp_frame("00:00:0a:00:00:fe", "00:00:00:00:00:01", "10.0.0.1", "10.0.0.2", 20000, 48864,
-                          ina_data(rng.randrange(2**16), n, elems))
+        frame = udp_frame("00:00:0a:00:00:fe", "00:00:00:00:00:01", "10.0.0.1", "10.0.0.2", 20000, INA_UDP_PORT,
+                          codec.encode(InaHeader(pool_index=rng.randrange(2**16), packet_id=n,
+                                                 exponent=EXPONENT_BIAS), elems))
         if rng.random() < 0.05:
             frame = frame[:rng.randrange(len(frame))]
         assert fast.process(1, frame) == ref.process(1, frame), f"packet {n}"

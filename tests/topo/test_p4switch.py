@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from mininet.net import Mininet
 
-from experiments.run import mininet_lock
+from topo.network import mininet_lock
 from topo.p4switch import P4Switch
 from topo.switchproc import SwitchStartError
 from topo.star import StarTopo

@@ -51,7 +51,7 @@ MSG_RESULT = 2
 FLAG_RETRANSMIT = 0x01
 SET_BIT = 0x8000
 """pool_index bit 15 selects the set (shadow copy); bits 14..0 are the slot."""
-EXPONENT_BIAS = 128
+from worker.switchml.quantize import EXPONENT_BIAS  # noqa: E402 - one definition, re-exported
 
 INA_HEADER_TYPE = "ina_h"
 

@@ -11,10 +11,10 @@ import pytest
 
 from switch.stf import run_stf
 from switch.stf.testing import assert_stf, program_for
-from tests.paths import ROOT
+from tests.paths import ROOT, TESTS
 
 HERE = Path(__file__).parent
-PROGRAM_DIRS = (HERE / "programs", HERE.parent / "fixtures")
+PROGRAM_DIRS = (HERE / "programs", TESTS / "fixtures")
 STF_FILES = sorted(HERE.glob("*.stf"))
 
 

@@ -1,0 +1,234 @@
+"""Network: a running Mininet network of P4 switches, programmed by their controllers — the network an experiment
+runs on, without the workload (Mininet keeps workloads out of its `Mininet` too).
+
+    with Network(StarFabric(4), target=Target.EMBEDDED, program_files=(json, p4info), run_dir=d) as net:
+        net.install(jobs)                      # every switch's role in each job (fabric.install_job)
+        net.reset(jobs, loss=0.01)             # before a run: jobs' switch state cleared, simulated loss set
+        ... run processes on net.hosts ...
+        net.counters(job_id), net.link_stats()
+
+The fabric (topo.star, topo.twotier) gives the shape; each switch is a `topo.p4switch.P4Switch` process (embedded or
+BMv2) on its own CPU where the layout allows (topo.cpus); the program's controller (controller.programs) pushes the
+pipeline, the L2 entries and the ECN threshold. Holds MININET_LOCK while open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import time
+from collections.abc import Iterator, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from mininet.link import Link, TCLink
+from mininet.log import setLogLevel
+from mininet.net import Mininet
+
+from controller.atp import AtpController
+from controller.base import ProgramController
+from controller.client import P4RuntimeClient
+from controller.programs import controller_for
+from controller.registers import open_registers
+from topo.cpus import CpuLayout
+from topo.fabric import Fabric
+from topo.p4switch import P4Switch
+from topo.star import check_link_rates, prepare_hosts
+from topo.target import Target
+from worker.job import JobConfig
+
+__all__ = ["MININET_LOCK", "Network", "mininet_lock"]
+
+MININET_LOCK = Path("/tmp/ina-testbed-mininet.lock")
+"""Held while a network exists: Mininet names interfaces h1-eth0, s1-eth1... in the root namespace, so two networks
+at once (a test run and `make bench`, say) would collide."""
+
+
+@contextlib.contextmanager
+def mininet_lock(wait_s: float = 600.0) -> Iterator[None]:
+    """Hold MININET_LOCK (an flock, released when the process dies); RuntimeError after wait_s seconds."""
+    with open(MININET_LOCK, "a") as f:
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"another Mininet experiment held {MININET_LOCK} for {wait_s:.0f} s") from None
+                time.sleep(0.1)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+class Network:
+    """The fabric's network running, every switch programmed with `program_files` by `program`'s controller."""
+
+    def __init__(self, fabric: Fabric, *, target: Target, program: str, program_files: tuple[Path, Path],
+                 run_dir: Path, cpus: str = "split", seed: int = 1, bw: float | None = None,
+                 fault_plan: Path | None = None, ecn_threshold: int | None = None) -> None:
+        self.fabric = fabric
+        self.target, self.program, self.program_files = target, program, program_files
+        self.run_dir, self.seed, self.bw = run_dir, seed, bw
+        self.fault_plan, self.ecn_threshold = fault_plan, ecn_threshold
+        self.cpu_layout = CpuLayout.plan(cpus, switches=len(fabric.switches))
+        self.net: Mininet | None = None
+        self.clients: dict[str, P4RuntimeClient] = {}
+        self.ctls: dict[str, ProgramController] = {}
+        self.loss: float | None = None
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> Network:
+        try:
+            self._stack.enter_context(mininet_lock())
+            self.start()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start Mininet with a switch process per switch, prepare the hosts, program every switch."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        setLogLevel("warning")
+        switch_cls = partial(P4Switch, target=self.target, log_dir=str(self.run_dir), seed=self.seed,
+                             fault_plan=str(self.fault_plan) if self.fault_plan else None, cpu_layout=self.cpu_layout)
+        self.net = net = Mininet(topo=self.fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
+                                 link=TCLink if self.bw is not None else Link)
+        net.start()
+        prepare_hosts(net)
+        if self.bw is not None:
+            check_link_rates(net, self.bw)
+        self.switches: dict[str, P4Switch] = {name: net.get(name) for name in self.fabric.switches}
+        self.hosts = [net.get(f"h{i}") for i in range(1, self.fabric.workers + 1)]
+        """Every job's worker hosts, job by job (job j's rank r on hosts[(j-1) * workers + r])."""
+        self.ps_host = net.get(f"h{self.fabric.ps_host}") if self.fabric.ps_host is not None else None
+        for name in self.switches:
+            self.program_switch(name)
+
+    @property
+    def primary(self) -> str:
+        """The primary switch's name: the star's, or the PS's in a two-tier network."""
+        return self.fabric.switches[-1]
+
+    @property
+    def switch(self) -> P4Switch:
+        return self.switches[self.primary]
+
+    @property
+    def client(self) -> P4RuntimeClient:
+        return self.clients[self.primary]
+
+    @property
+    def ctl(self) -> ProgramController:
+        return self.ctls[self.primary]
+
+    def program_switch(self, name: str) -> None:
+        """Connect to switch `name`, push the pipeline and its L2 entries (and ECN threshold); a controller this
+        network already has for it is kept (it remembers the epochs it gave)."""
+        sw = self.switches[name]
+        json_path, p4info = self.program_files
+        client = self.clients[name] = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id).connect()
+        client.set_pipeline(p4info, json_path)
+        registers = open_registers(client, bmv2=self.target is Target.BMV2, thrift_port=sw.thrift_port)
+        ctl = self.ctls.get(name)
+        if ctl is None:
+            ctl = self.ctls[name] = controller_for(self.program)(client, registers)
+        else:
+            ctl.client, ctl.registers = client, registers
+        ctl.install_forwarding(*self.fabric.forwarding(name))
+        if self.ecn_threshold is not None:
+            if not isinstance(ctl, AtpController):
+                raise ValueError(f"ECN marking is ATP's; {self.program}.p4 has none")
+            ctl.set_ecn_threshold(self.ecn_threshold)
+
+    def install(self, jobs: Sequence[JobConfig]) -> None:
+        """Every switch's role in each job."""
+        for job in jobs:
+            self.fabric.install_job(self.ctls, job)
+
+    def set_loss(self, loss: float) -> None:
+        """The drop simulator's probability on every host port (both directions) of every switch."""
+        for name, ports in self.fabric.host_ports().items():
+            for port in ports:
+                self.ctls[name].set_drop_probability(port, ingress=loss, egress=loss)
+        self.loss = loss
+
+    def live(self) -> list[str]:
+        """Names of the switches whose process runs and serves."""
+        return [name for name, sw in self.switches.items() if sw.connected()]
+
+    def reset(self, jobs: Sequence[JobConfig], loss: float) -> None:
+        """Before a run: the jobs' switch state reset (fresh worker processes start at set 0 of every slot, or at
+        sequence 1 with free aggregators) and the simulated loss set where it changed."""
+        live = self.live()
+        for name in live:
+            for job in jobs:
+                self.ctls[name].reset_job(job)
+        if live and loss != self.loss:
+            self.set_loss(loss)
+
+    def restart_switch(self, jobs: Sequence[JobConfig]) -> None:
+        """Kill the (star's) switch process and start it again, re-programmed as a controller would after a crash:
+        pipeline, L2 entries, every job (SwitchML: with a new epoch), the simulated loss."""
+        if len(self.switches) != 1:
+            raise ValueError("restarting a switch mid-run is supported on the star")
+        name, sw = self.primary, self.switch
+        if sw.process is not None and sw.process.poll() is None:
+            os.kill(sw.process.pid, signal.SIGKILL)
+            sw.process.wait()
+        self.clients[name].close()
+        sw.start([])
+        self.program_switch(name)
+        self.install(jobs)
+        if self.loss:
+            self.set_loss(self.loss)
+
+    def kill_switch(self) -> None:
+        """SIGKILL the primary switch's process (a crash, not restarted)."""
+        assert self.switch.process is not None
+        os.kill(self.switch.process.pid, signal.SIGKILL)
+
+    def counters(self, job_id: int) -> dict[str, dict[str, tuple[int, int]]]:
+        """The job's counters on every switch that still runs."""
+        return {name: self.ctls[name].counters(job_id) for name in self.live()}
+
+    def missing_ranks(self, job: JobConfig) -> list[list[int]]:
+        """Per running switch: the ranks absent from every partial aggregate it holds for the job."""
+        return [self.ctls[name].missing_ranks(job) for name in self.live()]
+
+    def link_stats(self) -> dict[str, tuple[int, int]]:
+        """(packets, bytes) so far on each metered group of switch interfaces, both directions."""
+        out = {}
+        for name, intfs in self.fabric.metered_links().items():
+            p = b = 0
+            for intf in intfs:
+                stats = Path("/sys/class/net") / intf / "statistics"
+                p += sum(int((stats / f).read_text()) for f in ("rx_packets", "tx_packets"))
+                b += sum(int((stats / f).read_text()) for f in ("rx_bytes", "tx_bytes"))
+            out[name] = (p, b)
+        return out
+
+    def host(self, name: str) -> Any:
+        """The Mininet host called `name` ("h3")."""
+        assert self.net is not None
+        return self.net.get(name.strip())
+
+    def close(self) -> None:
+        try:
+            for client in self.clients.values():
+                client.close()
+            self.clients = {}
+            if self.net is not None:
+                self.net.stop()
+                self.net = None
+        finally:
+            self._stack.close()

@@ -1,0 +1,33 @@
+"""The networks by name, the way Mininet's `mn --topo` picks topologies from a dict: `make_fabric("twotier", 8,
+racks=2)` builds the fabric a runner needs without branching on names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from topo.fabric import Fabric
+from topo.star import StarFabric
+from topo.twotier import TwoTierFabric
+
+__all__ = ["TOPOLOGIES", "make_fabric"]
+
+
+def _star(workers: int, *, ps: bool, bw: float | None, racks: int, levels: int) -> Fabric:
+    return StarFabric(workers, ps=ps, bw=bw)
+
+
+def _twotier(workers: int, *, ps: bool, bw: float | None, racks: int, levels: int) -> Fabric:
+    return TwoTierFabric(workers, racks=racks, levels=levels, ps=ps, bw=bw)
+
+
+TOPOLOGIES: dict[str, Callable[..., Fabric]] = {"star": _star, "twotier": _twotier}
+"""star: one switch; twotier: rack switches under a PS rack switch."""
+
+
+def make_fabric(name: str, workers: int, *, ps: bool = False, bw: float | None = None, racks: int = 2,
+                levels: int = 2) -> Fabric:
+    """The fabric called `name` (ValueError naming the choices)."""
+    make = TOPOLOGIES.get(name)
+    if make is None:
+        raise ValueError(f"unknown topology {name!r}; choose one of {', '.join(TOPOLOGIES)}")
+    return make(workers, ps=ps, bw=bw, racks=racks, levels=levels)
