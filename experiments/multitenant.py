@@ -16,16 +16,14 @@ results/multitenant-<UTC time>/ and prints the summary.
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork, _num_elems
-from experiments.rows import results_dir, write_rows
+from experiments.run import ExperimentConfig, ExperimentNetwork, _num_elems
+from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target
 from worker.protocols import ATP, PROTOCOLS, SWITCHML, default_windows, program_paths
 
@@ -75,7 +73,7 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
     pools = pools_for(cells, jobs, program_dir)
     rows: list[JobRow] = []
     for proto in COMPARED:
-        cfg = ExperimentConfig(algo=proto, workers=workers, jobs=jobs, size=size, loss=loss, target=target,
+        cfg = ExperimentConfig(protocol=proto, workers=workers, jobs=jobs, size=size, loss=loss, target=target,
                                program_dir=program_dir, pool_size=pools[proto], window=window, seed=seed,
                                run_dir=run_dir / proto, timeout_s=300.0)
         with ExperimentNetwork(cfg) as net:
@@ -156,7 +154,7 @@ def plot(rows: Sequence[JobRow], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.multitenant", description=__doc__.split("\n\n")[0])
+    p = study_parser("experiments.multitenant", __doc__)
     p.add_argument("--jobs", type=int, default=3)
     p.add_argument("--workers", type=int, default=2, help="workers per job")
     p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
@@ -165,19 +163,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="packets in flight per worker, capped by the protocol's pool (default: the protocol's, "
                         + default_windows() + ")")
     p.add_argument("--loss", type=float, default=0.0)
-    p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--target", choices=[t.value for t in Target], default=None)
-    p.add_argument("--program-dir", type=Path, default=ROOT / "out")
-    p.add_argument("--results", type=Path, default=ROOT / "results")
+    add_study_arguments(p)
     args = p.parse_args(argv)
-    if os.geteuid() != 0:
-        print("error: Mininet needs root: run `sudo make multitenant`", file=sys.stderr)
+    if needs_root("multitenant"):
         return 2
     from perf.machine import machine_info
 
     machine = machine_info()
-    out = results_dir(args.results, "multitenant")
     try:
         pools = pools_for(args.cells, args.jobs, args.program_dir)
         rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
@@ -187,13 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    write_rows(rows, out / "runs.csv")
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
                    pools=pools, machine=machine)
-    (out / "summary.md").write_text(text)
-    plot(rows, out / "multitenant.png")
-    print(text)
-    print(f"results in {out}")
+    finish(args.results, "multitenant", rows, text, plot)
     return 0 if all(r.correct for r in rows) else 1
 
 

@@ -33,10 +33,10 @@ _LABELS = {"size": "tensor size", "workers": "workers", "loss": "loss probabilit
            "straggler_ms": "straggler's extra compute time (ms)", "background_mbps": "background UDP flow (Mbit/s)"}
 
 
-def theory_time_s(algo: str, size: int, workers: int, bw_mbps: float, itemsize: int = 4) -> float:
+def theory_time_s(protocol: str, size: int, workers: int, bw_mbps: float, itemsize: int = 4) -> float:
     """Time to move the data one worker must send at the link rate (no headers): 1x the tensor for in-network
     aggregation, 2(n-1)/n x for the host baselines."""
-    factor = 1.0 if algo in IN_NETWORK else 2 * (workers - 1) / workers
+    factor = 1.0 if protocol in IN_NETWORK else 2 * (workers - 1) / workers
     return factor * size * itemsize * 8 / (bw_mbps * 1e6)
 
 
@@ -61,7 +61,7 @@ def _facets(sc: Scenario) -> list[str]:
 
 def _series(r: Row, sc: Scenario) -> str:
     """The series a row belongs to: its algorithm, plus the values of the other swept axes."""
-    return " ".join([r.algo] + [f"{a}={_fmt_x(a, r.value(a))}" for a in _facets(sc)])
+    return " ".join([r.protocol] + [f"{a}={_fmt_x(a, r.value(a))}" for a in _facets(sc)])
 
 
 def _groups(rows: list[Row], sc: Scenario) -> dict[tuple[int, float, str], list[Row]]:
@@ -89,7 +89,7 @@ def _where(n: int, sc: Scenario, x: float) -> str:
 
 def _all_series(rows: list[Row], sc: Scenario) -> list[str]:
     seen: dict[str, None] = {}
-    for r in sorted(rows, key=lambda r: sc.algos.index(r.algo) if r.algo in sc.algos else 99):
+    for r in sorted(rows, key=lambda r: sc.protocols.index(r.protocol) if r.protocol in sc.protocols else 99):
         seen.setdefault(_series(r, sc), None)
     return list(seen)
 
@@ -105,7 +105,7 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
     lines += ["## Machine", ""] + [f"- {k}: {v}" for k, v in machine.items()] + [""]
     ok = sum(r.verified for r in rows)
     lines += ["## Method", "",
-              f"- {len(rows)} runs ({ok} verified): algorithms {', '.join(sc.algos)}; workers {list(sc.workers)}; "
+              f"- {len(rows)} runs ({ok} verified): algorithms {', '.join(sc.protocols)}; workers {list(sc.workers)}; "
               f"sizes {[ _fmt_x('size', s) for s in sc.sizes]} of {sc.dtype}; loss {list(sc.loss)}; stragglers "
               f"{list(sc.straggler_ms)} ms; background {list(sc.background_mbps)} Mbit/s; {sc.repetitions} "
               "repetitions, interleaved.",
@@ -155,7 +155,7 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
     failed = [r for r in rows if not r.verified]
     if failed:
         lines += ["", f"## Failed runs ({len(failed)})", ""]
-        lines += [f"- {r.algo} n={r.workers} {sc.x}={getattr(r, sc.x)} rep {r.rep}: {r.error or 'not verified'}"
+        lines += [f"- {r.protocol} n={r.workers} {sc.x}={getattr(r, sc.x)} rep {r.rep}: {r.error or 'not verified'}"
                   for r in failed[:20]]
     lines += ["", "Plots: `time.png` (median time, min–max bars, dashed: theory at the link rate), `goodput.png`.", ""]
     return "\n".join(lines)

@@ -7,7 +7,7 @@
                               [--fault-plan PLAN] [--kill-rank R:S] [--restart-switch-after S]
                               [--cpus split|shared]
 
-`--protocol` (alias `--algo`) picks the protocol (`worker.protocols.PROTOCOLS`): in-network aggregation (`switchml`, `atp`) or a
+`--protocol` (alias `--protocol`) picks the protocol (`worker.protocols.PROTOCOLS`): in-network aggregation (`switchml`, `atp`) or a
 host-based baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same
 LOSS). The switch runs the program the collective names (`out/<program>.json` unless --json is given); `atp` adds a
 parameter server host (`python -m worker.atp.ps`, the last host) and reports where each contribution was
@@ -64,7 +64,7 @@ ROOT = Path(__file__).resolve().parents[1]
 class ExperimentConfig:
     """Knobs of one all-reduce experiment."""
 
-    algo: str = DEFAULT_PROTOCOL
+    protocol: str = DEFAULT_PROTOCOL
     """The collective the workers run (a name in worker.collective.PROTOCOLS)."""
     workers: int = 4
     """Workers per job."""
@@ -118,18 +118,18 @@ class ExperimentConfig:
 
     def fabric(self) -> Fabric:
         """The network this config describes."""
-        return make_fabric(self.topo, self.workers * self.jobs, ps=PROTOCOLS[self.algo].needs_ps, bw=self.bw,
+        return make_fabric(self.topo, self.workers * self.jobs, ps=PROTOCOLS[self.protocol].needs_ps, bw=self.bw,
                            racks=self.racks, levels=self.levels)
 
     @property
     def program(self) -> str:
         """The P4 program the collective needs (p4src/<program>.p4)."""
-        return PROTOCOLS[self.algo].program
+        return PROTOCOLS[self.protocol].program
 
     @property
     def window_width(self) -> int:
         """Packets in flight per worker of an INA collective: `window`, else the collective's default."""
-        return PROTOCOLS[self.algo].window_width(self.pool_size, self.window)
+        return PROTOCOLS[self.protocol].window_width(self.pool_size, self.window)
 
     @property
     def program_files(self) -> tuple[Path, Path]:
@@ -190,7 +190,7 @@ class ExperimentResult:
         rate = f", links {c.bw:g} Mbit/s" if c.bw is not None else ""
         shape = "" if c.topo == "star" else f", {c.fabric().describe()}"
         shape += f", fault plan {c.fault_plan}" if c.fault_plan is not None else ""
-        lines = [f"{c.algo} all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}{rate}, "
+        lines = [f"{c.protocol} all-reduce of {c.size} {c.dtype} elements, {c.workers} workers, loss {c.loss:g}{rate}, "
                  f"target {c.target.value}, seed {c.seed}{shape}",
                  f"CPUs: {self.cpu_layout.describe()}",
                  "",
@@ -234,15 +234,15 @@ class ExperimentResult:
         return "\n".join(lines)
 
 
-def _check_algo(fabric: Fabric, algo: str) -> None:
-    spec = PROTOCOLS[algo]
-    fabric.check(algo, spec.program, spec.in_network)
+def _check_algo(fabric: Fabric, protocol: str) -> None:
+    spec = PROTOCOLS[protocol]
+    fabric.check(protocol, spec.program, spec.in_network)
 
 
 def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None,
                  layout: CpuLayout) -> list[str]:
     delay = cfg.straggler_ms if rank == cfg.workers - 1 and cfg.straggler_ms else 0.0
-    return worker_argv(job_path, rank, cfg.algo, cfg.size, dtype=cfg.dtype, seed=cfg.seed, window=cfg.window,
+    return worker_argv(job_path, rank, cfg.protocol, cfg.size, dtype=cfg.dtype, seed=cfg.seed, window=cfg.window,
                        program_json=cfg.program_files[0], barrier=barrier, barrier_timeout=min(cfg.timeout_s, 60.0),
                        delay_ms=delay, extra=[*layout_worker_args(layout), *cfg.worker_args])
 
@@ -296,7 +296,7 @@ class ExperimentNetwork:
         cfg = self.cfg
         cfg.run_dir.mkdir(parents=True, exist_ok=True)
         self.fabric = fabric = cfg.fabric()
-        _check_algo(fabric, cfg.algo)
+        _check_algo(fabric, cfg.protocol)
         num_elems = _num_elems(cfg.program_files[0])
         self.jobs = []
         self.job_paths = []
@@ -395,7 +395,7 @@ class ExperimentNetwork:
         """One all-reduce by every worker of every job, all jobs at once; one result per job."""
         if cfg.jobs != self.cfg.jobs:
             raise ValueError(f"a run cannot change the network: jobs {self.cfg.jobs} -> {cfg.jobs}")
-        _check_algo(self.fabric, cfg.algo)
+        _check_algo(self.fabric, cfg.protocol)
         network = self._network
         self.reset(cfg.loss)
         before = [network.counters(j.job_id) for j in self.jobs]
@@ -456,7 +456,7 @@ class ExperimentNetwork:
         out.unlink(missing_ok=True)
         jobs = [a for f in (job_files or self.job_paths) for a in ("--job", str(f))]
         proc = self.ps_host.popen(self.cpu_layout.host_argv(
-            [sys.executable, "-m", str(PROTOCOLS[self.cfg.algo].ps_module), *jobs,
+            [sys.executable, "-m", str(PROTOCOLS[self.cfg.protocol].ps_module), *jobs,
              "--program-json", str(self.cfg.program_files[0]), "--stats", str(out)]),
             cwd=str(ROOT), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None
@@ -563,7 +563,7 @@ def _rank_after(text: str) -> tuple[int, float]:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m experiments.run", description=__doc__.split("\n\n")[0])
     d = ExperimentConfig()
-    p.add_argument("--protocol", "--algo", dest="algo", choices=sorted(PROTOCOLS), default=d.algo,
+    p.add_argument("--protocol", "--algo", dest="protocol", choices=sorted(PROTOCOLS), default=d.protocol,
                    help="the all-reduce: in-network aggregation or a host-based baseline (default %(default)s)")
     p.add_argument("--workers", type=int, default=d.workers)
     p.add_argument("--size", type=int, default=d.size, help="tensor elements per worker")
@@ -613,7 +613,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("error: Mininet needs root: run `sudo make run`", file=sys.stderr)
         return 2
-    cfg = ExperimentConfig(algo=args.algo, bw=args.bw, workers=args.workers, size=args.size, loss=args.loss,
+    cfg = ExperimentConfig(protocol=args.protocol, bw=args.bw, workers=args.workers, size=args.size, loss=args.loss,
                            dtype=args.dtype,
                            target=Target.choose(args.target), program_json=args.program_json, p4info=args.p4info,
                            program_dir=args.program_dir,

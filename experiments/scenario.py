@@ -17,7 +17,7 @@
     cpus = "split"                  # the switch on a CPU of its own, the hosts on the others; or "shared"
 
     [sweep]                         # every list is an axis; the runs are the product of the axes
-    algos = ["switchml", "ring", "ps"]
+    protocols = ["switchml", "ring", "ps"]
     workers = [4, 8]
     sizes = [256, 65536]            # elements (or sizes_kib = [1, 256]: KiB of float32/int32 data)
     dtype = "float32"
@@ -56,7 +56,7 @@ class ScenarioError(ValueError):
 class RunPoint:
     """One point of the sweep (run `repetitions` times)."""
 
-    algo: str
+    protocol: str
     workers: int
     size: int
     loss: float
@@ -85,7 +85,7 @@ class Scenario:
     """INA packets in flight per worker (None: the protocol's default)."""
     cpus: str = "split"
     """CPU layout of the switch and the hosts (topo.cpus)."""
-    algos: tuple[str, ...] = tuple(p.name for p in PROTOCOLS.values() if not p.needs_ps)
+    protocols: tuple[str, ...] = tuple(p.name for p in PROTOCOLS.values() if not p.needs_ps)
     workers: tuple[int, ...] = (4,)
     sizes: tuple[int, ...] = (65536,)
     dtype: str = "float32"
@@ -97,13 +97,13 @@ class Scenario:
     def runs(self) -> list[RunPoint]:
         """Every point of the product of the axes, algorithms innermost (so that they interleave)."""
         return [RunPoint(a, n, s, loss, st, bg) for n, s, loss, st, bg, a in itertools.product(
-            self.workers, self.sizes, self.loss, self.straggler_ms, self.background_mbps, self.algos)]
+            self.workers, self.sizes, self.loss, self.straggler_ms, self.background_mbps, self.protocols)]
 
 
 _SECTIONS: dict[str, set[str]] = {
     "scenario": {"name", "description", "repetitions", "seed", "timeout_s"},
     "network": {"topology", "bw_mbps", "target", "pool_size", "window", "cpus"},
-    "sweep": {"algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
+    "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
     "report": {"x"},
 }
 
@@ -185,11 +185,14 @@ def load_scenario(path: str | Path) -> Scenario:
         kw["window"] = r.number("network.window", net["window"], 1, 1 << 15, integer=True)
     if "cpus" in net:
         kw["cpus"] = r.choice("network.cpus", net["cpus"], list(CPU_LAYOUTS))
-    if "algos" in sw:
-        algos = sw["algos"] if isinstance(sw["algos"], list) else [sw["algos"]]
-        if not algos:
-            raise r.fail("sweep.algos", "empty list")
-        kw["algos"] = tuple(r.choice(f"sweep.algos[{i}]", a, sorted(PROTOCOLS)) for i, a in enumerate(algos))
+    if "protocols" in sw and "algos" in sw:
+        raise r.fail("sweep", "give protocols (or its old name algos), not both")
+    key = "algos" if "algos" in sw else "protocols"  # `algos`: the key's name before the house's one word
+    if key in sw:
+        protocols = sw[key] if isinstance(sw[key], list) else [sw[key]]
+        if not protocols:
+            raise r.fail(f"sweep.{key}", "empty list")
+        kw["protocols"] = tuple(r.choice(f"sweep.{key}[{i}]", a, sorted(PROTOCOLS)) for i, a in enumerate(protocols))
     if "workers" in sw:
         kw["workers"] = r.numbers("sweep.workers", sw["workers"], 1, 32, integer=True)
     if "sizes" in sw and "sizes_kib" in sw:

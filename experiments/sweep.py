@@ -54,7 +54,7 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
     def record(row: Row) -> None:
         rows.append(row)
         log_rows.append(row.csv_row())
-        bar.set_postfix_str(f"{row.algo} n={row.workers} size={row.size} {'ok' if row.verified else 'FAILED'}")
+        bar.set_postfix_str(f"{row.protocol} n={row.workers} size={row.size} {'ok' if row.verified else 'FAILED'}")
         bar.update()
 
     base = ExperimentConfig(target=Target(sc.target), program_json=program_json, p4info=p4info,
@@ -62,12 +62,12 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
                             dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name, cpus=sc.cpus)
     groups = []  # one network per (workers, P4 program): a collective's program cannot change under a running network
     for n in sc.workers:
-        for program in dict.fromkeys(PROTOCOLS[a].program for a in sc.algos):
-            mine = [p for p in points if p.workers == n and PROTOCOLS[p.algo].program == program]
+        for program in dict.fromkeys(PROTOCOLS[a].program for a in sc.protocols):
+            mine = [p for p in points if p.workers == n and PROTOCOLS[p.protocol].program == program]
             if not mine:
                 continue
             own = program == base.program  # the given program; the others are found beside it
-            groups.append((replace(base, workers=n, algo=mine[0].algo, program_dir=program_json.parent,
+            groups.append((replace(base, workers=n, protocol=mine[0].protocol, program_dir=program_json.parent,
                                    program_json=program_json if own else None, p4info=p4info if own else None),
                            mine))
     try:
@@ -81,7 +81,7 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
             try:
                 for rep in range(1, sc.repetitions + 1):
                     for p in mine:
-                        cfg = replace(shape, algo=p.algo, size=p.size, loss=p.loss, straggler_ms=p.straggler_ms,
+                        cfg = replace(shape, protocol=p.protocol, size=p.size, loss=p.loss, straggler_ms=p.straggler_ms,
                                       seed=sc.seed + rep)
                         try:
                             result = net.run(cfg, background_commands(p.background_mbps, sc.timeout_s))

@@ -13,9 +13,7 @@ wall time and vs step).
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,24 +27,25 @@ from perf.machine import machine_info  # noqa: E402
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
 from experiments.report import IN_NETWORK  # noqa: E402
 from experiments.rows import results_dir, write_dicts  # noqa: E402
+from experiments.study import needs_root, study_parser  # noqa: E402
 from worker.protocols import PROTOCOLS  # noqa: E402
 from worker.protocols import SWITCHML, program_paths
 
 ACCURACY_TOLERANCE = 0.02
 """Quantized in-network aggregation must end within 2 accuracy points of the float baselines."""
-FIELDS = ("algo", "epoch", "step", "train_loss", "test_loss", "test_accuracy", "elapsed_s", "comm_s")
+FIELDS = ("protocol", "epoch", "step", "train_loss", "test_loss", "test_accuracy", "elapsed_s", "comm_s")
 
 
-def run_training(net: ExperimentNetwork, algo: str, epochs: int, loss: float, timeout_s: float) -> list[dict]:
-    """Train once with algo on every host of net; rank 0's per-epoch records (RuntimeError if a rank failed)."""
+def run_training(net: ExperimentNetwork, protocol: str, epochs: int, loss: float, timeout_s: float) -> list[dict]:
+    """Train once with protocol on every host of net; rank 0's per-epoch records (RuntimeError if a rank failed)."""
     net.reset(loss)
     barrier = net.fresh_barrier()
     outcomes = net.launch(lambda rank: [sys.executable, "-m", "worker.training", "--job", str(net.job_path), "--rank",
-                                        str(rank), "--protocol", algo, "--epochs", str(epochs), "--barrier",
+                                        str(rank), "--protocol", protocol, "--epochs", str(epochs), "--barrier",
                                         str(barrier), "--program-json", str(net.cfg.program_json)], timeout_s)
     bad = [o for o in outcomes if o.exit_code != 0 or not o.report.get("done")]
     if bad:
-        raise RuntimeError(f"{algo}: " + "; ".join(f"rank {o.rank} exit {o.exit_code}: "
+        raise RuntimeError(f"{protocol}: " + "; ".join(f"rank {o.rank} exit {o.exit_code}: "
                                                   f"{o.report.get('error') or o.stderr[-300:]}" for o in bad))
     records = [json.loads(line) for line in outcomes[0].stdout.splitlines() if line.startswith("{")]
     return [r for r in records if "epoch" in r and not r.get("done")]
@@ -62,25 +61,25 @@ def summary(histories: dict[str, list[dict]], workers: int, bw: float | None, ma
               "float32 and the loss) is all-reduced by the named collective.", "",
               "## Result", "", "| algorithm | epochs | final test accuracy | final test loss | time (s) | "
               "of which all-reduce (s) |", "|---|---:|---:|---:|---:|---:|"]
-    for algo, h in histories.items():
+    for protocol, h in histories.items():
         last = h[-1]
-        lines.append(f"| {algo} | {last['epoch']} | {last['test_accuracy']:.4f} | {last['test_loss']:.4f} | "
+        lines.append(f"| {protocol} | {last['epoch']} | {last['test_accuracy']:.4f} | {last['test_loss']:.4f} | "
                      f"{last['elapsed_s']:.2f} | {last['comm_s']:.2f} |")
     floats = [h[-1]["test_accuracy"] for a, h in histories.items() if a not in IN_NETWORK]
-    for algo, h in histories.items():
-        if algo in IN_NETWORK and floats:
+    for protocol, h in histories.items():
+        if protocol in IN_NETWORK and floats:
             gap = max(floats) - h[-1]["test_accuracy"]
             verdict = "within" if gap <= ACCURACY_TOLERANCE else "OUTSIDE"
-            lines.append(f"\n{algo} (quantized, block floating point) ends {gap:+.4f} below the best float baseline: "
+            lines.append(f"\n{protocol} (quantized, block floating point) ends {gap:+.4f} below the best float baseline: "
                          f"{verdict} the {ACCURACY_TOLERANCE:.2f} tolerance.")
     return "\n".join(lines) + "\n"
 
 
 def plot(histories: dict[str, list[dict]], path: Path) -> None:
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
-    for algo, h in histories.items():
-        a1.plot([r["elapsed_s"] for r in h], [r["test_loss"] for r in h], marker="o", label=algo)
-        a2.plot([r["step"] for r in h], [r["test_loss"] for r in h], marker="o", label=algo)
+    for protocol, h in histories.items():
+        a1.plot([r["elapsed_s"] for r in h], [r["test_loss"] for r in h], marker="o", label=protocol)
+        a2.plot([r["step"] for r in h], [r["test_loss"] for r in h], marker="o", label=protocol)
     a1.set_xlabel("wall time (s)")
     a2.set_xlabel("SGD step")
     for a in (a1, a2):
@@ -94,8 +93,8 @@ def plot(histories: dict[str, list[dict]], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.train", description=__doc__.split("\n\n")[0])
-    p.add_argument("--protocols", "--algos", dest="algos", nargs="+", choices=sorted(PROTOCOLS),
+    p = study_parser("experiments.train", __doc__)
+    p.add_argument("--protocols", "--algos", dest="protocols", nargs="+", choices=sorted(PROTOCOLS),
                    default=[p for p in PROTOCOLS if not PROTOCOLS[p].needs_ps])
     p.add_argument("--workers", type=int, default=4)
     p.add_argument("--epochs", type=int, default=20)
@@ -107,24 +106,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", dest="program_json", type=Path, default=json_path)
     p.add_argument("--p4info", type=Path, default=p4info)
     args = p.parse_args(argv)
-    if os.geteuid() != 0:
-        print("error: Mininet needs root: run `sudo make train`", file=sys.stderr)
+    if needs_root("train"):
         return 2
     cfg = ExperimentConfig(workers=args.workers, bw=args.bw or None, program_json=args.program_json,
                            p4info=args.p4info, run_dir=Path("/tmp/ina-testbed/train"))
     histories: dict[str, list[dict]] = {}
     with ExperimentNetwork(cfg) as net:
-        for algo in args.algos:
-            print(f"\n{algo}: training on {args.workers} hosts", flush=True)
+        for protocol in args.protocols:
+            print(f"\n{protocol}: training on {args.workers} hosts", flush=True)
             print(f"{'epoch':>5}  {'train loss':>10}  {'test loss':>9}  {'accuracy':>8}  {'time s':>7}  "
                   f"{'all-reduce s':>12}")
-            h = run_training(net, algo, args.epochs, args.loss, args.timeout)
+            h = run_training(net, protocol, args.epochs, args.loss, args.timeout)
             for r in h:
                 print(f"{r['epoch']:>5}  {r['train_loss']:>10.4f}  {r['test_loss']:>9.4f}  {r['test_accuracy']:>8.4f}"
                       f"  {r['elapsed_s']:>7.2f}  {r['comm_s']:>12.2f}")
-            histories[algo] = h
+            histories[protocol] = h
     out = results_dir(args.results, "train")
-    write_dicts(out / "history.csv", FIELDS, ({**r, "algo": algo} for algo, h in histories.items() for r in h))
+    write_dicts(out / "history.csv", FIELDS, ({**r, "protocol": protocol} for protocol, h in histories.items() for r in h))
     text = summary(histories, args.workers, cfg.bw, machine_info())
     (out / "summary.md").write_text(text)
     plot(histories, out / "loss.png")

@@ -14,16 +14,14 @@ the switch interfaces), where contributions were aggregated, and the retransmiss
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork
-from experiments.rows import results_dir, write_rows
+from experiments.run import ExperimentConfig, ExperimentNetwork
+from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from worker.protocols import PROTOCOLS
 from topo.target import Target
 
@@ -63,7 +61,7 @@ def run_twolevel(*, racks: int, workers: int, size: int, loss: float, bw: float 
                  progress: bool = True) -> list[LevelRow]:
     rows: list[LevelRow] = []
     for levels in LEVELS:
-        cfg = ExperimentConfig(algo=TWO_LEVEL.name, topo="twotier", racks=racks, levels=levels, workers=workers, size=size,
+        cfg = ExperimentConfig(protocol=TWO_LEVEL.name, topo="twotier", racks=racks, levels=levels, workers=workers, size=size,
                                loss=loss, bw=bw, window=window, target=target, program_dir=program_dir, seed=seed,
                                run_dir=run_dir / f"levels{levels}", timeout_s=300.0)
         with ExperimentNetwork(cfg) as net:
@@ -145,26 +143,20 @@ def plot(rows: Sequence[LevelRow], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.twolevel", description=__doc__.split("\n\n")[0])
+    p = study_parser("experiments.twolevel", __doc__)
     p.add_argument("--racks", type=int, default=2)
     p.add_argument("--workers", type=int, default=4, help="workers, spread over the racks")
     p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
     p.add_argument("--loss", type=float, default=0.0)
     p.add_argument("--bw", type=float, default=None, metavar="MBIT", help="limit every link (default: unlimited)")
     p.add_argument("--window", type=int, default=None, help="packets in flight per worker (default: the protocol's)")
-    p.add_argument("--reps", type=int, default=3)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--target", choices=[t.value for t in Target], default=None)
-    p.add_argument("--program-dir", type=Path, default=ROOT / "out")
-    p.add_argument("--results", type=Path, default=ROOT / "results")
+    add_study_arguments(p)
     args = p.parse_args(argv)
-    if os.geteuid() != 0:
-        print("error: Mininet needs root: run `sudo make twolevel`", file=sys.stderr)
+    if needs_root("twolevel"):
         return 2
     from perf.machine import machine_info
 
     machine = machine_info()
-    out = results_dir(args.results, "twolevel")
     try:
         rows = run_twolevel(racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
                             window=args.window, reps=args.reps, program_dir=args.program_dir,
@@ -173,13 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    write_rows(rows, out / "runs.csv")
     text = summary(rows, racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
                    machine=machine)
-    (out / "summary.md").write_text(text)
-    plot(rows, out / "twolevel.png")
-    print(text)
-    print(f"results in {out}")
+    finish(args.results, "twolevel", rows, text, plot)
     return 0 if all(r.correct for r in rows) else 1
 
 

@@ -105,8 +105,8 @@ class Fabric(ABC):
     def install_job(self, controllers: Mapping[str, Any], job: JobConfig) -> None:
         """Install a job of the switches' program (its job file as the workers read it) where it is aggregated."""
 
-    def check(self, algo: str, program: str, in_network: bool) -> None:
-        """ValueError if the collective `algo` (of `program`) cannot run on this network."""
+    def check(self, protocol: str, program: str, in_network: bool) -> None:
+        """ValueError if the collective `protocol` (of `program`) cannot run on this network."""
 
     def describe(self) -> str:
         """One line for the run's header."""

@@ -128,9 +128,9 @@ class TwoTierFabric(Fabric):
     AGGREGATING = tuple(p.name for p in PROTOCOLS.values() if p.levels > 1)
     """Programs that aggregate across switch levels (their jobs have a parameter server)."""
 
-    def check(self, algo: str, program: str, in_network: bool) -> None:
+    def check(self, protocol: str, program: str, in_network: bool) -> None:
         if in_network and program not in self.AGGREGATING:
-            raise ValueError(f"{algo} aggregates in exactly one switch ({program}.p4 drops INA packets of jobs it does "
+            raise ValueError(f"{protocol} aggregates in exactly one switch ({program}.p4 drops INA packets of jobs it does "
                              f"not know): run it on the star; the two-tier network runs "
                              f"{', '.join(self.AGGREGATING)} and the host-based baselines")
 

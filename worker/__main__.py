@@ -1,13 +1,13 @@
 """Command line of one worker: all-reduce a generated tensor through the switch (or a host baseline) and report.
 
-    python -m worker --job job.json --rank R [--algo switchml|atp|ring|ps] [--size N] [--seed S]
+    python -m worker --job job.json --rank R [--protocol switchml|atp|ring|ps] [--size N] [--seed S]
                      [--dtype float32|int32] [--verify]
                      [--window W] [--timeout-ms T] [--min-timeout-ms T] [--max-timeout-ms T] [--backoff F]
                      [--max-retries K] [--fixed-timeout] [--fast-retransmit K] [--rx-coalesce F]
                      [--program-json out/switchml.json]
                      [--barrier DIR [--barrier-timeout S]] [--connect-timeout S] [--json]
 
-`--algo` picks the collective from `worker.collective.PROTOCOLS`: `switchml` (in-network aggregation, the default),
+`--protocol` picks the collective from `worker.collective.PROTOCOLS`: `switchml` (in-network aggregation, the default),
 `ring` or `ps` (host-based baselines over TCP through the same switch; they use the job file's worker ip and
 udp_port, the port number as a TCP port).
 
@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--job", required=True, help="job file (JSON, see worker/job.py)")
     p.add_argument("--rank", required=True, type=int, help="this worker's rank in the job")
-    p.add_argument("--protocol", "--algo", dest="algo", choices=sorted(PROTOCOLS), default=DEFAULT_PROTOCOL,
+    p.add_argument("--protocol", "--algo", dest="protocol", choices=sorted(PROTOCOLS), default=DEFAULT_PROTOCOL,
                    help="the all-reduce: " + "; ".join(f"{c.name}: {c.description}" for c in PROTOCOLS.values()))
     p.add_argument("--size", type=int, default=65536, help="elements to all-reduce (default 65536)")
     p.add_argument("--seed", type=int, default=0, help="input seed; rank r's input is seeded by (seed, r)")
@@ -173,7 +173,7 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         return _fail(EXIT_CONFIG, str(exc), args.json)
     data = rank_input(args.size, args.seed, args.rank, args.dtype)
     try:
-        with open_collective(args.algo, job, args.rank, copts) as coll:
+        with open_collective(args.protocol, job, args.rank, copts) as coll:
             barrier_wait = None
             if args.barrier:
                 barrier_wait = file_barrier(args.barrier, args.rank, job.num_workers, args.barrier_timeout)
@@ -208,7 +208,7 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
     stats = run.stats.as_dict()
     ok = verdict is None or verdict.ok
     if args.json:
-        out: dict[str, object] = {"ok": ok, "algo": args.algo, "rank": args.rank, "job_id": job.job_id,
+        out: dict[str, object] = {"ok": ok, "protocol": args.protocol, "rank": args.rank, "job_id": job.job_id,
                                   "workers": job.num_workers,
                                   "dtype": args.dtype, "size": args.size, **stats}
         out["cpu_s"] = round(cpu_s, 6)  # this process's CPU time during the all-reduce (vs elapsed_s: CPU share)
@@ -223,7 +223,7 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         check = "" if verdict is None else f"; verify {'ok' if verdict.ok else 'FAILED'}: {verdict.message}"
         extra = ", ".join(f"{stats[k]} {k.replace('_', ' ')}" for k in ("retransmissions", "duplicates_ignored")
                           if k in stats)
-        print(f"rank {args.rank} ({args.algo}): all-reduced {args.size} {args.dtype} over {job.num_workers} workers in "
+        print(f"rank {args.rank} ({args.protocol}): all-reduced {args.size} {args.dtype} over {job.num_workers} workers in "
               f"{stats['elapsed_s']:.3f} s ({stats['goodput_elems_per_s']:.0f} elem/s), {stats['packets_sent']} "
               f"packets, {extra}{check}")
     if not ok:

@@ -65,14 +65,14 @@ def test_killing_the_switch_stops_every_worker_with_a_clear_error(program: tuple
         assert "slot" in w.stderr and "no result" in w.stderr.lower(), w.stderr
 
 
-@pytest.mark.parametrize("algo", ["ring", "ps"])
+@pytest.mark.parametrize("protocol", ["ring", "ps"])
 def test_host_baselines_through_the_switch_with_loss_and_a_link_rate(program: tuple[Path, Path], tmp_path: Path,
-                                                                     algo: str) -> None:
+                                                                     protocol: str) -> None:
     # the baselines' TCP traffic crosses the same P4 switch as plain L2, through the same drop simulator
-    result = run_experiment(config(program, tmp_path, algo=algo, workers=3, size=30000, dtype="int32", loss=0.01,
+    result = run_experiment(config(program, tmp_path, protocol=protocol, workers=3, size=30000, dtype="int32", loss=0.01,
                                    bw=50.0))
     assert result.correct, result.table()
-    assert all(w.report["algo"] == algo and w.report["max_error"] == 0 for w in result.workers)
+    assert all(w.report["protocol"] == protocol and w.report["max_error"] == 0 for w in result.workers)
     assert result.retransmissions > 0, result.table()  # TCP recovered what the switch's drop simulator dropped
     assert "% of the 50 Mbit/s link rate" in result.table()
 

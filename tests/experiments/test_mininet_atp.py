@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240)]
 
 def config(program_dir: Path, tmp_path: Path, **knobs: object) -> ExperimentConfig:
     knobs.setdefault("timeout_s", 90.0)
-    return ExperimentConfig(algo="atp", target=Target.EMBEDDED, program_dir=program_dir, run_dir=tmp_path,
+    return ExperimentConfig(protocol="atp", target=Target.EMBEDDED, program_dir=program_dir, run_dir=tmp_path,
                             **knobs)  # type: ignore[arg-type]
 
 

@@ -37,7 +37,7 @@ repetitions = 2
 bw_mbps = 10
 cpus = "shared"
 [sweep]
-algos = ["switchml", "ring"]
+protocols = ["switchml", "ring"]
 workers = [2, 4]
 sizes_kib = [1, 4]
 loss = [0, 0.01]
@@ -48,13 +48,15 @@ x = "loss"
     assert sc.cpus == "shared" and load_scenario(write(tmp_path, "[sweep]\nworkers = [2]\n")).cpus == "split"
     runs = sc.runs()
     assert len(runs) == 2 * 2 * 2 * 2
-    assert runs[0] == RunPoint("switchml", 2, 256, 0.0, 0.0, 0.0) and runs[1].algo == "ring"  # algos interleave
+    assert runs[0] == RunPoint("switchml", 2, 256, 0.0, 0.0, 0.0) and runs[1].protocol == "ring"  # protocols interleave
 
 
 @pytest.mark.parametrize("text, message", [
     ("[sweep]\nalgo = ['ring']\n", "s.toml: sweep.algo: unknown key (expected one of"),
     ("[sweeps]\n", "s.toml: sweeps: unknown section"),
     ("[sweep]\nalgos = ['nccl']\n", "sweep.algos[0]: expected one of atp, ps, ring, switchml"),
+    ("[sweep]\nprotocols = ['nccl']\n", "sweep.protocols[0]: expected one of atp, ps, ring, switchml"),
+    ("[sweep]\nprotocols = ['ring']\nalgos = ['ring']\n", "give protocols (or its old name algos), not both"),
     ("[sweep]\nworkers = [2, 64]\n", "sweep.workers[1]: 64 out of range [1, 32]"),
     ("[sweep]\nworkers = 2.5\n", "sweep.workers: expected an integer, got 2.5"),
     ("[sweep]\nloss = [0.0, 0.0]\n", "sweep.loss: repeated values"),
@@ -79,8 +81,8 @@ def test_results_directories_are_never_reused(tmp_path: Path) -> None:
     assert a.name == "s-20260102-030405" and b.name == "s-20260102-030405-2" and a.is_dir() and b.is_dir()
 
 
-def _row(algo: str, n: int, size: int, t: float, rep: int, ok: bool = True) -> Row:
-    return Row(algo=algo, workers=n, size=size, loss=0.0, straggler_ms=0.0, background_mbps=0.0, rep=rep,
+def _row(protocol: str, n: int, size: int, t: float, rep: int, ok: bool = True) -> Row:
+    return Row(protocol=protocol, workers=n, size=size, loss=0.0, straggler_ms=0.0, background_mbps=0.0, rep=rep,
                dtype="float32", bw_mbps=10.0, verified=ok, elapsed_s=t, goodput_elems_per_s=size / t if ok else 0,
                link_utilisation=None, retransmissions=0, packets_sent=1, bytes_sent=1, max_error_over_bound=0.5,
                worker_cpu_s=0.1, switch_aggregated=0, error="" if ok else "rank 1: exit 2: boom")

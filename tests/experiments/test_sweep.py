@@ -34,9 +34,9 @@ def test_small_scenario_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     rows = list(csv.DictReader(open(out / "runs.csv")))
     assert len(rows) == 3 * 2 * 2 and all(r["verified"] == "1" for r in rows)
     # the straggler (the last rank joins 20 ms late) holds every algorithm back
-    for algo in ("switchml", "ring", "ps"):
-        t = {float(r["straggler_ms"]): float(r["elapsed_s"]) for r in rows if r["algo"] == algo and r["rep"] == "1"}
-        assert t[20.0] >= 0.015, (algo, t)
+    for protocol in ("switchml", "ring", "ps"):
+        t = {float(r["straggler_ms"]): float(r["elapsed_s"]) for r in rows if r["protocol"] == protocol and r["rep"] == "1"}
+        assert t[20.0] >= 0.015, (protocol, t)
     for name in ("summary.md", "time.png", "goodput.png", "scenario.toml"):
         assert (out / name).is_file()
     assert "switchml / ring time at 3 workers, 20" in (out / "summary.md").read_text()
@@ -57,7 +57,7 @@ def test_background_commands_run_during_a_run_and_are_gone_after(tmp_path: Path)
     marker = tmp_path / "bg-ran"
     with ExperimentNetwork(cfg) as net:
         # the command's shell starts a child (the sleep): killing only the shell would leave it loading later runs
-        r = net.run(replace(cfg, algo="ring"), [f"h1: touch {marker}; sleep 47.5; true"])
+        r = net.run(replace(cfg, protocol="ring"), [f"h1: touch {marker}; sleep 47.5; true"])
         assert r.correct, r.table()
         leftover = subprocess.run(["pgrep", "-f", "sleep 47.5"], capture_output=True, text=True)
     assert marker.exists()

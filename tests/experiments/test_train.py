@@ -30,7 +30,7 @@ def test_training_through_the_switch_matches_the_baselines(tmp_path: Path,
     assert "switchml: training on 2 hosts" in printed and "within the 0.02 tolerance" in printed
     [out] = list((tmp_path / "r").iterdir())
     rows = list(csv.DictReader(open(out / "history.csv")))
-    assert {r["algo"] for r in rows} == {"switchml", "ring", "ps"} and len(rows) == 6
-    acc = {r["algo"]: float(r["test_accuracy"]) for r in rows if r["epoch"] == "2"}
+    assert {r["protocol"] for r in rows} == {"switchml", "ring", "ps"} and len(rows) == 6
+    acc = {r["protocol"]: float(r["test_accuracy"]) for r in rows if r["epoch"] == "2"}
     assert min(acc.values()) > 0.8 and max(acc.values()) - min(acc.values()) <= 0.02
     assert (out / "loss.png").stat().st_size > 1000 and (out / "summary.md").is_file()

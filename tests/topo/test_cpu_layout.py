@@ -84,5 +84,5 @@ def test_the_runner_leaves_the_window_to_the_protocol_unless_the_experiment_sets
 
     assert window(cfg) is None and cfg.window_width == 48
     assert replace(cfg, pool_size=256).window_width == SWITCHML_WINDOW == 64
-    assert window(replace(cfg, algo="atp")) is None and replace(cfg, algo="atp").window_width == ATP_WINDOW
+    assert window(replace(cfg, protocol="atp")) is None and replace(cfg, protocol="atp").window_width == ATP_WINDOW
     assert window(replace(cfg, window=8)) == 8 == replace(cfg, window=8).window_width

@@ -12,7 +12,6 @@ import functools
 import json
 import struct
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 

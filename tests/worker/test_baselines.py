@@ -1,6 +1,6 @@
 """Host-based baselines (ring all-reduce, sharded parameter server) and the collective registry: exact int32 sums and
 float32 within the summation bound over in-memory links, TCP links on localhost, clear errors in bounded time when a
-peer is missing, dies or runs a different all-reduce, and the worker CLI's --algo."""
+peer is missing, dies or runs a different all-reduce, and the worker CLI's --protocol."""
 
 from __future__ import annotations
 
@@ -159,15 +159,15 @@ def loopback_job(n: int, ports: list[int]) -> JobConfig:
                                          switch_port=r + 1) for r in range(n)])
 
 
-@pytest.mark.parametrize("algo", ["ring", "ps"])
-def test_registry_opens_tcp_links_on_localhost(algo: str) -> None:
+@pytest.mark.parametrize("protocol", ["ring", "ps"])
+def test_registry_opens_tcp_links_on_localhost(protocol: str) -> None:
     n = 3
     job = loopback_job(n, free_tcp_ports(n))
     inputs = [rank_input(5000, 2, r, "float32") for r in range(n)]
     out: list = [None] * n
 
     def go(r: int) -> None:
-        with open_collective(algo, job, r, CollectiveOptions(connect_timeout=10)) as c:
+        with open_collective(protocol, job, r, CollectiveOptions(connect_timeout=10)) as c:
             run = c.run(inputs[r])
             out[r] = (run, c.verify(run, inputs, "float32"))
     threads = [threading.Thread(target=go, args=(r,)) for r in range(n)]
@@ -201,20 +201,20 @@ def test_chunk_bounds_cover_the_tensor() -> None:
     assert chunk_bounds(2, 4) == [0, 0, 1, 1, 2]
 
 
-@pytest.mark.parametrize("algo", ["ring", "ps"])
-def test_cli_algo_over_localhost(tmp_path: Path, algo: str) -> None:
+@pytest.mark.parametrize("protocol", ["ring", "ps"])
+def test_cli_algo_over_localhost(tmp_path: Path, protocol: str) -> None:
     n = 2
     job = loopback_job(n, free_tcp_ports(n))
     path = tmp_path / "job.json"
     job.save(path)
-    procs = [subprocess.Popen([sys.executable, "-m", "worker", "--job", str(path), "--rank", str(r), "--algo", algo,
+    procs = [subprocess.Popen([sys.executable, "-m", "worker", "--job", str(path), "--rank", str(r), "--algo", protocol,
                                "--size", "3000", "--dtype", "int32", "--verify", "--json", "--connect-timeout", "20"],
                               cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(n)]
     for p in procs:
         out, err = p.communicate(timeout=60)
         assert p.returncode == 0, err
         rep = json.loads(out.strip().splitlines()[-1])
-        assert rep["ok"] and rep["verified"] and rep["algo"] == algo and rep["elements"] == 3000
+        assert rep["ok"] and rep["verified"] and rep["protocol"] == protocol and rep["elements"] == 3000
         assert rep["bytes_sent"] == 12 + 3000 * 4  # n = 2: 2(n-1)/n = 1x the tensor, plus the run header
 
 

@@ -9,5 +9,5 @@ Modules:
 - `allreduce_sim`: in-process all-reduces for tests: an exact float sum and SwitchML's block floating point.
 - `torch_hook`: a PyTorch DistributedDataParallel communication hook routing gradient buckets through a collective
   (needs torch, an optional extra).
-- `__main__`: one rank on a Mininet host: `python -m worker.training --job job.json --rank R --algo switchml`.
+- `__main__`: one rank on a Mininet host: `python -m worker.training --job job.json --rank R --protocol switchml`.
 """

@@ -1,6 +1,6 @@
 """One rank of a data-parallel training job on the digits data, gradients all-reduced by a testbed collective.
 
-    python -m worker.training --job job.json --rank R [--algo switchml|ring|ps] [--epochs 10] [--batch 64] [--lr 0.1]
+    python -m worker.training --job job.json --rank R [--protocol switchml|ring|ps] [--epochs 10] [--batch 64] [--lr 0.1]
                        [--hidden 32] [--seed 0] [--barrier DIR] [--program-json out/switchml.json]
 
 Prints one JSON object per epoch (epoch, step, train_loss, test_loss, test_accuracy, elapsed_s, comm_s) and a
@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m worker.training", description=__doc__.split("\n\n")[0])
     p.add_argument("--job", required=True)
     p.add_argument("--rank", required=True, type=int)
-    p.add_argument("--protocol", "--algo", dest="algo", choices=sorted(PROTOCOLS), default=DEFAULT_PROTOCOL)
+    p.add_argument("--protocol", "--algo", dest="protocol", choices=sorted(PROTOCOLS), default=DEFAULT_PROTOCOL)
     d = TrainConfig()
     p.add_argument("--epochs", type=int, default=d.epochs)
     p.add_argument("--batch", type=int, default=d.global_batch, help="global batch (split over the ranks)")
@@ -53,10 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     options = CollectiveOptions(window=WindowOptions(), program_json=args.program_json)
 
     def report(rec: EpochRecord) -> None:
-        print(json.dumps({"algo": args.algo, "rank": args.rank, **rec.as_dict()}), flush=True)
+        print(json.dumps({"protocol": args.protocol, "rank": args.rank, **rec.as_dict()}), flush=True)
 
     try:
-        with open_collective(args.algo, job, args.rank, options) as coll:
+        with open_collective(args.protocol, job, args.rank, options) as coll:
             if args.barrier:
                 file_barrier(args.barrier, args.rank, job.num_workers, 60.0)
             hist = train(coll.allreduce, args.rank, job.num_workers, data, cfg, on_epoch=report)
@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"training: error: {exc}", file=sys.stderr)
         return 2
     last = hist.epochs[-1] if hist.epochs else None
-    print(json.dumps({"ok": True, "done": True, "algo": args.algo, "rank": args.rank,
+    print(json.dumps({"ok": True, "done": True, "protocol": args.protocol, "rank": args.rank,
                       **(last.as_dict() if last else {})}))
     return 0
 

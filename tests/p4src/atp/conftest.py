@@ -4,6 +4,9 @@
 way the controller does (names from p4src/README.md), builds ATP frames with its own struct packing (independent of
 the worker's codec) and reads registers and counters. Switch ports: workers on 1..8, the PS on port 9, an uplink on
 port 10. Tests cannot import conftest (--import-mode=importlib), so helpers are attributes of AtpSwitch.
+
+The entries are written here, not by controller/, on purpose: these tests hold the program to its documented contract
+as an oracle independent of the controller. Everything else installs jobs through controller/.
 """
 
 from __future__ import annotations

@@ -6,6 +6,10 @@ for another build. `InaSwitch` installs job entries through the engine API the w
 p4src/README.md), builds DATA frames and the expected RESULT bytes, and reads registers and counters. Tests cannot
 import conftest (--import-mode=importlib), so constants and small helpers are attributes of InaSwitch
 (`ina.worker(rank)`, `ina.sums(a, b)`, `ina.NO_JOB`).
+
+The entries are written here, not by controller/, on purpose: these tests hold the program to its documented contract
+(p4src/README.md) as an oracle independent of the controller, including states the controller never makes (a job
+without an epoch entry, a worker without a destination). Everything else installs jobs through controller/.
 """
 
 from __future__ import annotations
