@@ -100,8 +100,8 @@ class ThriftRegisters:
         self._call("register_write", self._client.bm_register_write, name, index, value)
 
     def fill(self, name: str, start: int, count: int, value: int) -> None:
-        self._call("register_write_range", self._client.bm_register_write_range, name, start, start + count - 1,
-                   value)
+        # BMv2's register_write_range writes [start_index, end_index): the end is exclusive (bm_sim/context.cpp)
+        self._call("register_write_range", self._client.bm_register_write_range, name, start, start + count, value)
 
 
 def open_registers(client: P4RuntimeClient, *, bmv2: bool, thrift_port: int = 9090) -> Registers:
