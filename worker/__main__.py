@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"cap of the adaptive and backed-off timeout (default {d.max_timeout * 1000:g})")
     p.add_argument("--fixed-timeout", action="store_true",
                    help="no adaptive timeout (RFC 6298 SRTT + 4 RTTVAR): every packet starts with --timeout-ms")
+    p.add_argument("--no-restart-on-progress", dest="restart_on_progress", action="store_false",
+                   help="per-packet timers from each (re)transmission only, not restarted by fresh results "
+                        "(RFC 6298 5.3 restarts them: the default)")
     p.add_argument("--fast-retransmit", type=int, default=d.fast_retransmit, metavar="K",
                    help=f"retransmit a packet once K later-sent packets were answered (default {d.fast_retransmit}; "
                    "0: off)")
@@ -165,7 +168,7 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         options = WindowOptions(window=args.window, timeout=timeout, backoff=args.backoff,
                                 max_timeout=max_timeout, max_retries=args.max_retries, adaptive=not args.fixed_timeout,
                                 min_timeout=min_timeout, fast_retransmit=args.fast_retransmit,
-                                rx_coalesce=args.rx_coalesce)
+                                rx_coalesce=args.rx_coalesce, restart_on_progress=args.restart_on_progress)
         copts = CollectiveOptions(window=options, program_json=args.program_json, bind_ip=args.bind,
                                   switch_port=args.switch_port, connect_timeout=args.connect_timeout,
                                   atp=AtpOptions(scale_bits=args.scale_bits))

@@ -58,6 +58,12 @@ class WindowOptions:
     without a CPU (2 loaded cores) delays everyone's results. Fast retransmit recovers most losses, the timeout is the
     fallback for the last packets of a run and lost retransmissions. Measured with 4 workers at 1 % loss: a 10 ms
     floor still fired ~130 timeouts per worker, nearly all spurious; 20 ms fires ~5 (the run's tail)."""
+    restart_on_progress: bool = True
+    """A packet's timer runs from the later of its (re)transmission and the last fresh result, as TCP restarts its
+    retransmission timer on every ACK of new data (RFC 6298, 5.3): while results keep arriving, a packet at the back
+    of a standing queue (a slow switch such as real BMv2, a rate-limited link) is waiting, not lost. Losses while
+    results flow are found by fast retransmit; once results stop, the timer fires one timeout after the last one.
+    Measured on real BMv2 (4 workers, 16,384 elements, no loss): 63-407 spurious timeouts per run without it."""
     fast_retransmit: int = 3
     """Retransmit a packet early once this many packets sent after it were answered (0: off)."""
     max_fast_retransmits: int = 3
@@ -117,10 +123,15 @@ class WindowOptions:
             return 0.0
         return min(self.max_rx_coalesce, self.rx_coalesce * rto.srtt)
 
-    def give_up_bound(self) -> float:
-        """Longest time any packet can wait before SwitchUnreachable, whatever the measured RTTs."""
+    def give_up_bound(self, width: int = 1) -> float:
+        """Longest time any packet of a window of `width` can wait before SwitchUnreachable, whatever the measured
+        RTTs. With `restart_on_progress` each fresh result of the up to 2 (width - 1) other packets in flight during
+        its wait (the window sends in order, so no later packet passes p + width - 1) restarts its timer at most
+        once, by at most one timeout; once results stop, the plain bound runs out."""
         first = self.max_timeout if self.adaptive else self.timeout
-        return self.worst_case_wait(first) + (first * self.max_fast_retransmits if self.fast_retransmit else 0.0)
+        progress = 2 * (width - 1) * self.max_timeout if self.restart_on_progress else 0.0
+        return (self.worst_case_wait(first) + (first * self.max_fast_retransmits if self.fast_retransmit else 0.0)
+                + progress)
 
 
 class WindowCore(Protocol):

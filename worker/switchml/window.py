@@ -411,6 +411,14 @@ class Window:
                 return out
             _, pid, _ = heapq.heappop(self._heap)
             p = self._pending[pid % self.width]
+            if (self.options.restart_on_progress and self._last_result is not None
+                    and now < self._last_result + p.timeout):
+                # results still arrive: p waits behind a standing queue, not lost; its timer runs from the last
+                # result, as TCP restarts its retransmission timer on every ACK of new data (RFC 6298, 5.3)
+                p.generation += 1
+                p.deadline = self._last_result + p.timeout
+                heapq.heappush(self._heap, (p.deadline, p.packet_id, p.generation))
+                continue
             self.stats.timeouts += 1
             if p.retries >= self.options.max_retries:
                 slot, set_ = self.position(pid)
