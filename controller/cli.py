@@ -22,12 +22,12 @@ from typing import Any
 
 from controller.atp import AtpController
 from controller.base import ProgramController
-from controller.programs import CONTROLLERS
-from worker.protocols import DEFAULT_PROTOCOL
 from controller.client import ControllerError, P4RuntimeClient
+from controller.programs import CONTROLLERS
 from controller.registers import DetectedRegisters, Registers, open_registers
 from controller.switchml import SwitchMLController
 from worker.job import JobConfig, JobConfigError
+from worker.protocols import DEFAULT_PROTOCOL
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -37,9 +37,10 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from worker.protocols import ATP, SWITCHML, program_paths, programs
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
+
+from worker.protocols import ATP, SWITCHML, program_paths, programs
 
 __all__ = ["FuzzReport", "fuzz_frames", "fuzz_p4runtime", "fuzz_p4_source", "fuzz_bmv2_json", "fuzz_all", "main"]
 

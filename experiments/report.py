@@ -20,10 +20,10 @@ from worker.protocols import in_network
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from experiments.rows import Row  # noqa: E402
+from experiments.scenario import Scenario  # noqa: E402
 from perf.machine import machine_info  # noqa: E402
 from topo.cpus import CpuLayout  # noqa: E402
-from experiments.scenario import Scenario  # noqa: E402
-from experiments.rows import Row  # noqa: E402
 
 __all__ = ["write_report", "summary_markdown", "theory_time_s", "IN_NETWORK"]
 

@@ -42,20 +42,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from controller.base import ProgramController
+from controller.programs import CONTROLLERS
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.fabric import Fabric
 from topo.network import Network
-from topo.topologies import TOPOLOGIES, make_fabric
 from topo.p4switch import P4Switch, log_tail
 from topo.target import Target
-from controller.programs import CONTROLLERS
-from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows
+from topo.topologies import TOPOLOGIES, make_fabric
 from worker.job import JobConfig, PoolRange
 from worker.launch import WorkerOutcome, collect, worker_argv
-
-
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows
 
 ROOT = Path(__file__).resolve().parents[1]
 

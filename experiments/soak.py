@@ -35,10 +35,10 @@ from typing import Any
 from switch.faults import FaultPlan, FaultRule
 from topo.inprocess import AtpNetwork, EngineCache, SwitchMLNetwork, atp_jobs, loss_rule, switchml_job
 from worker.atp.worker import AtpOptions
+from worker.driver import WindowOptions
 from worker.job import PoolRange
 from worker.protocols import ATP, PROTOCOLS, SWITCHML, in_network
 from worker.verify import rank_input, verify, verify_fixed_point
-from worker.driver import WindowOptions
 
 __all__ = ["Scenario", "RunOutcome", "scenario", "run_one", "soak", "main"]
 
@@ -319,8 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         text += "\n" + fz.text()
         failed |= bool(fz.failures)
     if args.results is not None:
-        from perf.machine import machine_info
         from experiments.rows import results_dir
+        from perf.machine import machine_info
 
         out = results_dir(args.results, "soak")
         machine = "\n".join(f"- {k}: {v}" for k, v in machine_info().items())

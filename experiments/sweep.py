@@ -22,13 +22,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork
 from experiments.rows import CSV_FIELDS, SETUP_ATTEMPTS, CsvLog, Row, results_dir
+from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork
 from experiments.scenario import Scenario, ScenarioError, load_scenario
 from topo.star import host_ip
 from topo.target import Target
-from worker.protocols import PROTOCOLS
-from worker.protocols import SWITCHML, program_paths
+from worker.protocols import PROTOCOLS, SWITCHML, program_paths
 
 __all__ = ["run_scenario", "open_network", "main"]
 

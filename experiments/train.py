@@ -23,13 +23,16 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from perf.machine import machine_info  # noqa: E402
-from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
 from experiments.report import IN_NETWORK  # noqa: E402
 from experiments.rows import results_dir, write_dicts  # noqa: E402
+from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
 from experiments.study import needs_root, study_parser  # noqa: E402
-from worker.protocols import PROTOCOLS  # noqa: E402
-from worker.protocols import SWITCHML, program_paths
+from perf.machine import machine_info  # noqa: E402
+from worker.protocols import (
+    PROTOCOLS,  # noqa: E402
+    SWITCHML,
+    program_paths,
+)
 
 ACCURACY_TOLERANCE = 0.02
 """Quantized in-network aggregation must end within 2 accuracy points of the float baselines."""

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from experiments.run import ExperimentConfig, ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
-from worker.protocols import PROTOCOLS
 from topo.target import Target
+from worker.protocols import PROTOCOLS
 
 TWO_LEVEL = next(p for p in PROTOCOLS.values() if p.levels > 1)
 """The protocol that aggregates in two levels of switches (ATP)."""

@@ -40,10 +40,10 @@ from perf.checkout import CheckoutError, Version, checkout
 from perf.engine import EngineResult, bench_in_process, bench_loop
 from perf.harness import PROGRAMS, Measurement, Settings, SwitchUnderTest
 from perf.machine import load_average, machine_info, proc_cpu_seconds
-from topo.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
 from perf.ratesearch import Probe, SearchResult, find_max_rate
 from perf.switchreport import Report, write_report
 from perf.workloads import PACKET_PROGRAMS, Compiled, PacketProgram, compile_program, compiler_command
+from topo.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
 from worker.protocols import SWITCHML
 
 DEVICE_ID = 1

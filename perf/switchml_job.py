@@ -14,11 +14,11 @@ from controller.client import P4RuntimeClient
 from controller.registers import DetectedRegisters
 from controller.switchml import SwitchMLController
 from topo.netns import REPO, Host
-from worker.switchml.header import INA_HEADER_TYPE
 from worker.codec import header_and_payload, load_program
 from worker.job import JobConfig, PoolRange
-from worker.protocols import SWITCHML
 from worker.launch import collect, worker_argv
+from worker.protocols import SWITCHML
+from worker.switchml.header import INA_HEADER_TYPE
 
 SOURCE = REPO / "p4src" / f"{SWITCHML.program}.p4"
 POOL = PoolRange(base=0, size=64)

@@ -13,6 +13,7 @@ import ast
 from pathlib import Path
 
 import pytest
+
 from tests.paths import ROOT
 
 LAYERS: dict[str, int] = {"compiler": 0, "switch": 0, "worker": 1, "controller": 2, "topo": 3, "perf": 4,

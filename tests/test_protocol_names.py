@@ -9,8 +9,8 @@ import ast
 import re
 from pathlib import Path
 
-from worker.protocols import PROTOCOLS
 from tests.paths import ROOT
+from worker.protocols import PROTOCOLS
 
 PACKAGES = ("compiler", "switch", "worker", "controller", "topo", "perf", "experiments")
 OWN = ("worker/protocols.py", "worker/switchml/", "worker/atp/", "worker/host/", "controller/switchml.py",

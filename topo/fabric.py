@@ -17,9 +17,8 @@ from typing import Any, ClassVar
 
 from mininet.topo import Topo
 
-from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
-
 from topo.addresses import SWITCH_IP, SWITCH_MAC, WORKER_UDP_PORT, host_index, host_ip, host_mac  # noqa: F401
+from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
 
 
 @dataclass(frozen=True)

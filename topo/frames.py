@@ -7,6 +7,7 @@ import functools
 import socket
 import struct
 
+
 def mac_bytes(mac: str) -> bytes:
     """"02:00:00:00:01:01" → 6 bytes."""
     return bytes.fromhex(mac.replace(":", ""))

@@ -32,16 +32,15 @@ from controller.switchml import EPOCHS, SwitchMLController
 from switch.faults import FaultPlan, FaultRule
 from topo.addresses import SWITCH
 from topo.frames import udp_frame
-from worker.switchml.worker import SWITCHML_WINDOW
-from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
 from worker.atp.header import ATP_UDP_PORT, AtpCodec
 from worker.atp.ps import PsCore
+from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
+from worker.driver import DecodeBatch, WindowCore, WindowOptions
+from worker.job import JobConfig, PoolRange, PsSpec, WorkerSpec
 from worker.switchml.blocks import Float32Plan, Int32Plan
 from worker.switchml.header import INA_UDP_PORT, Codec
-from worker.job import JobConfig, PoolRange, PsSpec, WorkerSpec
-from worker.driver import DecodeBatch, WindowCore
 from worker.switchml.window import Window
-from worker.driver import WindowOptions
+from worker.switchml.worker import SWITCHML_WINDOW
 
 __all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "Endpoint", "SwitchMLNetwork", "SwitchMLRun", "AtpNetwork", "JobRun", "atp_jobs",
            "switchml_job", "loss_rule", "frame"]

@@ -18,8 +18,8 @@ from typing import Any
 
 from mininet.node import Switch
 
-from topo.switchproc import SwitchStartError, port_open, wait_serving
 from topo.cpus import CpuLayout
+from topo.switchproc import SwitchStartError, port_open, wait_serving
 from topo.target import Target
 
 LOG_TAIL_LINES = 20

@@ -24,13 +24,12 @@ The one-call form is `worker.switchml.worker.allreduce(array, job, rank, options
 `worker.switchml.worker` stays the module).
 """
 
-from worker.stats import RunResult
-from worker.switchml.worker import Worker
-from worker.switchml.header import Codec, InaHeader
-from worker.job import JobConfig
-from worker.stats import Stats
-from worker.switchml.window import SwitchUnreachable
 from worker.driver import WindowOptions
+from worker.job import JobConfig
+from worker.stats import RunResult, Stats
+from worker.switchml.header import Codec, InaHeader
+from worker.switchml.window import SwitchUnreachable
+from worker.switchml.worker import Worker
 
 __all__ = [
     "Codec",

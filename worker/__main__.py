@@ -28,18 +28,18 @@ from typing import NoReturn, Sequence
 
 from worker.atp.worker import AtpOptions, AtpUnreachable
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
-from worker.switchml.blocks import ProtocolError
-from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, open_collective
-from worker.collective import CollectiveOptions
-from worker.switchml.header import INA_UDP_PORT
 from worker.codec import CodecError
-from worker.job import JobConfig, JobConfigError
+from worker.collective import CollectiveOptions
+from worker.driver import WindowOptions
 from worker.host.peers import PeerProtocolError, PeerUnreachable
+from worker.job import JobConfig, JobConfigError
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, open_collective
+from worker.switchml.blocks import ProtocolError
+from worker.switchml.header import INA_UDP_PORT
 from worker.switchml.quantize import QuantizationError
+from worker.switchml.window import SwitchUnreachable
 from worker.transport import TransportError
 from worker.verify import rank_input
-from worker.switchml.window import SwitchUnreachable
-from worker.driver import WindowOptions
 
 EXIT_OK = 0
 EXIT_VERIFY_FAILED = 1

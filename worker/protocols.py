@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from worker.atp.collective import AtpCollective
 from worker.atp.header import ATP_HEADER_TYPE, ATP_UDP_PORT
 from worker.atp.worker import ATP_WINDOW
-from worker.atp.collective import AtpCollective
 from worker.collective import Collective, CollectiveOptions
-from worker.host.collective import open_host
-from worker.switchml.collective import SwitchMLCollective
 from worker.driver import WindowOptions
+from worker.host.collective import open_host
 from worker.host.ps import ShardedPS
 from worker.host.ring import Ring
 from worker.job import JobConfig
+from worker.switchml.collective import SwitchMLCollective
 from worker.switchml.header import INA_HEADER_TYPE, INA_UDP_PORT
 from worker.switchml.worker import SWITCHML_WINDOW
 

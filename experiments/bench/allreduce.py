@@ -31,14 +31,14 @@ from typing import TYPE_CHECKING
 
 from experiments.bench.grid import Cell, ratios_by_repetition, run_grid, write_csv
 from experiments.rows import SETUP_ATTEMPTS
+from experiments.run import ROOT, ExperimentConfig, layout_worker_args
 from perf.checkout import CheckoutError, checkout
 from perf.machine import load_average, machine_info
 from topo.cpus import CPU_LAYOUTS, CpuLayout
-from experiments.run import ROOT, ExperimentConfig, layout_worker_args
 from topo.target import Target
-from worker.switchml.worker import SWITCHML_WINDOW
 from worker.driver import WindowOptions
 from worker.protocols import SWITCHML, program_paths
+from worker.switchml.worker import SWITCHML_WINDOW
 
 if TYPE_CHECKING:
     from experiments.bench.compare import Comparison

@@ -19,10 +19,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from perf.checkout import Version
-from worker.protocols import SWITCHML, program_paths
 from experiments.bench.grid import Cell, RunRow, ratios_by_repetition, run_grid
 from experiments.run import ExperimentConfig
+from perf.checkout import Version
+from worker.protocols import SWITCHML, program_paths
 
 __all__ = ["Checkout", "Comparison", "run_compared"]
 

@@ -23,11 +23,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-from perf.machine import load_average, machine_info, proc_cpu_seconds, proc_peak_rss_kb
 from experiments.bench.allreduce import add_run_arguments, run_arguments_error
-from topo.cpus import CpuLayout
 from experiments.rows import write_dicts
 from experiments.run import ROOT, ExperimentConfig, ExperimentResult
+from perf.machine import load_average, machine_info, proc_cpu_seconds, proc_peak_rss_kb
+from topo.cpus import CpuLayout
 from topo.target import Target
 from worker.protocols import SWITCHML, program_paths
 

@@ -4,13 +4,10 @@ action_calls, returns, direct_call_args, generic_functions, sub_parser and contr
 
 from __future__ import annotations
 
-
 import pytest
 
 from compiler import CompileError, compile_source
-
 from tests.compiler.error_template import BODY_LINE, DECLS_LINE, LOCALS_LINE, TEMPLATE, first_error
-
 
 # (decls, locals, body, line, column, message)
 CASES = [

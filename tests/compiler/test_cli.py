@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from finsy.proto import p4i
 from google.protobuf import json_format, text_format
 
 from compiler.__main__ import main
-from finsy.proto import p4i
 from tests.paths import ROOT
 
 BASIC = ROOT / "tests" / "p4" / "basic_forward.p4"

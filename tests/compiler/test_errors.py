@@ -3,13 +3,10 @@ line and caret, and that constructs outside the subset are reported as `unsuppor
 
 from __future__ import annotations
 
-
 import pytest
 
 from compiler import CompileError, compile_source
-
 from tests.compiler.error_template import BODY_LINE, DECLS_LINE, LOCALS_LINE, TEMPLATE, first_error
-
 
 # (body, column of the error on the body line, message)
 BODY_CASES = [

@@ -12,7 +12,6 @@ import pytest
 from compiler import CompileError, compile_file, compile_source
 from tests.paths import ROOT
 
-
 PROGRAM = """
 #include <core.p4>
 #include <v1model.p4>

@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from compiler import CompileError, compile_source
-
 from tests.compiler.error_template import DECLS_LINE, TEMPLATE, first_error
 
 VL_PARSER = "pkt.extract(hdr.eth); transition accept;"

@@ -16,10 +16,10 @@ from controller.client import P4RuntimeClient
 from controller.registers import P4RuntimeRegisters
 from switch.runtime import P4RuntimeServer
 from switch.v1model import V1Switch
+from tests.paths import ROOT
 from topo.inprocess import frame
 from worker.atp.header import ACK, ATP_UDP_PORT, ECN, AtpCodec, AtpHeader
 from worker.job import JobConfig
-from tests.paths import ROOT
 
 N = 16
 

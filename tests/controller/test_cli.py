@@ -16,9 +16,9 @@ from scapy.layers.l2 import Ether
 from compiler import compile_file
 from switch.runtime import P4RuntimeServer
 from switch.v1model import V1Switch
-from worker.switchml.header import INA_UDP_PORT, MSG_DATA, Codec, InaHeader, pool_index
-from worker.job import JobConfig
 from tests.paths import ROOT
+from worker.job import JobConfig
+from worker.switchml.header import INA_UDP_PORT, MSG_DATA, Codec, InaHeader, pool_index
 
 NUM_ELEMS = 16
 

@@ -17,9 +17,9 @@ from controller.registers import P4RuntimeRegisters
 from controller.switchml import SwitchMLController
 from switch.runtime import P4RuntimeServer
 from switch.v1model import V1Switch
-from worker.switchml.header import INA_UDP_PORT, MSG_DATA, MSG_RESULT, Codec, InaHeader, pool_index
-from worker.job import JobConfig
 from tests.paths import ROOT
+from worker.job import JobConfig
+from worker.switchml.header import INA_UDP_PORT, MSG_DATA, MSG_RESULT, Codec, InaHeader, pool_index
 
 NUM_ELEMS = 16
 POOL = 8

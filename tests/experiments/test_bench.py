@@ -9,12 +9,17 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_file
-from experiments.bench.allreduce import (main, median_interval, share_goal_line, summary_table, write_markdown,
-                                         write_plot)
+from experiments.bench.allreduce import (
+    main,
+    median_interval,
+    share_goal_line,
+    summary_table,
+    write_markdown,
+    write_plot,
+)
 from experiments.bench.grid import Cell, RunRow, write_csv
 from experiments.run import ExperimentConfig
 from tests.paths import ROOT
-
 
 
 def row(workers: int, loss: float, rep: int, goodput: float, verified: bool = True, error: str = "") -> RunRow:

@@ -12,9 +12,8 @@ import pytest
 
 from compiler import compile_file
 from experiments.run import ExperimentConfig, ExperimentNetwork, run_experiment
-from topo.target import Target
 from tests.paths import ROOT
-
+from topo.target import Target
 
 pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240)]
 

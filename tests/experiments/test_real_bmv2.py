@@ -24,9 +24,8 @@ from controller.client import P4RuntimeClient
 from controller.registers import ThriftRegisters, open_registers
 from controller.switchml import INGRESS, SwitchMLController
 from experiments.run import ExperimentConfig, run_experiment
-from topo.target import Target
 from tests.paths import ROOT
-
+from topo.target import Target
 
 pytestmark = [pytest.mark.bmv2, pytest.mark.timeout(300)]
 

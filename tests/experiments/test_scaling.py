@@ -11,8 +11,6 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_file
-from perf.machine import proc_cpu_seconds, proc_peak_rss_kb
-from experiments.run import ExperimentConfig
 from experiments.bench.scaling import (
     CSV_FIELDS,
     ScalePoint,
@@ -25,9 +23,10 @@ from experiments.bench.scaling import (
     write_markdown,
     write_plot,
 )
-from topo.target import Target
+from experiments.run import ExperimentConfig
+from perf.machine import proc_cpu_seconds, proc_peak_rss_kb
 from tests.paths import ROOT
-
+from topo.target import Target
 
 
 def synthetic() -> list[ScaleRow]:

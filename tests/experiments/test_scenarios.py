@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from experiments.report import summary_markdown, theory_time_s, write_report
-from experiments.scenario import RunPoint, ScenarioError, load_scenario
 from experiments.rows import Row, results_dir
+from experiments.scenario import RunPoint, ScenarioError, load_scenario
 from tests.paths import ROOT
 
 SHIPPED = sorted((ROOT / "experiments" / "scenarios").glob("*.toml"))

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from experiments.soak import main, restart_detection, run_one, scenario, soak
 from switch.faults import ByteMatch, FaultRule
 from topo.inprocess import EngineCache
-from experiments.soak import main, restart_detection, run_one, scenario, soak
 
 
 def test_a_slice_of_the_soak_finds_no_wrong_result(program_dir: Path) -> None:

@@ -14,7 +14,6 @@ from experiments.scenario import load_scenario
 from experiments.sweep import main
 from tests.paths import ROOT
 
-
 pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240),
               pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")]
 

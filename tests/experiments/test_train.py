@@ -13,7 +13,6 @@ from compiler import compile_file
 from experiments.train import main
 from tests.paths import ROOT
 
-
 pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240),
               pytest.mark.skipif(os.geteuid() != 0, reason="Mininet needs root")]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
 from tests.paths import ROOT
 
 SKIP_DIRS = {".venv", ".venv-shell", ".git", "include", "data"}

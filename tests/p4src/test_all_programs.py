@@ -14,8 +14,8 @@ import pytest
 from compiler import compile_file
 from switch.stf.testing import assert_stf
 from switch.v1model import V1Switch
-
-from tests.p4src.repo_programs import ROOT as REPO_ROOT, programs, stf_files
+from tests.p4src.repo_programs import ROOT as REPO_ROOT
+from tests.p4src.repo_programs import programs, stf_files
 
 PROGRAMS = programs()
 ROOT = REPO_ROOT

@@ -18,7 +18,6 @@ from google.protobuf import text_format
 
 from compiler import compile_file
 from switch.stf.testing import assert_stf
-
 from tests.p4src.repo_programs import ROOT, programs, stf_files
 
 P4C = os.environ.get("INA_P4C") or shutil.which("p4c-bm2-ss")

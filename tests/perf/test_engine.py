@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from perf.engine import bench_in_process, bench_loop, loaded_engine
-from topo.frames import udp_frame
-from worker.switchml.header import EXPONENT_BIAS, INA_UDP_PORT, Codec, InaHeader
-from topo.netns import FIXTURES
 from perf.workloads import AGG64, BASIC_FORWARD
+from topo.frames import udp_frame
+from topo.netns import FIXTURES
+from worker.switchml.header import EXPONENT_BIAS, INA_UDP_PORT, Codec, InaHeader
 
 pytestmark = pytest.mark.timeout(60)
 

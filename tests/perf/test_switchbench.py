@@ -12,14 +12,14 @@ import pytest
 
 from perf import switchbench
 from perf.checkout import Version
-from perf.machine import machine_info
-from topo.netns import EMBEDDED_SWITCH, FIXTURES, Host, SwitchProcess, free_tcp_port
-from topo.switchproc import SwitchStartError
-from perf.ratesearch import MAX_LOSS
 from perf.harness import Measurement, Settings, SwitchUnderTest
+from perf.machine import machine_info
+from perf.ratesearch import MAX_LOSS
 from perf.switchbench import HarnessError, running_switch
 from perf.switchreport import Report, markdown, ratio, write_report
 from perf.workloads import Compiled
+from topo.netns import EMBEDDED_SWITCH, FIXTURES, Host, SwitchProcess, free_tcp_port
+from topo.switchproc import SwitchStartError
 
 SELF = f"{sys.executable} -m switch"
 

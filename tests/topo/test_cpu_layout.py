@@ -74,8 +74,8 @@ def test_the_runner_leaves_the_window_to_the_protocol_unless_the_experiment_sets
 
     from experiments.run import ExperimentConfig, _worker_argv
     from worker.__main__ import build_parser
-    from worker.switchml.worker import SWITCHML_WINDOW
     from worker.atp.worker import ATP_WINDOW
+    from worker.switchml.worker import SWITCHML_WINDOW
 
     cfg = ExperimentConfig(workers=4, pool_size=48)
 

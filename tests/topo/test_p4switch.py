@@ -12,8 +12,8 @@ from mininet.net import Mininet
 
 from topo.network import mininet_lock
 from topo.p4switch import P4Switch
-from topo.switchproc import SwitchStartError
 from topo.star import StarTopo
+from topo.switchproc import SwitchStartError
 from topo.target import Target
 
 pytestmark = [pytest.mark.mininet, pytest.mark.timeout(120)]

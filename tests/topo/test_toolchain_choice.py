@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from topo.target import Target
 from tests.paths import ROOT
-
+from topo.target import Target
 
 
 def fake_bin(tmp_path: Path, *names: str) -> str:

@@ -14,10 +14,9 @@ import struct
 from collections import Counter
 from typing import Any
 
-
-from worker.switchml.header import INA_UDP_PORT
-from worker.job import JobConfig
 from tests.paths import ROOT
+from worker.job import JobConfig
+from worker.switchml.header import INA_UDP_PORT
 
 P4SRC = ROOT / "p4src" / "switchml.p4"
 IG, EG = "SwitchMLIngress.", "SwitchMLEgress."

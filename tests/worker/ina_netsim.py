@@ -17,13 +17,12 @@ from typing import Callable
 
 import numpy as np
 
+from tests.worker.ina_refswitch import SwitchModel
+from worker.driver import WindowOptions
+from worker.job import JobConfig
 from worker.switchml.blocks import Float32Plan, Int32Plan
 from worker.switchml.header import Codec
-from worker.job import JobConfig
 from worker.switchml.window import Window
-from worker.driver import WindowOptions
-
-from tests.worker.ina_refswitch import SwitchModel
 
 
 @dataclass

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from worker.switchml.header import MSG_DATA, MSG_RESULT, Codec, InaHeader
 from worker.codec import MalformedPacket
 from worker.job import JobConfig
+from worker.switchml.header import MSG_DATA, MSG_RESULT, Codec, InaHeader
 
 Endpoint = tuple[str, int]
 

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.paths import ROOT
 from tests.worker.ina_fixtures import LAYOUT_JSON, make_job
 from tests.worker.ina_refswitch import SwitchModel
 from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
-from worker.switchml.header import Codec
 from worker.job import JobConfig
-from tests.paths import ROOT
+from worker.switchml.header import Codec
 
 REPO = ROOT
 

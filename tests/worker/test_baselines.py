@@ -15,15 +15,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from worker.protocols import PROTOCOLS, open_collective
+from tests.paths import ROOT
 from worker.collective import CollectiveOptions
 from worker.host.base import HostCollective, chunk_bounds
-from worker.job import JobConfig, PoolRange, SwitchAddress, WorkerSpec
 from worker.host.peers import PeerProtocolError, PeerUnreachable, connect_mesh, socketpair_mesh
 from worker.host.ps import ShardedPS
 from worker.host.ring import Ring
+from worker.job import JobConfig, PoolRange, SwitchAddress, WorkerSpec
+from worker.protocols import PROTOCOLS, open_collective
 from worker.verify import float_sum_bound, rank_input, verify_float_sum
-from tests.paths import ROOT
 
 REPO = ROOT
 HOST = [Ring, ShardedPS]

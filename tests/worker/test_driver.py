@@ -12,20 +12,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.paths import ROOT
 from tests.worker.ina_fixtures import LAYOUT_JSON, make_job
 from tests.worker.ina_refswitch import SwitchModel
 from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports
-from worker.switchml.worker import SWITCHML_WINDOW, Worker, allreduce
-from worker.codec import find_program_json
+from worker.codec import CodecError, find_program_json
+from worker.driver import WindowOptions
+from worker.job import JobConfig
 from worker.protocols import PROTOCOLS
 from worker.switchml.header import MSG_RESULT, Codec, InaHeader
-from worker.codec import CodecError
-from worker.job import JobConfig
+from worker.switchml.window import SwitchUnreachable
+from worker.switchml.worker import SWITCHML_WINDOW, Worker, allreduce
 from worker.transport import FakeClock, FakeTransport, UdpTransport
 from worker.verify import rank_input, verify
-from worker.switchml.window import SwitchUnreachable
-from worker.driver import WindowOptions
-from tests.paths import ROOT
 
 REPO = ROOT
 OPTS = WindowOptions(window=4, timeout=0.05, max_timeout=0.2, max_retries=4)

@@ -11,13 +11,13 @@ import pytest
 
 from compiler import compile_file
 from switch.faults import ByteMatch, FaultPlan
-from topo.inprocess import AtpNetwork, SwitchMLNetwork, atp_jobs, frame, switchml_job
-from worker.faults import PlanError, compile_plan, field_match, main
-from worker.switchml.header import FLAG_RETRANSMIT, INA_UDP_PORT, SET_BIT, Codec, InaHeader
-from worker.job import PoolRange
-from worker.verify import rank_input, verify, verify_fixed_point
-from worker.driver import WindowOptions
 from tests.paths import ROOT
+from topo.inprocess import AtpNetwork, SwitchMLNetwork, atp_jobs, frame, switchml_job
+from worker.driver import WindowOptions
+from worker.faults import PlanError, compile_plan, field_match, main
+from worker.job import PoolRange
+from worker.switchml.header import FLAG_RETRANSMIT, INA_UDP_PORT, SET_BIT, Codec, InaHeader
+from worker.verify import rank_input, verify, verify_fixed_point
 
 OPTIONS = WindowOptions(window=4, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=50)
 

@@ -12,8 +12,8 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from tests.worker.ina_fixtures import LAYOUT_JSON
-from worker.switchml.header import Codec, InaHeader, pool_index, split_pool_index
 from worker.codec import CodecError, HeaderSpec, MalformedPacket
+from worker.switchml.header import Codec, InaHeader, pool_index, split_pool_index
 from worker.switchml.scapy_layers import bind_ina_layer, make_ina_layer
 
 

@@ -9,12 +9,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from worker.driver import WindowOptions
+from worker.rto import RtoEstimator
 from worker.switchml.blocks import Float32Plan, Int32Plan
 from worker.switchml.header import FLAG_RETRANSMIT, MSG_RESULT, InaHeader
 from worker.switchml.quantize import EXPONENT_BIAS, block_exponents, dequantize, quantize
-from worker.rto import RtoEstimator
 from worker.switchml.window import SwitchUnreachable, Window
-from worker.driver import WindowOptions
 
 N = 4
 

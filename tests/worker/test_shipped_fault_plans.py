@@ -8,10 +8,10 @@ import pytest
 
 from compiler import compile_file
 from switch.faults import FaultPlan
+from tests.paths import ROOT
 from topo.inprocess import switchml_job
 from worker.faults import compile_plan, load_plan
 from worker.job import PoolRange
-from tests.paths import ROOT
 
 PLANS = sorted((ROOT / "experiments" / "faults").glob("*.toml"))
 

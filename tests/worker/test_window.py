@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from worker.driver import COALESCE_MIN_OUTSTANDING, WindowOptions
 from worker.switchml.blocks import Float32Plan, Int32Plan, ProtocolError
 from worker.switchml.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, InaHeader, pool_index
 from worker.switchml.quantize import block_exponents, quantize
-from worker.driver import COALESCE_MIN_OUTSTANDING, WindowOptions
 from worker.switchml.window import SwitchUnreachable, Window, slot_uses
 
 N = 4  # elements per packet in these tests

@@ -11,17 +11,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.worker.ina_fixtures import make_job
+from tests.paths import ROOT
 from tests.worker.ina_engine import EngineSwitch, p4info, program_dict
+from tests.worker.ina_fixtures import make_job
 from tests.worker.ina_netsim import Link, run_allreduce
 from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports
-from worker.switchml.header import Codec
-from worker.job import JobConfig
-from worker.switchml.scapy_layers import make_ina_layer
-from worker.verify import rank_input, verify
-from worker.switchml.window import SwitchUnreachable
 from worker.driver import WindowOptions
-from tests.paths import ROOT
+from worker.job import JobConfig
+from worker.switchml.header import Codec
+from worker.switchml.scapy_layers import make_ina_layer
+from worker.switchml.window import SwitchUnreachable
+from worker.verify import rank_input, verify
 
 REPO = ROOT
 

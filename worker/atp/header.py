@@ -8,7 +8,8 @@ compiled JSON like `worker.switchml.header.Codec` does for SwitchML: the header 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, fields as dc_fields, replace
+from dataclasses import dataclass, replace
+from dataclasses import fields as dc_fields
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 

@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from worker.atp.header import (ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, AtpCodec, AtpHeader)
+from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, AtpCodec, AtpHeader
 from worker.codec import CodecError, MalformedPacket
 from worker.job import JobConfig, JobConfigError
 

@@ -29,23 +29,20 @@ import heapq
 import math
 import time
 import zlib
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
-from worker.stats import RunResult
-from worker.codec import find_program_json
 from worker.atp.header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
-from worker.switchml.blocks import to_blocks
-from worker.driver import drive
-from worker.codec import CodecError
+from worker.codec import CodecError, find_program_json
+from worker.driver import WindowOptions, drive
 from worker.job import JobConfig, JobConfigError
 from worker.rto import RtoEstimator
+from worker.stats import RunResult, Stats
+from worker.switchml.blocks import to_blocks
 from worker.transport import Transport
-from worker.stats import Stats
-from worker.driver import WindowOptions
 
 __all__ = ["ATP_WINDOW", "AtpOptions", "AtpStats", "AtpUnreachable", "FixedPointPlan", "AtpWindow", "AtpWorker",
            "aggregator_map", "find_atp_json"]

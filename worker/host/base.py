@@ -16,8 +16,8 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from worker.stats import RunResult
 from worker.host.peers import HostStats, PeerLinks, PeerProtocolError
+from worker.stats import RunResult
 from worker.verify import Verdict, verify_float_sum
 
 __all__ = ["HostCollective", "chunk_bounds"]

@@ -20,7 +20,8 @@ tuples and one (k, N) big-endian view of the payloads).
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, fields as dc_fields
+from dataclasses import dataclass
+from dataclasses import fields as dc_fields
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 

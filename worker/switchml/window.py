@@ -42,11 +42,19 @@ from typing import Sequence
 
 import numpy as np
 
-from worker.switchml.blocks import PacketPlan, ProtocolError
-from worker.switchml.header import FLAG_RETRANSMIT, MSG_DATA, MSG_RESULT, SET_BIT, HeaderFields, InaHeader, astuple_header
-from worker.rto import RtoEstimator
 from worker.driver import WindowOptions
+from worker.rto import RtoEstimator
 from worker.stats import Stats
+from worker.switchml.blocks import PacketPlan, ProtocolError
+from worker.switchml.header import (
+    FLAG_RETRANSMIT,
+    MSG_DATA,
+    MSG_RESULT,
+    SET_BIT,
+    HeaderFields,
+    InaHeader,
+    astuple_header,
+)
 
 __all__ = ["Outgoing", "SwitchRestarted", "SwitchUnreachable", "Window", "slot_uses"]
 

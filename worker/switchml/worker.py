@@ -13,16 +13,14 @@ from typing import Callable
 
 import numpy as np
 
-from worker.switchml.blocks import Float32Plan, Int32Plan
-from worker.driver import drive
-from worker.switchml.header import INA_UDP_PORT, Codec
-from worker.codec import CodecError
+from worker.codec import CodecError, find_program_json
+from worker.driver import WindowOptions, drive
 from worker.job import JobConfig
-from worker.transport import Transport, UdpTransport
 from worker.stats import RunResult
-from worker.codec import find_program_json
+from worker.switchml.blocks import Float32Plan, Int32Plan
+from worker.switchml.header import INA_UDP_PORT, Codec
 from worker.switchml.window import Window
-from worker.driver import WindowOptions
+from worker.transport import Transport, UdpTransport
 
 __all__ = ["Worker", "allreduce", "SWITCHML_WINDOW"]
 

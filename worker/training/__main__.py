@@ -15,15 +15,15 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from worker.barrier import BarrierError, file_barrier
+from worker.collective import CollectiveOptions
+from worker.driver import WindowOptions
+from worker.host.peers import PeerUnreachable
+from worker.job import JobConfig, JobConfigError
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, open_collective
+from worker.switchml.window import SwitchUnreachable
 from worker.training.data import load_digits_split
 from worker.training.trainer import EpochRecord, TrainConfig, train
-from worker.barrier import BarrierError, file_barrier
-from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, open_collective
-from worker.collective import CollectiveOptions
-from worker.job import JobConfig, JobConfigError
-from worker.host.peers import PeerUnreachable
-from worker.switchml.window import SwitchUnreachable
-from worker.driver import WindowOptions
 
 
 def main(argv: Sequence[str] | None = None) -> int:

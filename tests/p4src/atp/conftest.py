@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pytest
+
 from tests.paths import ROOT
 
 P4SRC = ROOT / "p4src" / "atp.p4"

@@ -9,16 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.paths import ROOT
 from topo.inprocess import AtpNetwork, atp_jobs
-from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, AtpWorker, FixedPointPlan, aggregator_map
 from worker.atp.header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.atp.ps import PsCore
-from worker.protocols import PROTOCOLS
+from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, AtpWorker, FixedPointPlan, aggregator_map
+from worker.driver import WindowOptions
 from worker.job import PoolRange
+from worker.protocols import PROTOCOLS
 from worker.transport import FakeClock, FakeTransport
 from worker.verify import verify_fixed_point
-from worker.driver import WindowOptions
-from tests.paths import ROOT
 
 N = 16
 

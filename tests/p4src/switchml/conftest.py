@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pytest
+
 from tests.paths import ROOT
 
 P4SRC = ROOT / "p4src" / "switchml.p4"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import struct
 from pathlib import Path
+
 from tests.paths import ROOT
 
 STF = ROOT / "p4src" / "switchml.stf"

@@ -8,9 +8,9 @@ import time
 
 import pytest
 
+from switch.ports import AfPacketPort, PortError
 from topo.frames import udp_frame
 from topo.netns import NsProcess, hosts, sh
-from switch.ports import AfPacketPort, PortError
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(60)]
 RING = pytest.mark.parametrize("ring", [True, False], ids=["rx-ring", "recvmsg"])

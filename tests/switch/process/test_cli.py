@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from topo.netns import REPO, free_tcp_port
 from switch.__main__ import DEFAULT_GRPC_ADDR, parse_args
+from topo.netns import REPO, free_tcp_port
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -207,9 +207,9 @@ def test_trace_lines_look_like_bmv2() -> None:
 
 
 def test_loop_with_the_engine_on_basic_forward() -> None:
+    from perf.workloads import forward_engine_setup, placeholder_hosts
     from topo.frames import forwarded, udp_frame
     from topo.netns import FIXTURES
-    from perf.workloads import forward_engine_setup, placeholder_hosts
 
     v1model = pytest.importorskip("switch.v1model")
     path = FIXTURES / "basic_forward.json"

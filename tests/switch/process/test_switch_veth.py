@@ -11,10 +11,10 @@ import grpc
 import pytest
 
 from controller.client import ControllerError, P4RuntimeClient
-from topo.frames import forwarded, udp_frame
-from topo.netns import FIXTURES, NsProcess, SwitchProcess, free_tcp_port, hosts
 from perf.workloads import lpm_route
 from switch.ports import read_pcap
+from topo.frames import forwarded, udp_frame
+from topo.netns import FIXTURES, NsProcess, SwitchProcess, free_tcp_port, hosts
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
 

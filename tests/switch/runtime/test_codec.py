@@ -7,7 +7,14 @@ from finsy.proto import p4r
 
 from switch.runtime import codec
 from switch.runtime.p4info import (
-    MATCH_EXACT, MATCH_LPM, MATCH_OPTIONAL, MATCH_RANGE, MATCH_TERNARY, ActionInfo, MatchFieldInfo, TableInfo,
+    MATCH_EXACT,
+    MATCH_LPM,
+    MATCH_OPTIONAL,
+    MATCH_RANGE,
+    MATCH_TERNARY,
+    ActionInfo,
+    MatchFieldInfo,
+    TableInfo,
 )
 from switch.runtime.status import Code, P4RuntimeError
 

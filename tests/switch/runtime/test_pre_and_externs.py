@@ -7,7 +7,7 @@ from finsy.proto import p4d, p4r, rpc_code
 
 from switch.runtime import P4RuntimeServer
 
-from .conftest import CPU_PORT, RUNTIME_IO_JSON, Client, load_p4info, RUNTIME_IO_P4INFO, rpc_error, update, write_errors
+from .conftest import CPU_PORT, RUNTIME_IO_JSON, RUNTIME_IO_P4INFO, Client, load_p4info, rpc_error, update, write_errors
 from .test_tables import MAC_B, action, dmac_entry, exact, frame, ternary
 
 Code = rpc_code.Code

@@ -13,7 +13,6 @@ from switch.runtime.p4info import PacketMetadataInfo, build_index
 from switch.runtime.packetio import PacketIO
 from switch.runtime.status import Code, P4RuntimeError, batch_status
 
-
 # --- P4Info index --------------------------------------------------------------------------------------------------
 
 def small_p4info() -> p4i.P4Info:

@@ -10,9 +10,9 @@ from finsy.proto import p4r, rpc_code
 
 from compiler import compile_file
 from switch.v1model import V1Switch
+from tests.paths import TESTS
 
 from .conftest import Client, rpc_error, update, write_errors
-from tests.paths import TESTS
 
 Code = rpc_code.Code
 PROGRAM = TESTS / "compiler" / "p4" / "value_sets.p4"

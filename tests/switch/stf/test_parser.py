@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from switch.stf import commands as c
-from switch.stf.parser import StfSyntaxError, parse_stf
 from switch.stf.packets import ExpectedPacket
+from switch.stf.parser import StfSyntaxError, parse_stf
 
 REAL_WORLD = """\
 # SPDX-License-Identifier: Apache-2.0

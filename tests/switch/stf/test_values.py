@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from switch.stf.values import (
-    BadValue, parse_int, parse_key, parse_lpm, parse_optional, parse_range, parse_ternary, wildcard_key,
+    BadValue,
+    parse_int,
+    parse_key,
+    parse_lpm,
+    parse_optional,
+    parse_range,
+    parse_ternary,
+    wildcard_key,
 )
 
 

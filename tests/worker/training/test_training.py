@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from experiments.train import ACCURACY_TOLERANCE
+from worker.host.peers import socketpair_mesh
+from worker.host.ring import Ring
 from worker.training.allreduce_sim import LockstepAllReduce, bfp_sum, float_sum
 from worker.training.data import load_digits_split
 from worker.training.model import MLP
 from worker.training.trainer import TrainConfig, train
-from worker.host.peers import socketpair_mesh
-from worker.host.ring import Ring
 
 DATA = load_digits_split()
 
