@@ -22,7 +22,7 @@ from finsy.p4entity import decode_entity
 from finsy.proto import p4r, p4r_grpc, rpc_status
 from google.protobuf import any_pb2
 
-__all__ = ["ControllerError", "UpdateError", "P4RuntimeClient"]
+__all__ = ["ControllerError", "EntityWriter", "UpdateError", "P4RuntimeClient"]
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,27 @@ def _code_tuple(number: int) -> tuple[int, str]:
     return grpc.StatusCode.UNKNOWN.value
 
 
-class P4RuntimeClient:
+class EntityWriter:
+    """insert/modify/delete of finsy entities over a `write` of (kind, entity) pairs: what every P4Runtime client of
+    the controllers offers (`P4RuntimeClient` over gRPC, `controller.local.LocalClient` in process)."""
+
+    def write(self, updates: Iterable[tuple[str, Any]]) -> None:
+        raise NotImplementedError
+
+    def insert(self, *entities: Any) -> None:
+        """Insert entities."""
+        self.write(("INSERT", e) for e in entities)
+
+    def modify(self, *entities: Any) -> None:
+        """Modify entities."""
+        self.write(("MODIFY", e) for e in entities)
+
+    def delete(self, *entities: Any) -> None:
+        """Delete entities."""
+        self.write(("DELETE", e) for e in entities)
+
+
+class P4RuntimeClient(EntityWriter):
     """A primary P4Runtime connection to one device."""
 
     def __init__(self, address: str, *, device_id: int = 0, election_id: int = 1, timeout: float = 5.0) -> None:
@@ -243,18 +263,6 @@ class P4RuntimeClient:
         request = p4r.WriteRequest(device_id=self.device_id, election_id=p4r.Uint128(high=0, low=self.election_id),
                                    updates=msgs)
         self._call("Write", self.stub.Write, request)
-
-    def insert(self, *entities: Any) -> None:
-        """Insert entities."""
-        self.write(("INSERT", e) for e in entities)
-
-    def modify(self, *entities: Any) -> None:
-        """Modify entities."""
-        self.write(("MODIFY", e) for e in entities)
-
-    def delete(self, *entities: Any) -> None:
-        """Delete entities."""
-        self.write(("DELETE", e) for e in entities)
 
     def read(self, *entities: Any) -> list[Any]:
         """Read entities (wildcards allowed); returns decoded finsy entities."""

@@ -20,7 +20,7 @@ from finsy.p4entity import decode_entity
 from finsy.proto import p4i, p4r
 from google.protobuf import text_format
 
-from controller.client import ControllerError, UpdateError
+from controller.client import ControllerError, EntityWriter, UpdateError
 from switch.runtime.device import Device
 from switch.runtime.status import Code, P4RuntimeError
 
@@ -39,7 +39,7 @@ def _status(code: int) -> grpc.StatusCode:
     return getattr(grpc.StatusCode, name, grpc.StatusCode.UNKNOWN)
 
 
-class LocalClient:
+class LocalClient(EntityWriter):
     """P4RuntimeClient's write and read surface over an engine (`switch.v1model.V1Switch`) in this process.
 
     `engine` must already run `program` (`engine.load(program)`): the client adopts it without reloading (code
@@ -73,15 +73,6 @@ class LocalClient:
             first = failed[0][1]
             raise ControllerError(f"Write in-process: {Code.Name(first.code)}: {first.message}",
                                   _status(first.code), details)
-
-    def insert(self, *entities: Any) -> None:
-        self.write(("INSERT", e) for e in entities)
-
-    def modify(self, *entities: Any) -> None:
-        self.write(("MODIFY", e) for e in entities)
-
-    def delete(self, *entities: Any) -> None:
-        self.write(("DELETE", e) for e in entities)
 
     def read(self, *entities: Any) -> list[Any]:
         """Read entities (wildcards allowed); returns decoded finsy entities."""

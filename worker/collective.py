@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -22,7 +22,7 @@ from worker.stats import RunResult
 from worker.switchml.header import INA_UDP_PORT
 from worker.verify import Verdict
 
-__all__ = ["Collective", "CollectiveOptions"]
+__all__ = ["Collective", "CollectiveOptions", "UdpCollective"]
 
 
 class Collective(Protocol):
@@ -65,3 +65,23 @@ class CollectiveOptions:
     """Host baselines: how long a send or receive may stall before the peer is declared gone."""
     atp: AtpOptions = field(default_factory=AtpOptions)
     """ATP: fixed-point scaling and initial congestion window."""
+
+
+class UdpCollective:
+    """What an in-network protocol's Collective shares: one rank's worker over its own UDP socket (`transport`),
+    closed with it."""
+
+    transport: Any
+    worker: Any
+
+    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
+        return self.worker.run(array, dtype)
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def __enter__(self) -> UdpCollective:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -15,11 +15,12 @@ import os
 import statistics
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from experiments.bench.grid import Cell, RunRow, ratios_by_repetition, run_grid
+from experiments.rows import write_dicts
 from experiments.run import ExperimentConfig
 from perf.checkout import Version
 from worker.protocols import SWITCHML, program_paths
@@ -131,17 +132,18 @@ class Comparison:
 
     def write_csv(self, path: Path) -> None:
         """One line per configuration and repetition: both goodputs and their ratio."""
-        with open(path, "w", newline="") as f:
-            w = csv.writer(f)
-            w.writerow(["workers", "loss", "rep", "this_goodput", "other_goodput", "ratio"])
+        def lines() -> Iterator[dict[str, object]]:
             for a, b in zip(self.ours, self.theirs):
                 theirs_by_rep = {r.rep: r for r in b.runs}
                 for r in a.runs:
                     o = theirs_by_rep.get(r.rep)
                     ok = r.verified and o is not None and o.verified and o.goodput > 0
-                    w.writerow([r.workers, r.loss, r.rep, round(r.goodput) if r.verified else "",
-                                round(o.goodput) if o is not None and o.verified else "",
-                                round(r.goodput / o.goodput, 4) if ok and o is not None else ""])
+                    yield {"workers": r.workers, "loss": r.loss, "rep": r.rep,
+                           "this_goodput": round(r.goodput) if r.verified else "",
+                           "other_goodput": round(o.goodput) if o is not None and o.verified else "",
+                           "ratio": round(r.goodput / o.goodput, 4) if ok and o is not None else ""}
+
+        write_dicts(path, ("workers", "loss", "rep", "this_goodput", "other_goodput", "ratio"), lines())
 
 
 def run_compared(workers: Sequence[int], losses: Sequence[float], reps: int, base: ExperimentConfig,

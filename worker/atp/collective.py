@@ -6,7 +6,7 @@ import numpy as np
 
 from worker.atp.header import ATP_UDP_PORT, AtpCodec
 from worker.atp.worker import AtpWorker, find_atp_json
-from worker.collective import CollectiveOptions
+from worker.collective import CollectiveOptions, UdpCollective
 from worker.job import JobConfig, JobConfigError
 from worker.stats import RunResult
 from worker.transport import UdpTransport
@@ -15,7 +15,7 @@ from worker.verify import Verdict, verify_fixed_point
 __all__ = ["AtpCollective"]
 
 
-class AtpCollective:
+class AtpCollective(UdpCollective):
     """`worker.atp.worker.AtpWorker` over its own UDP socket (to the job's PS; ACKs come from the switch), as a Collective."""
 
     def __init__(self, job: JobConfig, rank: int, options: CollectiveOptions) -> None:
@@ -33,20 +33,8 @@ class AtpCollective:
             self.transport.close()
             raise
 
-    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
-        return self.worker.run(array, dtype)
-
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         return self.worker.run(array).array
 
     def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
         return verify_fixed_point(run.array, inputs, dtype, self.scale_bits)
-
-    def close(self) -> None:
-        self.transport.close()
-
-    def __enter__(self) -> AtpCollective:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from worker.codec import find_program_json
-from worker.collective import CollectiveOptions
+from worker.collective import CollectiveOptions, UdpCollective
 from worker.job import JobConfig
 from worker.stats import RunResult
 from worker.switchml.header import Codec
@@ -19,7 +19,7 @@ PROGRAM = "switchml"
 """The P4 program whose compiled JSON gives the packet layout (p4src/switchml.p4)."""
 
 
-class SwitchMLCollective:
+class SwitchMLCollective(UdpCollective):
     """`worker.switchml.worker.Worker` over its own UDP socket, as a Collective."""
 
     def __init__(self, job: JobConfig, rank: int, options: CollectiveOptions) -> None:
@@ -33,20 +33,8 @@ class SwitchMLCollective:
             self.transport.close()
             raise
 
-    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
-        return self.worker.run(array, dtype)
-
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         return self.worker.allreduce(array)
 
     def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
         return verify(run.array, inputs, self.worker.job.num_elems, dtype, run.exponents)
-
-    def close(self) -> None:
-        self.transport.close()
-
-    def __enter__(self) -> SwitchMLCollective:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
