@@ -328,6 +328,11 @@ class Program:
 
     def field_slot(self, hdr: str, fname: str, where: str) -> int:
         """Slot of field `hdr.fname` (`$valid$` included), resolving field aliases."""
+        if not isinstance(hdr, str):
+            # p4c 1.2.4.8 writes hs[i].isValid() as ["field", [<dereference_header_stack ...>, "$valid$"]]; BMv2's
+            # loader takes only a header name there and refuses the program too ("Invalid 'type' in expression")
+            raise LoadError(f"unsupported: a field of a header stack element at a run-time index "
+                            f"({json.dumps(hdr)[:200]}, field {fname!r}) in {where}; simple_switch refuses it too")
         hl = self.headers.get(hdr)
         if hl is None:
             alias = self.aliases.get(f"{hdr}.{fname}")

@@ -134,3 +134,15 @@ def test_parser_loop_is_bounded(fixture_dict, bf):
     frame = bytes(12) + b"\x08\x00" + bytes(20)
     assert sw.process(1, frame) == [(0, frame)]
     assert sw.stats["parser_errors"] == 1 and sw.stats["errors"] == 0
+
+
+def test_a_field_of_a_run_time_stack_element_is_refused_as_unsupported(bf):
+    """p4c 1.2.4.8 writes `hs[i].isValid()` as a field whose header is an expression; BMv2 1.15's loader refuses it
+    ("Invalid 'type' in expression"), and so does this switch, by name, instead of a Python TypeError."""
+    bf["pipelines"][0]["conditionals"][0]["expression"] = {"type": "expression", "value": {
+        "op": "d2b", "left": None, "right": {"type": "field", "value": [
+            {"op": "dereference_header_stack", "left": {"type": "header_stack", "value": "s"},
+             "right": {"type": "field", "value": ["ipv4", "ttl"]}}, "$valid$"]}}}
+    msg = _refused(bf)
+    assert msg.startswith("unsupported: a field of a header stack element at a run-time index"), msg
+    assert "dereference_header_stack" in msg and "TypeError" not in msg
