@@ -101,9 +101,17 @@ class ProgramLowering(LowerContext):
         self.cp.counters.sort(key=lambda c: extern_key(c.name))
         self.cp.registers.sort(key=lambda r: extern_key(r.name))
 
+    def _serializable_enum(self, expr: Any) -> tuple[str, int, list[tuple[str, int]]] | None:
+        """(name, underlying width, members and values) when a key's type is a serializable enum."""
+        t = self.info.types.get(expr)
+        if isinstance(t, EnumT) and t.underlying is not None:
+            return t.name, t.underlying.width, [(m, t.values[m]) for m in t.members]
+        return None
+
     def cp_table(self, cl: Any, t: ast.TableDecl, name: str, keys: list[Any], recs: list[Any], scopes: list[str],
                  size: int, const_default: Any, has_entries: bool, counter: str | None) -> None:
-        fields = [CPMatchField(kname, w, kind, list(ke.annotations)) for kname, w, kind, ke in keys]
+        fields = [CPMatchField(kname, w, kind, list(ke.annotations), enum=self._serializable_enum(ke.expr))
+                  for kname, w, kind, ke in keys]
         refs: list[CPActionRef] = []
         aref = {id(self.info.actions.get(r)): r for r in (t.actions.actions if t.actions else [])}
         for rec, scope in zip(recs, scopes):

@@ -44,6 +44,8 @@ class CPMatchField:
     match_type: str
     annotations: list[Annotation] = field(default_factory=list)
     type_name: str | None = None
+    enum: tuple[str, int, list[tuple[str, int]]] | None = None
+    """A serializable enum key: (name, underlying width, members in declaration order with their values)."""
 
 
 @dataclass

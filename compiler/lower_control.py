@@ -16,6 +16,8 @@ when arguments overlap or are values) and its objects are named `<control>.<inst
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -55,6 +57,12 @@ from compiler.types import (
 
 DEFAULT_TABLE_SIZE = 1024
 DATA_TYPES = (BitsT, BoolT, EnumT, ErrorT, StackT, StructLikeT, VarbitT)  # what a read of a location can have
+
+
+def _p4c_constants(text: str) -> str:
+    """An expression's text with its hex constants as p4c prints them (lowercase digits: `& 0xF1` -> `& 0xf1`), for
+    the P4Info names p4c derives from key expressions."""
+    return re.sub(r"\b0[xX][0-9a-fA-F_]+", lambda m: m.group(0).lower(), text)
 
 
 @dataclass
@@ -781,7 +789,7 @@ class ControlLowerer:
                     raise self.lc.unsupported(start_of(e), f"table key '{describe(e)}' (a key must be a field, "
                                                            "a field slice, 'field & mask' or isValid())")
                 target = [s.header, s.field]  # type: ignore[attr-defined]
-                kname = ast.to_p4(e)
+                kname = _p4c_constants(ast.to_p4(e))
             bt = self.info.types[base] if not isinstance(base, ast.MethodCall) else kt
             bw = width_of(bt) or width
             a = ke.annotation("name")

@@ -290,6 +290,15 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
                 f.other_match_type = mf.match_type
             if mf.type_name:
                 f.type_name.name = mf.type_name
+            if mf.enum is not None and mf.enum[0] not in info.type_info.serializable_enums:
+                # p4c's TypeSpecConverter describes a serializable enum key's type in type_info
+                name, width, members = mf.enum
+                desc = info.type_info.serializable_enums[name]
+                desc.underlying_type.bitwidth = width
+                for member, value in members:
+                    m = desc.members.add()
+                    m.name = member
+                    m.value = (value % (1 << width)).to_bytes((width + 7) // 8, "big")
         for ref in t.action_refs:
             r = msg.action_refs.add()
             r.id = ref_id(ACTION, ref.name, "action", t.loc)
@@ -403,12 +412,13 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
 
     # p4c's serializer creates `type_info` (empty unless a type needs describing) whenever it converts a table's
     # match fields (every visible table, keyless too), an action parameter, an extern instance (counter, meter,
-    # register ...), an extern function called from a control, a controller-header field or a digest.
+    # register ...), an extern function called from a control, a controller-header field or a digest; not a value
+    # set (p4c 1.2.4.8's addValueSet leaves type_info alone: "TODO(antonin): handle new types").
     if (any(not t.hidden for t in model.tables)
             or any(a.params for a in model.actions if not a.hidden)
             or model.counters or model.direct_counters or model.meters or model.direct_meters or model.registers
             or model.calls_extern_functions
-            or any(h.metadata for h in model.controller_headers) or model.digests or model.value_sets):
+            or any(h.metadata for h in model.controller_headers) or model.digests):
         info.type_info.SetInParent()
     diags.check()
     return info

@@ -495,6 +495,7 @@ class Checker:
             return
         self._functions_failed.add(d)  # until proven fine (also stops recursion)
         if d.type_params:  # checked once per distinct type-argument list at its calls (see `specialize_function`)
+            self._check_type_variable_members(d)
             self._functions_failed.discard(d)
             self._function_protos[d] = ast.MethodDecl(d.loc, d.name, d.return_type, d.params, list(d.type_params))
             self.info.functions[self._function_protos[d]] = d
@@ -1817,6 +1818,24 @@ class Checker:
         if isinstance(rt, TypeVarT):
             raise self.error(args[0] if args else m, f"{what}: cannot infer the result type; give type arguments")
         return rt
+
+    def _check_type_variable_members(self, d: ast.FunctionDecl) -> None:
+        """A value of a type parameter has no fields or methods to reach (`h.isValid()` for `in H h`): p4c checks a
+        generic body against its type variables, before any call binds them, and refuses that; so do we, rather than
+        accept what only some type arguments would allow."""
+        tvars = set(d.type_params)
+
+        def of_type_var(ty: ast.Type) -> str | None:
+            return ty.name if isinstance(ty, ast.TypeName) and ty.name in tvars and not ty.type_args else None
+
+        typed = {p.name: tv for p in d.params if (tv := of_type_var(p.type))}
+        for n in ast.walk(d):
+            if isinstance(n, ast.VarDecl) and (tv := of_type_var(n.type)):
+                typed[n.name] = tv
+        for n in ast.walk(d):
+            if isinstance(n, ast.Member) and isinstance(n.expr, ast.Name) and n.expr.name in typed:
+                raise self.error(n, f"cannot extract field '{n.member}' from '{n.expr.name}', which has type "
+                                    f"'{typed[n.expr.name]}' (a type parameter of '{d.name}')")
 
     def specialize_function(self, fn: ast.FunctionDecl, bindings: dict[str, P4Type],
                             call: ast.MethodCall) -> ast.FunctionDecl:

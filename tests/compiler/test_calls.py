@@ -25,6 +25,12 @@ CASES = [
      "cannot infer type argument 'T' of function 'f'; give it explicitly (f<...>(...))"),
     ("", "action a(inout bit<8> x) { x = 1; }", "a<bit<8>>(meta.a);", BODY_LINE, 9,
      "action 'a' has no type parameters"),
+    # a generic body is checked against its type variables, before a call binds them (p4c: "Cannot extract field
+    # isValid from h which has type H"), also when no call ever does
+    ("bool v<H>(in H h) { return h.isValid(); }", "", "", DECLS_LINE, 30,
+     "cannot extract field 'isValid' from 'h', which has type 'H' (a type parameter of 'v')"),
+    ("bit<8> g<T>(in T x) { T y = x; return y.f; }", "", "", DECLS_LINE, 41,
+     "cannot extract field 'f' from 'y', which has type 'T' (a type parameter of 'g')"),
     # constructor parameters
     ("control Sub(inout bit<8> v)(bit<8> k) { apply { v = k; } }", "Sub() s;", "s.apply(meta.a);", LOCALS_LINE, 5,
      "control 'Sub' expects 1 constructor argument(s), got 0"),

@@ -299,3 +299,53 @@ def test_type_info_only_when_p4c_would_create_it() -> None:
 def test_repeated_actions_are_emitted_once() -> None:
     info = build(CPModel(actions=[CPAction("NoAction"), CPAction("C.a"), CPAction("NoAction")]))
     assert [a.preamble.name for a in info.actions] == ["NoAction", "C.a"]
+
+
+# What p4c 1.2.4.8 writes for these (checked against it on tests/compiler/p4/{control_flow,enum_entry_keys,
+# header_struct_fields,value_sets}.p4 by tests/p4src/test_p4c_parity.py where p4c is installed).
+P4C_SHAPES = """
+#include <core.p4>
+#include <v1model.p4>
+enum bit<16> Kind { A = 0x0100, B = 0x0203 }
+header h_t { Kind k; bit<8> m; }
+struct headers { h_t h; }
+struct meta_t { }
+parser P(packet_in pkt, out headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    value_set<bit<8>>(4) vs;
+    state start { pkt.extract(hdr.h); transition select(hdr.h.m) { vs: accept; default: accept; } }
+}
+control VC(inout headers hdr, inout meta_t m) { apply { } }
+control I(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) {
+    action set(bit<9> p) { sm.egress_spec = p; }
+    table %s
+    apply { %s }
+}
+control E(inout headers hdr, inout meta_t m, inout standard_metadata_t sm) { apply { } }
+control C(inout headers hdr, inout meta_t m) { apply { } }
+control D(packet_out pkt, in headers hdr) { apply { pkt.emit(hdr); } }
+V1Switch(P(), VC(), I(), E(), C(), D()) main;
+"""
+
+
+def _p4info(table: str, apply: str):  # noqa: ANN202 - a P4Info message
+    from compiler import compile_source
+
+    return compile_source(P4C_SHAPES % (table, apply)).p4info
+
+
+def test_a_serializable_enum_key_is_described_in_type_info() -> None:
+    info = _p4info("t { key = { hdr.h.k : exact; } actions = { set; } }", "t.apply();")
+    desc = info.type_info.serializable_enums["Kind"]
+    assert desc.underlying_type.bitwidth == 16
+    assert [(m.name, m.value) for m in desc.members] == [("A", b"\x01\x00"), ("B", b"\x02\x03")]
+    assert not info.tables[0].match_fields[0].HasField("type_name")
+
+
+def test_a_masked_key_is_named_with_p4c_lowercase_hex() -> None:
+    info = _p4info("t { key = { hdr.h.m & 0xF1 : ternary; } actions = { set; } }", "t.apply();")
+    assert info.tables[0].match_fields[0].name == "hdr.h.m & 0xf1"
+
+
+def test_a_value_set_alone_leaves_type_info_out() -> None:
+    info = _p4info("t { actions = { } }", "")  # no visible table: only the parser's value set
+    assert len(info.value_sets) == 1 and not info.HasField("type_info")

@@ -1,6 +1,7 @@
 /* Generic functions: specialized for each list of type arguments, given explicitly (`pick<bit<8>>(...)`) or
- * inferred from the arguments (as p4c's SpecializeGenericFunctions does), with a statement body and with a header
- * type argument. Results in header `r`. */
+ * inferred from the arguments (as p4c's SpecializeGenericFunctions does), with a statement body. A generic body is
+ * checked against its type variables, so `h.isValid()` for `in H h` is refused (tests/compiler/test_errors.py), as p4c
+ * refuses it. Results in header `r`. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -16,8 +17,6 @@ T pick<T>(in bool c, in T a, in T b) {
     return b;
 }
 
-bool valid_and<H>(in H h, in bool c) { return h.isValid() && c; }
-
 parser P(packet_in pkt, out headers hdr, inout metadata meta, inout standard_metadata_t sm) {
     state start { pkt.extract(hdr.i); pkt.extract(hdr.r); transition accept; }
 }
@@ -28,7 +27,7 @@ control Ing(inout headers hdr, inout metadata meta, inout standard_metadata_t sm
     apply {
         hdr.r.x = pick<bit<8>>(hdr.i.a > hdr.i.b, hdr.i.a, hdr.i.b);
         hdr.r.y = pick(hdr.i.a < 10, 16w1, hdr.i.w);
-        hdr.r.z = valid_and(hdr.i, hdr.i.b == 7) ? 8w1 : 8w0;
+        hdr.r.z = pick(hdr.i.isValid() && hdr.i.b == 7, 8w1, 8w0);
         sm.egress_spec = 1;
     }
 }
