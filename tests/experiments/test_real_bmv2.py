@@ -1,6 +1,8 @@
-"""Against real BMv2, when `simple_switch_grpc` (built with Thrift) is on PATH: the project's all-reduce end to end
-(2 and 4 workers, with and without loss) and the controller's register path, which on BMv2 goes through Thrift
-because PI answers UNIMPLEMENTED to P4Runtime register access.
+"""Against real BMv2, when `simple_switch_grpc` (built with Thrift) is on PATH: what users run there. SwitchML end to
+end (2 and 4 workers, with and without loss), ATP (`make run PROTO=atp TARGET=bmv2`), ATP on the two-tier network
+with a BMv2 process per switch, a scenario file with `target = "bmv2"`, the controller CLI against a running
+simple_switch_grpc, and the controller's register path, which on BMv2 goes through Thrift because PI answers
+UNIMPLEMENTED to P4Runtime register access. Passes with simple_switch_grpc 1.15.5 (BMv2 9674187f) and p4c 1.2.4.8.
 
 `make test TARGET=bmv2` runs only these and fails when simple_switch_grpc is missing; a plain `make test` runs them
 too where BMv2 is installed and skips them elsewhere (as on our machines and CI, where it cannot be installed).
@@ -9,11 +11,14 @@ The program is compiled by `p4c-bm2-ss` when it is on PATH, else by the embedded
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import finsy
@@ -26,6 +31,7 @@ from controller.switchml import INGRESS, SwitchMLController
 from experiments.run import ExperimentConfig, run_experiment
 from tests.paths import ROOT
 from topo.target import Target
+from worker.protocols import ATP, SWITCHML, program_paths, programs
 
 pytestmark = [pytest.mark.bmv2, pytest.mark.timeout(300)]
 
@@ -39,14 +45,20 @@ def bmv2_present() -> None:
 
 
 @pytest.fixture(scope="module")
-def program(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """switchml.p4 compiled by the target's compiler (p4c-bm2-ss when installed), as `make build` does."""
+def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """p4src/*.p4 compiled by the target's compiler (p4c-bm2-ss when installed), as `make build` does."""
     out = tmp_path_factory.mktemp("bmv2")
-    json_path, p4info = out / "switchml.json", out / "switchml.p4info.txt"
-    subprocess.run([*Target.BMV2.compiler_argv0(), "-I", str(ROOT / "p4src"), "-o", str(json_path),
-                    "--p4runtime-files", str(p4info), str(ROOT / "p4src" / "switchml.p4")],
-                   check=True, cwd=ROOT, timeout=120)
-    return json_path, p4info
+    for name in programs():
+        json_path, p4info = program_paths(out, name)
+        subprocess.run([*Target.BMV2.compiler_argv0(), "-I", str(ROOT / "p4src"), "-o", str(json_path),
+                        "--p4runtime-files", str(p4info), str(ROOT / "p4src" / f"{name}.p4")],
+                       check=True, cwd=ROOT, timeout=120)
+    return out
+
+
+@pytest.fixture(scope="module")
+def program(program_dir: Path) -> tuple[Path, Path]:
+    return program_paths(program_dir, SWITCHML.program)
 
 
 def _free_port() -> int:
@@ -65,12 +77,74 @@ def test_allreduce_on_real_bmv2(program: tuple[Path, Path], tmp_path: Path, work
     for w in result.workers:
         assert w.report["verified"] and w.report["max_error_over_bound"] <= 1.0
     if loss == 0.0:
-        # the first timeout comes from a measured RTT: a slow switch alone causes (almost) no retransmission
-        packets = workers * (16384 // 64)
-        assert result.retransmissions <= packets // 50, result.table()
+        # timers restart on every fresh result (RFC 6298 5.3): a slow switch alone causes no spurious retransmission
+        # (before: 63-407 per 4-worker run on simple_switch_grpc 1.15.5); issue 25's bound is under 2 %
+        packets = sum(int(w.report["packets_sent"]) for w in result.workers)
+        assert result.retransmissions < 0.02 * packets, result.table()
 
 
-def test_registers_over_thrift(program: tuple[Path, Path], tmp_path: Path) -> None:
+@pytest.mark.mininet
+def test_atp_on_real_bmv2(program_dir: Path, tmp_path: Path) -> None:
+    """`make run PROTO=atp TARGET=bmv2`: the PS host joins, the switch aggregates (nearly) everything."""
+    cfg = ExperimentConfig(protocol=ATP.name, target=Target.BMV2, program_dir=program_dir, run_dir=tmp_path,
+                           workers=4, size=16384, seed=3, timeout_s=120.0)
+    result = run_experiment(cfg)
+    assert result.correct, result.table()
+    assert result.ps is not None and result.ps["switch_fraction"] > 0.9, result.table()
+
+
+@pytest.mark.mininet
+def test_atp_on_two_bmv2_levels(program_dir: Path, tmp_path: Path) -> None:
+    """The two-tier network with a simple_switch_grpc per switch: ATP aggregates in the rack switches and above."""
+    cfg = ExperimentConfig(protocol=ATP.name, target=Target.BMV2, program_dir=program_dir, run_dir=tmp_path,
+                           workers=4, size=16384, topo="twotier", racks=2, levels=2, seed=3, timeout_s=120.0)
+    result = run_experiment(cfg)
+    assert result.correct, result.table()
+    assert len(result.switch_counters) == 3, result.switch_counters  # two racks and the PS's switch, all running
+    up_packets, _ = result.links["uplinks"]
+    assert 0 < up_packets, result.table()
+
+
+@pytest.mark.mininet
+def test_a_scenario_on_real_bmv2(program: tuple[Path, Path], tmp_path: Path) -> None:
+    from experiments.sweep import main as sweep
+
+    scenario = tmp_path / "bmv2-smoke.toml"
+    scenario.write_text('[scenario]\nrepetitions = 1\ntimeout_s = 120\n[network]\ntarget = "bmv2"\n'
+                        '[sweep]\nprotocols = ["switchml", "ring"]\nworkers = [2]\nsizes = [4096]\n')
+    assert sweep([str(scenario), "--results", str(tmp_path / "results"), "--json", str(program[0]), "--p4info",
+                  str(program[1]), "--no-progress"]) == 0
+    (run_dir,) = (tmp_path / "results").iterdir()
+    rows = (run_dir / "runs.csv").read_text().splitlines()
+    assert len(rows) == 3 and all(",1," in r for r in rows[1:]), rows  # header + 2 verified runs
+
+
+def test_controller_cli_against_bmv2(program: tuple[Path, Path], tmp_path: Path) -> None:
+    """The README's by-hand use of `python -m controller` on a running simple_switch_grpc: setup from a job file,
+    counters, slots (over Thrift, detected by asking the switch), then a job reset."""
+    from topo.star import StarFabric
+    from worker.job import PoolRange
+
+    job = StarFabric(2).job_config(1, [1, 2], num_elems=64, pool=PoolRange(0, 8))
+    job_path = tmp_path / "job.json"
+    job.save(job_path)
+    with _bmv2(tmp_path) as (grpc_port, thrift_port):
+        def cli(*args: str) -> str:
+            r = subprocess.run([sys.executable, "-m", "controller", "--grpc-addr", f"127.0.0.1:{grpc_port}",
+                                "--device-id", "1", "--thrift-port", str(thrift_port), *args], cwd=ROOT,
+                               capture_output=True, text=True, timeout=60)
+            assert r.returncode == 0, r.stderr
+            return r.stdout
+        cli("setup", "--p4info", str(program[1]), "--json", str(program[0]), str(job_path))
+        assert "received" in cli("counters", "1")
+        slots = cli("slots", "0", "2")
+        assert "bitmap" in slots or "0" in slots
+        cli("job-reset", str(job_path))
+
+
+@contextlib.contextmanager
+def _bmv2(tmp_path: Path) -> Iterator[tuple[int, int]]:
+    """A simple_switch_grpc without ports or program: (gRPC port, Thrift port) while the block runs."""
     grpc_port, thrift_port = _free_port(), _free_port()
     log = (tmp_path / "bmv2.log").open("wb")
     proc = subprocess.Popen(["simple_switch_grpc", "--device-id", "1", "--thrift-port", str(thrift_port), "--no-p4",
@@ -86,6 +160,19 @@ def test_registers_over_thrift(program: tuple[Path, Path], tmp_path: Path) -> No
             except OSError:
                 assert time.monotonic() < deadline, "simple_switch_grpc did not open its gRPC port in 20 s"
                 time.sleep(0.1)
+        yield grpc_port, thrift_port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+def test_registers_over_thrift(program: tuple[Path, Path], tmp_path: Path) -> None:
+    with _bmv2(tmp_path) as (grpc_port, thrift_port):
         client = P4RuntimeClient(f"127.0.0.1:{grpc_port}", device_id=1).connect()
         try:
             client.set_pipeline(program[1], program[0])
@@ -107,11 +194,3 @@ def test_registers_over_thrift(program: tuple[Path, Path], tmp_path: Path) -> No
             assert [s.bitmap for s in ctl.slots(0, 1)] == [0, 0]
         finally:
             client.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
