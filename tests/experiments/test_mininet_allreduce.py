@@ -10,21 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler import compile_file
 from experiments.run import ExperimentConfig, ExperimentNetwork, run_experiment
 from tests.paths import ROOT
 from topo.target import Target
 
 pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240)]
-
-
-@pytest.fixture(scope="module")
-def program(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    out = tmp_path_factory.mktemp("e2e")
-    result = compile_file(str(ROOT / "p4src" / "switchml.p4"))
-    (out / "switchml.json").write_text(json.dumps(result.json))
-    (out / "switchml.p4info.txt").write_text(result.p4info_text)
-    return out / "switchml.json", out / "switchml.p4info.txt"
 
 
 def config(program: tuple[Path, Path], tmp_path: Path, **knobs: object) -> ExperimentConfig:

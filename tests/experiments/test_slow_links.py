@@ -5,29 +5,17 @@ link."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from compiler import compile_file
 from experiments.run import ExperimentConfig, run_experiment
-from tests.paths import ROOT
 from topo.target import Target
 from worker.switchml.header import Codec
 
 pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240)]
 
 ETHERNET_IPV4_UDP = 14 + 20 + 8
-
-
-@pytest.fixture(scope="module")
-def program(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    out = tmp_path_factory.mktemp("slow")
-    result = compile_file(str(ROOT / "p4src" / "switchml.p4"))
-    (out / "switchml.json").write_text(json.dumps(result.json))
-    (out / "switchml.p4info.txt").write_text(result.p4info_text)
-    return out / "switchml.json", out / "switchml.p4info.txt"
 
 
 def test_four_workers_at_2_mbit_are_link_bound_without_spurious_retransmissions(program: tuple[Path, Path],
