@@ -53,6 +53,7 @@ help:
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
 	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then the scaling sweep (BENCH_SCALING="
 	@echo "                   default|full|off) (root); writes results/bench/allreduce.* and results/bench/scaling.*;"
+	@echo "                   then 4 and 8 workers on 2 Mbit/s links (BENCH_SLOW=on|off) -> results/bench/slow-links.*;"
 	@echo "                   BENCH_COMPARE=DIR|REV also runs the grid with another version of the project (a"
 	@echo "                   checkout directory or a git revision, e.g. 355f392) and reports the ratios"
 	@echo "make bench-loss    4 workers, 0 vs 1 % loss, BENCH_LOSS_REPS=80 pairs (root, ~7 min): whether the 1 % share"
@@ -148,6 +149,9 @@ p4runtime-shell: shell-venv
 # then the scaling sweep (time, CPU per element, peak RSS vs size and vs workers) -> results/bench/scaling.{md,csv,png};
 # BENCH_SCALING=full for the finer, repeated sweep, BENCH_SCALING=off to skip it
 BENCH_SCALING ?= default
+# the rate-limited point (issue 27): 4 and 8 workers on 2 Mbit/s links, loss-free -> results/bench/slow-links.*;
+# BENCH_SLOW=off to skip it
+BENCH_SLOW    ?= on
 # BENCH_COMPARE=DIR|REV: another version of the project (a checkout directory or a git revision, e.g. 355f392, the
 # start of the performance round), run alternately with this tree (experiments.bench.compare; bench-switch: its switch)
 BENCH_COMPARE ?=
@@ -155,6 +159,8 @@ SCALING_POOL  := 8192
 bench: build $(OUT)/switchml-pool$(SCALING_POOL).json
 	$(PY) -m experiments.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out results/bench/allreduce \
 	  $(if $(BENCH_COMPARE),--compare $(BENCH_COMPARE))
+	$(if $(filter off,$(BENCH_SLOW)),,$(PY) -m experiments.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt \
+	  --out results/bench/slow-links --workers 4 8 --loss 0 --bw 2 --size 65536 --reps 3)
 	$(if $(filter off,$(BENCH_SCALING)),,$(PY) -m experiments.bench.scaling --preset $(BENCH_SCALING) --out results/bench/scaling \
 	  --json $(OUT)/switchml-pool$(SCALING_POOL).json --p4info $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt)
 

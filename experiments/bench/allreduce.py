@@ -142,6 +142,29 @@ def summary_table(cells: Sequence[Cell]) -> str:
     return "\n".join(lines)
 
 
+def link_bound_table(cells: Sequence[Cell], cfg: ExperimentConfig) -> list[str]:
+    """On rate-limited links: each configuration's median time against the time a worker's own frames need on its
+    uplink (packets it sent x frame bytes x 8 / the link rate), and its retransmissions as a share of its packets."""
+    from worker.switchml.header import Codec
+
+    assert cfg.bw
+    frame = 14 + 20 + 8 + Codec.from_program_json(cfg.program_files[0]).packet_len
+    lines = ["### Against the link", "",
+             "| workers | loss | link bound (s) | time median (s) | time / bound | retransmitted |",
+             "|---:|---:|---:|---:|---:|---:|"]
+    for c in sorted(cells, key=lambda c: (c.workers, c.loss)):
+        good = c.good
+        if not good:
+            continue
+        per_worker = statistics.median(r.packets_sent / r.workers for r in good)
+        bound = per_worker * frame * 8 / (cfg.bw * 1e6)
+        time_s = statistics.median(r.elapsed_s for r in good)
+        retx = statistics.median(r.retransmissions / r.packets_sent for r in good if r.packets_sent)
+        lines.append(f"| {c.workers} | {c.loss * 100:g} % | {bound:.3f} | {time_s:.3f} | {time_s / bound:.2f} | "
+                     f"{retx * 100:.1f} % |")
+    return lines + [""]
+
+
 def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg: ExperimentConfig, reps: int,
                    wall_s: float, compared: Comparison | None = None, command: str | None = None) -> None:
     """The benchmark's report; `command` is the command line that ran it (default: `make bench`'s)."""
@@ -191,6 +214,10 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         "the rest of the machine's CPU time over the run went to the switch process and everything else.",
         "- *loss* is the drop probability the switch's P4 drop simulator applies on every worker port in each "
         "direction (so a packet's round trip is lost with probability ≈ 2 × loss).",
+        *([f"- Links limited to {cfg.bw:g} Mbit/s (htb, every link, both directions): the network, not a CPU, sets "
+           f"the pace. *link bound*: the time a worker's own frames need on its uplink (every packet it sent, "
+           f"Ethernet/IPv4/UDP headers included); *time / bound* near 1 means the run was link-bound."]
+          if cfg.bw else []),
         "- A run counts only if every worker's result matched the float64 reference within the documented "
         "quantization bound; failed runs are listed below and never enter the medians.",
         f"- {reps} repetitions per configuration, interleaved across configurations; median and min – max of "
@@ -209,6 +236,7 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         summary_table(cells),
         "",
         *([f"- {g}" for g in goal] + [""] if goal else []),
+        *(link_bound_table(cells, cfg) if cfg.bw else []),
     ]
     if failed:
         text += ["### Runs that failed verification", ""]
@@ -232,6 +260,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, default=5, help="repetitions per configuration (default 5)")
     p.add_argument("--size", type=int, default=BENCH_SIZE,
                    help=f"float32 elements per worker (default {BENCH_SIZE}: long enough runs to time steadily)")
+    p.add_argument("--bw", type=float, default=None, metavar="MBIT",
+                   help="limit every link to MBIT Mbit/s (htb): a rate-limited point, where the network sets the pace")
     add_run_arguments(p, ROOT / "results" / "bench" / "allreduce", *program_paths(d.program_dir, SWITCHML.program),
                       timeout=60.0)
     p.add_argument("--compare", default=None, metavar="DIR|REV",
@@ -270,8 +300,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if error is not None:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    if args.bw is not None and args.compare is not None:
+        print("error: --bw and --compare do not go together (older versions' benchmarks have no --bw)",
+              file=sys.stderr)
+        return 2
     base = ExperimentConfig(size=args.size, target=Target.EMBEDDED, program_json=args.program_json,
-                            p4info=args.p4info, timeout_s=args.timeout, cpus=args.cpus)
+                            p4info=args.p4info, timeout_s=args.timeout, cpus=args.cpus, bw=args.bw)
     from experiments.bench.compare import Checkout, CompareError, run_compared  # it builds on this module
 
     info = machine_info()

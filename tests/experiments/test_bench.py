@@ -185,3 +185,16 @@ def test_compare_refuses_a_directory_that_is_not_a_checkout(tmp_path: Path) -> N
 
     with pytest.raises(CompareError, match="is not a checkout of this project"):
         Checkout(tmp_path)
+
+
+def test_the_rate_limited_point_is_reported_against_the_link(program: tuple[Path, Path]) -> None:
+    """With --bw the report compares each configuration's median time with the time a worker's own frames need on
+    its uplink, and gives the retransmitted share (issue 27's guard, `make bench`'s slow-links point)."""
+    from experiments.bench.allreduce import link_bound_table
+
+    # 4 workers x 1,056 packets of 42 + 268 bytes each at 2 Mbit/s: 1.309 s per worker
+    runs = [RunRow(4, 0.0, k, 65536, True, 48_000.0, t, 0.6, 4 * 1056, retx, 0, 0, 0.1, 4224, 0)
+            for k, (t, retx) in enumerate([(1.35, 0), (1.40, 42), (1.38, 0)], start=1)]
+    cfg = ExperimentConfig(program_json=program[0], p4info=program[1], bw=2.0)
+    lines = link_bound_table([Cell(4, 0.0, runs)], cfg)
+    assert lines[4] == "| 4 | 0 % | 1.309 | 1.380 | 1.05 | 0.0 % |"
