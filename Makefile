@@ -35,7 +35,7 @@ SOAK_RUNS   ?= 1000
 FUZZ        ?= 2000
 GRPC_ADDR   ?= 127.0.0.1:9559
 
-.PHONY: all setup system-packages shell-venv run experiment multitenant twolevel soak train test build bench bench-loss bench-switch p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run experiment multitenant twolevel soak train figures test build bench bench-loss bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
@@ -47,6 +47,8 @@ help:
 	@echo "make soak          SOAK_RUNS seeded all-reduces per protocol with faults, in process: wrong results must be 0"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/scenarios/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
+	@echo "make figures       the docs' scenario figures regenerated and stamped with their commit -> results/readme/"
+	@echo "                   (FIGURES_ONLY=\"workers-sweep size-sweep\" for some of them)"
 	@echo "make test          set up and run the test suite"
 	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
@@ -124,6 +126,12 @@ multitenant: build
 twolevel: build
 	$(PY) -m experiments.twolevel --racks $(RACKS) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --seed $(SEED) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
+
+# the docs' scenario figures regenerated, each stamped with its commit and command (root; ~30 min for all):
+# results/readme/<name>-summary.md and plots; FIGURES_ONLY="workers-sweep size-sweep" for some of them
+FIGURES_ONLY ?=
+figures: build
+	$(PY) -m experiments.figures $(if $(FIGURES_ONLY),--only $(FIGURES_ONLY))
 
 # data-parallel training on the Mininet hosts, once per algorithm (root) -> results/train-<UTC time>/
 train: build
