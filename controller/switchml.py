@@ -102,6 +102,13 @@ class SwitchMLController(ProgramController):
         for name in (f"{INGRESS}.ina_bitmap", f"{INGRESS}.ina_countdown"):
             self.registers.fill(name, start, count, 0)
 
+    def pool_slots(self) -> int:
+        """Slots of the program's pool (half the cells of its per-set registers)."""
+        schema = getattr(self.client, "schema", None)
+        if schema is not None:
+            return schema.registers[f"{INGRESS}.ina_bitmap"].size // 2
+        raise ValueError("no P4Info: push the program or attach to a switch that runs it")
+
     @property
     def epochs(self) -> dict[int, int]:
         """The epoch this controller last installed for each job id."""
@@ -120,7 +127,11 @@ class SwitchMLController(ProgramController):
         return [r for r in range(job.num_workers) if partial and missing >> r & 1]
 
     def slots(self, first: int, count: int) -> list[SlotState]:
-        """State of slots [first, first+count), both sets."""
+        """State of slots [first, first+count), both sets (ValueError naming the valid range when outside it)."""
+        size = self.pool_slots()
+        if count < 1 or first < 0 or first + count > size:
+            raise ValueError(f"slots {first}..{first + count - 1} are outside the pool: slots 0..{size - 1} "
+                             f"({size} slots, two sets each), at least one")
         regs = {name: self.registers.read_range(f"{INGRESS}.ina_{name}", 2 * first, 2 * count)
                 for name in ("bitmap", "countdown", "exponent")}
         return [SlotState(slot=first + i // 2, set=i % 2, bitmap=regs["bitmap"][i], countdown=regs["countdown"][i],

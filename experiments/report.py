@@ -157,8 +157,14 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
         lines += ["", f"## Failed runs ({len(failed)})", ""]
         lines += [f"- {r.protocol} n={r.workers} {sc.x}={getattr(r, sc.x)} rep {r.rep}: {r.error or 'not verified'}"
                   for r in failed[:20]]
-    lines += ["", "Plots: `time.png` (median time, min–max bars, dashed: theory at the link rate), `goodput.png`.", ""]
+    dashed = ", dashed: theory at the link rate" if _draws_theory(sc) else ""
+    lines += ["", f"Plots: `time.png` (median time, min–max bars{dashed}), `goodput.png`.", ""]
     return "\n".join(lines)
+
+
+def _draws_theory(sc: Scenario) -> bool:
+    """Whether time.png draws the link-rate theory lines (a size sweep on rate-limited links, one facet)."""
+    return bool(sc.bw_mbps) and sc.x == "size" and not _facets(sc)
 
 
 def plot(sc: Scenario, rows: list[Row], out: Path) -> list[Path]:
@@ -179,7 +185,7 @@ def plot(sc: Scenario, rows: list[Row], out: Path) -> list[Path]:
                 lo = [m - min(v) for m, (_, v) in zip(med, pts)]
                 hi = [max(v) - m for m, (_, v) in zip(med, pts)]
                 line = ax.errorbar(xv, med, yerr=[lo, hi], marker="o", capsize=3, label=a)
-                if metric == "elapsed_s" and sc.bw_mbps and sc.x == "size" and not _facets(sc):
+                if metric == "elapsed_s" and _draws_theory(sc):
                     ax.plot(xv, [theory_time_s(a, int(x), n, sc.bw_mbps) for x, _ in pts], linestyle="--",
                             color=line[0].get_color(), alpha=0.6, label=f"{a} at link rate")
             ax.set_title(", ".join(([f"{n} workers"] if n else [])

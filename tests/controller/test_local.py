@@ -58,3 +58,12 @@ def test_a_program_the_engine_does_not_run_is_refused(program_dir: Path) -> None
     with pytest.raises(ControllerError, match="missing from the engine's program"):
         LocalClient(sw, program_dir / "switchml.p4info.txt",
                     json.loads((program_dir / "switchml.json").read_text()))
+
+
+@pytest.mark.parametrize("first, count", [(100000, 2), (-1, 2), (255, 2), (0, 0)])
+def test_slots_outside_the_pool_are_refused_naming_the_range(controller: SwitchMLController, first: int,
+                                                             count: int) -> None:
+    """`controller slots 100000 2` used to end in a KeyError (issue 26): a one-line error names the valid range."""
+    with pytest.raises(ValueError, match=r"outside the pool: slots 0\.\.255 \(256 slots, two sets each\)"):
+        controller.slots(first, count)
+    assert [s.slot for s in controller.slots(254, 2)] == [254, 254, 255, 255]

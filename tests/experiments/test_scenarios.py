@@ -100,6 +100,10 @@ def test_report_medians_ratios_theory_and_plots(tmp_path: Path) -> None:
     assert "- switchml / ring time at 4 workers, 1 MiB: 0.40×" in text
     assert "- switchml / ring time at 4 workers, 256 KiB: 1.25×" in text
     assert "## Failed runs (1)" in text and "boom" in text
+    assert "min–max bars, dashed: theory at the link rate)" in text  # a size sweep on rate-limited links draws it
+    workers = load_scenario(write(tmp_path, "[network]\nbw_mbps = 10\n[sweep]\nprotocols = ['switchml', 'ring']\n"
+                                            "workers = [2, 4]\nsizes = [65536]\n[report]\nx = 'workers'\n"))
+    assert "(median time, min–max bars), `goodput.png`" in summary_markdown(workers, rows, {})  # issue 26: no dashes
     th = theory_time_s("ring", 262144, 4, 10.0)
     assert th == pytest.approx(1.5 * 262144 * 32 / 10e6)
     assert f"- ring, 4 workers, 1 MiB: {th:.3f} s; measured 5.000 s" in text
