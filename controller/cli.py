@@ -141,11 +141,12 @@ def run_command(args: argparse.Namespace) -> int:
     session = Session(args, write=write)
     try:
         ctl = session.ctl
+        # every input is read before the first write: a bad job file leaves the running switch untouched
+        job = JobConfig.load(args.job) if args.command == "setup" else None
         if args.command in ("push", "setup"):
             session.client.set_pipeline(args.p4info, args.json)
             print(f"pipeline pushed to {args.grpc_addr}")
-        if args.command == "setup":
-            job = JobConfig.load(args.job)
+        if job is not None:
             hosts = [(w.mac, w.switch_port) for w in job.workers] + ([(job.ps.mac, job.ps.switch_port)] if job.ps else [])
             ctl.install_forwarding(hosts, [p for _, p in hosts])
             mgid = ctl.create_job(job)

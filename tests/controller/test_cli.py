@@ -135,3 +135,18 @@ def test_atp_setup_aggregators_ecn_and_counters(tmp_path: Path, switch: tuple[V1
     assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1 and "AtpIngress" in wrong.stderr
     wrong = cli(addr, "--protocol", "atp", "slots", "0", "1")
     assert wrong.returncode == 1 and "--protocol switchml" in wrong.stderr
+
+
+def test_setup_with_a_bad_job_file_leaves_the_running_switch_untouched(files: dict[str, Path], tmp_path: Path,
+                                                                      switch: tuple[V1Switch, str]) -> None:
+    """Issue 26: `setup` used to push the pipeline (wiping the installed jobs) before it read the job file."""
+    sw, addr = switch
+    assert cli(addr, "setup", str(files["job"]), "--p4info", str(files["p4info"]), "--json",
+               str(files["json"])).returncode == 0
+    entries = len(sw.tables["SwitchMLIngress.ina_workers"].entries)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"job_id": 8}')
+    r = cli(addr, "setup", str(bad), "--p4info", str(files["p4info"]), "--json", str(files["json"]))
+    assert r.returncode != 0 and "error:" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert "pipeline pushed" not in r.stdout
+    assert len(sw.tables["SwitchMLIngress.ina_workers"].entries) == entries == 3
