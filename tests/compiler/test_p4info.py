@@ -302,7 +302,7 @@ def test_repeated_actions_are_emitted_once() -> None:
 
 
 # What p4c 1.2.4.8 writes for these (checked against it on tests/compiler/p4/{control_flow,enum_entry_keys,
-# header_struct_fields,value_sets}.p4 by tests/p4src/test_p4c_parity.py where p4c is installed).
+# header_struct_fields,value_sets}.p4 by tests/test_p4c_parity.py where p4c is installed).
 P4C_SHAPES = """
 #include <core.p4>
 #include <v1model.p4>
