@@ -52,7 +52,7 @@ from topo.target import Target
 from topo.topologies import TOPOLOGIES, make_fabric
 from worker.job import JobConfig, PoolRange
 from worker.launch import WorkerOutcome, collect, worker_argv
-from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, protocol_of_program
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -537,16 +537,7 @@ class ExperimentNetwork:
 
 def _num_elems(program_json: Path) -> int:
     """Elements per packet of the program's protocol header (whichever in-network protocol's it declares)."""
-    from worker.codec import CodecError, header_and_payload, load_program
-
-    prog = load_program(program_json)
-    headers = [p.header_type for p in PROTOCOLS.values() if p.header_type]
-    for header in headers:
-        try:
-            return header_and_payload(prog, header)[1]
-        except CodecError:
-            continue
-    raise CodecError(f"{program_json}: none of the header types {', '.join(headers)}")
+    return protocol_of_program(program_json)[2]
 
 
 def _rank_after(text: str) -> tuple[int, float]:

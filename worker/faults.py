@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from worker.codec import HeaderSpec, header_and_payload, load_program
+from worker.codec import CodecError, HeaderSpec, load_program
 from worker.job import JobConfig
 
-__all__ = ["ProtocolFaults", "protocol_faults", "compile_plan", "field_match", "load_plan", "main"]
+__all__ = ["ProtocolFaults", "compile_plan", "field_match", "load_plan", "main"]
 
 HEADER_OFFSET = 14 + 20 + 8
 """Bytes before the protocol header in a frame: Ethernet, IPv4 (no options), UDP."""
@@ -60,12 +60,9 @@ def field_match(spec: HeaderSpec, name: str, value: int, mask: int | None = None
 
 @dataclass(frozen=True)
 class ProtocolFaults:
-    """What a protocol's packets look like to a fault plan."""
+    """What a protocol's packets look like to a fault plan (its name, header type and UDP port are the registry's,
+    `worker.protocols.ProtocolSpec`)."""
 
-    name: str
-    header: str
-    """The header type in the compiled program."""
-    udp_port: int
     kinds: Mapping[str, tuple[str, str, Sequence[tuple[str, int, int]]]]
     """kind -> (direction, the UDP port ("sport"/"dport") that is udp_port, [(field, value, mask)])."""
     slot_field: tuple[str, int]
@@ -74,14 +71,6 @@ class ProtocolFaults:
     """(register, cells per slot) holding a job's state, indexed from the job's pool base."""
     cells_per_slot_elems: Sequence[str] = ()
     """Registers with one cell per element of a slot (cells per slot = N)."""
-
-
-def protocol_faults() -> dict[str, ProtocolFaults]:
-    """Every in-network protocol's fault model (each protocol's own `faults` module, named by the registry)."""
-    from worker.protocols import PROTOCOLS
-
-    return {spec.name: spec.fault_model() for spec in PROTOCOLS.values() if spec.faults}
-
 
 
 class PlanError(ValueError):
@@ -101,20 +90,23 @@ def load_plan(path: str | Path) -> dict[str, Any]:
         raise PlanError(f"{p}: {e}") from None
 
 
-def _protocol_of(program: Mapping[str, Any]) -> tuple[ProtocolFaults, HeaderSpec, int]:
-    for proto in protocol_faults().values():
-        try:
-            spec, n = header_and_payload(program, proto.header)
-        except Exception:  # noqa: BLE001 - not this protocol's program
-            continue
-        return proto, spec, n
-    raise PlanError("the program has neither SwitchML's ina_h nor ATP's atp_h header")
+def _protocol_of(program: Mapping[str, Any]) -> tuple[Any, ProtocolFaults, HeaderSpec, int]:
+    """(the registry's spec, its fault model, its header's layout, N) of the protocol whose header the program has."""
+    from worker.protocols import protocol_of_program
+
+    try:
+        protocol, spec, n = protocol_of_program(program)
+    except CodecError as err:
+        raise PlanError(f"the program has {err}") from None
+    if not protocol.faults:
+        raise PlanError(f"{protocol.name} has no fault model")
+    return protocol, protocol.fault_model(), spec, n
 
 
 def compile_plan(plan: Mapping[str, Any], job: JobConfig, program_json: str | Path | Mapping[str, Any]
                  ) -> dict[str, Any]:
     """The byte-level switch.faults plan of a protocol-level plan for `job` on the compiled program."""
-    proto, spec, n = _protocol_of(load_program(program_json))
+    protocol, proto, spec, n = _protocol_of(load_program(program_json))
     rules = []
     for i, f in enumerate(plan.get("fault", [])):
         where = f"fault[{i}]"
@@ -129,11 +121,11 @@ def compile_plan(plan: Mapping[str, Any], job: JobConfig, program_json: str | Pa
         elif kind in proto.kinds:
             direction, port, fields = proto.kinds[kind]
             direction = f.get("direction", direction)
-            match.append({"offset": UDP_PORT_OFFSETS[port], "value": proto.udp_port.to_bytes(2, "big").hex(),
+            match.append({"offset": UDP_PORT_OFFSETS[port], "value": protocol.udp_port.to_bytes(2, "big").hex(),
                           "mask": "ffff"})
             match += [field_match(spec, name, value, mask) for name, value, mask in fields]
         else:
-            raise PlanError(f"{where}: {proto.name} packets are of kind {', '.join(['any', *proto.kinds])}, "
+            raise PlanError(f"{where}: {protocol.name} packets are of kind {', '.join(['any', *proto.kinds])}, "
                             f"not {kind!r}")
         if "job" in f:
             match.append(field_match(spec, "job_id", int(f["job"])))

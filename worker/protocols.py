@@ -18,7 +18,7 @@ A new protocol registers itself with `register(ProtocolSpec(...))`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from typing import Any
 from worker.atp.collective import AtpCollective
 from worker.atp.header import ATP_HEADER_TYPE, ATP_UDP_PORT
 from worker.atp.worker import ATP_WINDOW
+from worker.codec import CodecError, HeaderSpec, header_and_payload, load_program
 from worker.collective import Collective, CollectiveOptions
 from worker.driver import WindowOptions
 from worker.host.collective import open_host
@@ -37,8 +38,14 @@ from worker.switchml.header import INA_HEADER_TYPE, INA_UDP_PORT
 from worker.switchml.worker import SWITCHML_WINDOW
 
 __all__ = ["ATP", "DEFAULT_PROTOCOL", "PROTOCOLS", "PS", "RING", "SWITCHML", "ProtocolSpec", "default_windows",
-           "in_network", "open_collective", "program_paths", "programs", "register"]
+           "in_network", "open_collective", "program_paths", "programs", "protocol_of_program", "register"]
 
+
+def _resolve(ref: str) -> Any:
+    """The object a "module:attribute" reference names, imported on demand (controller/ is a floor above worker/,
+    and a protocol's fault model imports worker.faults)."""
+    module, attr = ref.split(":")
+    return getattr(importlib.import_module(module), attr)
 
 
 @dataclass(frozen=True)
@@ -77,15 +84,13 @@ class ProtocolSpec:
         return WindowOptions(window=window).width(pool_size, self.default_window)
 
     def fault_model(self) -> Any:
-        """This protocol's `worker.faults.ProtocolFaults` (imported on demand)."""
+        """This protocol's `worker.faults.ProtocolFaults`."""
         assert self.faults is not None
-        module, attr = self.faults.split(":")
-        return getattr(importlib.import_module(module), attr)
+        return _resolve(self.faults)
 
     def controller_class(self) -> Any:
-        """The controller class of this protocol's program (imported on demand: controller/ is a floor above)."""
-        module, cls = self.controller.split(":")
-        return getattr(importlib.import_module(module), cls)
+        """The controller class of this protocol's program."""
+        return _resolve(self.controller)
 
 
 PROTOCOLS: dict[str, ProtocolSpec] = {}
@@ -104,6 +109,21 @@ def in_network() -> tuple[str, ...]:
 def programs() -> tuple[str, ...]:
     """The P4 programs of the in-network protocols, in registry order."""
     return tuple(dict.fromkeys(p.program for p in PROTOCOLS.values() if p.in_network))
+
+
+def protocol_of_program(program: str | Path | Mapping[str, Any]) -> tuple[ProtocolSpec, HeaderSpec, int]:
+    """The in-network protocol whose header a compiled program declares: (its spec, the header's layout, N elements
+    per packet); CodecError naming the header types looked for when it declares none."""
+    prog = load_program(program)
+    looked = [p for p in PROTOCOLS.values() if p.header_type]
+    for spec in looked:
+        try:
+            header, n = header_and_payload(prog, spec.header_type)  # type: ignore[arg-type]
+        except CodecError:
+            continue
+        return spec, header, n
+    where = f"{program}: " if not isinstance(program, Mapping) else ""
+    raise CodecError(f"{where}none of the header types {', '.join(str(p.header_type) for p in looked)}")
 
 
 def program_paths(directory: Path, program: str) -> tuple[Path, Path]:

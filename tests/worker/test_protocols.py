@@ -45,3 +45,15 @@ def test_derived_tables_follow_the_registry() -> None:
 def test_an_unknown_protocol_names_the_choices() -> None:
     with pytest.raises(ValueError, match="unknown protocol 'nope'; choose one of atp, ps, ring, switchml"):
         open_collective("nope", None, 0)  # type: ignore[arg-type]
+
+
+def test_a_compiled_program_names_its_protocol(program_dir: Path) -> None:
+    """The runner, the studies and the fault plans find a program's protocol the same way: by its header."""
+    from worker.codec import CodecError
+    from worker.protocols import protocol_of_program
+
+    for name in programs():
+        spec, header, n = protocol_of_program(program_dir / f"{name}.json")
+        assert spec.program == name and header.name == spec.header_type and n > 0
+    with pytest.raises(CodecError, match="none of the header types ina_h, atp_h"):
+        protocol_of_program({"header_types": [], "headers": []})

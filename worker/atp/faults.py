@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from worker.atp.header import ATP_HEADER_TYPE, ATP_UDP_PORT
 from worker.faults import ProtocolFaults
 
 __all__ = ["FAULTS"]
 
 FAULTS = ProtocolFaults(
-    name="atp", header=ATP_HEADER_TYPE, udp_port=ATP_UDP_PORT,
     kinds={"data": ("in", "dport", [("flags", 0, 0x01)]),
            "resend": ("in", "dport", [("flags", 0x04, 0x05)]),
            "collision": ("out", "dport", [("flags", 0x08, 0x09)]),

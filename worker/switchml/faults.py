@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from worker.faults import ProtocolFaults
-from worker.switchml.header import INA_HEADER_TYPE, INA_UDP_PORT
 
 __all__ = ["FAULTS"]
 
 FAULTS = ProtocolFaults(
-    name="switchml", header=INA_HEADER_TYPE, udp_port=INA_UDP_PORT,
     kinds={"data": ("in", "dport", [("msg_type", 1, 0xFF)]),
            "retransmission": ("in", "dport", [("msg_type", 1, 0xFF), ("flags", 1, 1)]),
            "result": ("out", "sport", [("msg_type", 2, 0xFF)])},
