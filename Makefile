@@ -53,9 +53,9 @@ help:
 	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
-	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then the scaling sweep (BENCH_SCALING="
-	@echo "                   default|full|off) (root); writes results/bench/allreduce.* and results/bench/scaling.*;"
-	@echo "                   then 4 and 8 workers on 2 Mbit/s links (BENCH_SLOW=on|off) -> results/bench/slow-links.*;"
+	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then 4 and 8 workers on 2 Mbit/s links"
+	@echo "                   (BENCH_SLOW=on|off), then the scaling sweep (BENCH_SCALING=default|full|off) (root);"
+	@echo "                   writes results/bench/allreduce.*, results/bench/slow-links.*, results/bench/scaling.*;"
 	@echo "                   BENCH_COMPARE=DIR|REV also runs the grid with another version of the project (a"
 	@echo "                   checkout directory or a git revision, e.g. 355f392) and reports the ratios"
 	@echo "make bench-loss    4 workers, 0 vs 1 % loss, BENCH_LOSS_REPS=80 pairs (root, ~7 min): whether the 1 % share"
@@ -127,7 +127,7 @@ twolevel: build
 	$(PY) -m experiments.twolevel --racks $(RACKS) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --seed $(SEED) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
 
-# the docs' scenario figures regenerated, each stamped with its commit and command (root; ~30 min for all):
+# the docs' scenario figures regenerated, each stamped with its commit and command (root; ~10 min for all):
 # results/readme/<name>-summary.md and plots; FIGURES_ONLY="workers-sweep size-sweep" for some of them
 FIGURES_ONLY ?=
 figures: build

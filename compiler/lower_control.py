@@ -17,7 +17,6 @@ when arguments overlap or are values) and its objects are named `<control>.<inst
 from __future__ import annotations
 
 import re
-
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -28,12 +27,12 @@ from compiler.lower_calls import copy_in_out, insert_before_exits
 from compiler.lower_context import (
     MAX_SIZE,
     InstanceRef,
-    SubControlRef,
     Json,
     LowerAbort,
     LowerContext,
     RuntimeData,
     Storage,
+    SubControlRef,
     control_plane_name,
     expr_json,
     hexstr,

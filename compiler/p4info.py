@@ -16,9 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from google.protobuf import text_format
-
 from finsy.proto import p4i
+from google.protobuf import text_format
 
 from compiler.ast import NOLOC, Annotation, SourceLoc, annotation_to_p4, find_annotation
 from compiler.cpmodel import (

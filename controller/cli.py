@@ -84,8 +84,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-
-
 class Session:
     """A connection to one switch and the controller of its program over it."""
 

@@ -83,10 +83,4 @@ class LocalClient(EntityWriter):
             raise ControllerError(f"Read in-process: {Code.Name(exc.code)}: {exc.message}", _status(exc.code)) from None
 
     def close(self) -> None:
-        pass
-
-    def __enter__(self) -> LocalClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        pass
+        """Nothing to release (P4RuntimeClient's close, for code that closes whatever client it was given)."""

@@ -49,10 +49,10 @@ PROGRAMS = programs()
 
 INVARIANTS = {
     SWITCHML.program: ("SwitchMLIngress.ina_received",
-                 ["aggregated", "retx_answered", "drop_unknown", "drop_malformed", "drop_retx_incomplete"]),
+                       ["aggregated", "retx_answered", "drop_unknown", "drop_malformed", "drop_retx_incomplete"]),
     ATP.program: ("AtpIngress.atp_received",
-            ["aggregated", "duplicates", "collisions", "resend_to_ps", "raw_to_ps", "acks", "transit", "drop_unknown",
-             "drop_malformed"]),
+                  ["aggregated", "duplicates", "collisions", "resend_to_ps", "raw_to_ps", "acks", "transit",
+                   "drop_unknown", "drop_malformed"]),
 }
 """Per program: the received counter and the outcome counters whose sum it must equal, per job index."""
 NO_JOB = 256

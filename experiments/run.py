@@ -62,7 +62,7 @@ class ExperimentConfig:
     """Knobs of one all-reduce experiment."""
 
     protocol: str = DEFAULT_PROTOCOL
-    """The collective the workers run (a name in worker.collective.PROTOCOLS)."""
+    """The protocol the workers run (a name in worker.protocols.PROTOCOLS)."""
     workers: int = 4
     """Workers per job."""
     jobs: int = 1
@@ -231,7 +231,7 @@ class ExperimentResult:
         return "\n".join(lines)
 
 
-def _check_algo(fabric: Fabric, protocol: str) -> None:
+def _check_protocol(fabric: Fabric, protocol: str) -> None:
     spec = PROTOCOLS[protocol]
     fabric.check(protocol, spec.program, spec.in_network)
 
@@ -293,7 +293,7 @@ class ExperimentNetwork:
         cfg = self.cfg
         cfg.run_dir.mkdir(parents=True, exist_ok=True)
         self.fabric = fabric = cfg.fabric()
-        _check_algo(fabric, cfg.protocol)
+        _check_protocol(fabric, cfg.protocol)
         num_elems = _num_elems(cfg.program_files[0])
         self.jobs = []
         self.job_paths = []
@@ -392,7 +392,7 @@ class ExperimentNetwork:
         """One all-reduce by every worker of every job, all jobs at once; one result per job."""
         if cfg.jobs != self.cfg.jobs:
             raise ValueError(f"a run cannot change the network: jobs {self.cfg.jobs} -> {cfg.jobs}")
-        _check_algo(self.fabric, cfg.protocol)
+        _check_protocol(self.fabric, cfg.protocol)
         network = self._network
         self.reset(cfg.loss)
         before = [network.counters(j.job_id) for j in self.jobs]

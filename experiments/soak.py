@@ -7,7 +7,7 @@
 Each run draws its scenario from its seed alone: workers (2-6), tensor size, int32 or float32, window, loss (0-10 %
 of frames on every port and direction), duplication (0-5 %), reordering (frames leaving the switch held back behind
 up to 3 later ones, and jitter on the way down; ATP also on the way up: SwitchML's stated assumption is a FIFO
-uplink per worker, see worker/window.py) and a straggler that joins up to 20 ms late. The faults are a
+uplink per worker, see worker/switchml/window.py) and a straggler that joins up to 20 ms late. The faults are a
 `switch.faults.FaultPlan` applied at the switch's ports of the in-process network (topo.inprocess) exactly as
 `python -m switch --fault-plan` applies them. Every rank's result is checked against the float64/int64 reference
 (int32 exact, float32 within the protocol's documented bound), and every contribution must be counted exactly once:

@@ -31,6 +31,7 @@ from worker.protocols import PROTOCOLS, SWITCHML, program_paths
 
 __all__ = ["run_scenario", "open_network", "main"]
 
+
 def background_commands(mbps: float, timeout_s: float) -> list[str]:
     """A UDP flow of mbps Mbit/s from h1 to h2 through the switch (iperf3), for at most timeout_s seconds."""
     if not mbps:

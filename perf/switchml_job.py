@@ -29,7 +29,7 @@ the same workload; the workers' own default is the pool up to worker.switchml.wo
 
 def star_address(i: int) -> tuple[str, str]:
     """Host i's (MAC, IPv4) as in the project's Mininet star (topo.fabric): 00:00:0a:00:00:0i, 10.0.0.i."""
-    from topo.fabric import host_ip, host_mac
+    from topo.addresses import host_ip, host_mac
 
     return host_mac(i), host_ip(i)
 

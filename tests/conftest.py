@@ -44,4 +44,3 @@ def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (out / f"{name}.json").write_text(json.dumps(result.json))
         (out / f"{name}.p4info.txt").write_text(result.p4info_text)
     return out
-

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
-
-import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from finsy.proto import p4i

@@ -17,8 +17,8 @@ from typing import Any, ClassVar
 
 from mininet.topo import Topo
 
-from topo.addresses import SWITCH_IP, SWITCH_MAC, WORKER_UDP_PORT, host_index, host_ip, host_mac  # noqa: F401
-from worker.job import JobConfig, PoolRange, PsSpec, SwitchAddress, WorkerSpec
+from topo.addresses import SWITCH, WORKER_UDP_PORT, host_ip, host_mac
+from worker.job import JobConfig, PoolRange, PsSpec, WorkerSpec
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class Fabric(ABC):
         if self.ps_host is not None:
             ps = PsSpec(ip=host_ip(self.ps_host), mac=host_mac(self.ps_host),
                         switch_port=self.attachment(self.ps_host).port)
-        return JobConfig(job_id=job_id, num_elems=num_elems, switch=SwitchAddress(ip=SWITCH_IP, mac=SWITCH_MAC),
+        return JobConfig(job_id=job_id, num_elems=num_elems, switch=SWITCH,
                          pool=pool, workers=workers, ps=ps)
 
     @abstractmethod

@@ -106,8 +106,7 @@ class InProcessNetwork:
         if self.p4info is None:
             raise ValueError("an in-process network programs its switch through the controller: pass the program's "
                              "P4Info (p4info=, e.g. out/<program>.p4info.txt or compiler's CompileResult.p4info)")
-        self.client = LocalClient(self.sw, self.p4info, self.program)
-        self.registers = P4RuntimeRegisters(self.client)
+        self._connect()
         self.rng = random.Random(self.seed)
         self.now = 0.0
         self.hosts: dict[int, Endpoint] = {}
@@ -115,6 +114,11 @@ class InProcessNetwork:
         """Frames sent by hosts and by the switch."""
         self.trace: list[tuple[float, str, int, bytes]] | None = None
         """Set to a list to record (time, "in"/"out", port, frame) of every frame at the switch's ports."""
+
+    def _connect(self) -> None:
+        """A P4Runtime device for the engine, as a switch process starts with: `client` and `registers` over it."""
+        self.client = LocalClient(self.sw, self.p4info, self.program)
+        self.registers = P4RuntimeRegisters(self.client)
 
     @property
     def dropped(self) -> int:
@@ -350,8 +354,7 @@ class SwitchMLNetwork(InProcessNetwork):
         `experiments.run` re-programs a restarted switch process: a fresh P4Runtime device, the job with a new
         epoch."""
         clear_engine(self.sw, self.seed)
-        self.client = LocalClient(self.sw, self.p4info, self.program)
-        self.registers = P4RuntimeRegisters(self.client)
+        self._connect()
         self.controller.client, self.controller.registers = self.client, self.registers
         self.controller.create_job(self.job)
         self.epoch = self.controller.epochs[self.job.job_id]

@@ -31,12 +31,14 @@ FIXTURES = REPO / "tests" / "fixtures"
 EMBEDDED_SWITCH: tuple[str, ...] = (sys.executable, "-m", "switch")
 """The embedded switch's command (simple_switch_grpc's flags follow)."""
 
+
 def sh(*argv: str, timeout: float = 15, check: bool = True) -> subprocess.CompletedProcess:
     """Run a command (no shell); raise with its stderr when it fails."""
     r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     if check and r.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed ({r.returncode}): {r.stderr.strip()}")
     return r
+
 
 @dataclasses.dataclass
 class Host:
@@ -57,15 +59,18 @@ class Host:
         """A permanent ARP entry: `ip` is at `mac` (the switch's service address has no one to answer ARP)."""
         sh(*self.cmd("ip", "neigh", "replace", ip, "lladdr", mac, "dev", self.ifname, "nud", "permanent"))
 
+
 def tutorial_address(i: int) -> tuple[str, str]:
     """Host i's (MAC, IPv4) in p4lang tutorial style: 02:00:00:00:0i:0i, 10.0.i.i."""
     return f"02:00:00:00:{i:02x}:{i:02x}", f"10.0.{i}.{i}"
+
 
 def quiet_link(ifname: str, ns: str | None = None) -> None:
     """No checksum offload (partial checksums on veth) and no IPv6 (router/neighbour solicitations)."""
     pre = ["ip", "netns", "exec", ns] if ns else []
     sh(*pre, "ethtool", "-K", ifname, "tx", "off", "rx", "off", check=False)
     sh(*pre, "sysctl", "-q", "-w", f"net.ipv6.conf.{ifname}.disable_ipv6=1", check=False)
+
 
 @contextlib.contextmanager
 def hosts(count: int, tag: str | None = None, *, address: Callable[[int], tuple[str, str]] = tutorial_address,
@@ -104,11 +109,13 @@ def hosts(count: int, tag: str | None = None, *, address: Callable[[int], tuple[
         for ns in made_ns:
             sh("ip", "netns", "del", ns, check=False)
 
+
 def free_tcp_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
 
 class SwitchProcess:
     """A switch process: `command` (default `python -m switch`) followed by `args` (simple_switch_grpc's flags).
@@ -193,6 +200,7 @@ class SwitchProcess:
         for t in self._readers:
             t.join(5)
         return "".join(self._stderr)
+
 
 class NsProcess:
     """A `python -m perf.traffic SUB --iface IF ...` helper inside a host's namespace.

@@ -28,7 +28,6 @@ from mininet.link import Link, TCLink
 from mininet.log import setLogLevel
 from mininet.net import Mininet
 
-from controller.atp import AtpController
 from controller.base import ProgramController
 from controller.client import P4RuntimeClient
 from controller.programs import controller_for
@@ -146,9 +145,10 @@ class Network:
             ctl.client, ctl.registers = client, registers
         ctl.install_forwarding(*self.fabric.forwarding(name))
         if self.ecn_threshold is not None:
-            if not isinstance(ctl, AtpController):
+            set_ecn = getattr(ctl, "set_ecn_threshold", None)
+            if set_ecn is None:
                 raise ValueError(f"ECN marking is ATP's; {self.program}.p4 has none")
-            ctl.set_ecn_threshold(self.ecn_threshold)
+            set_ecn(self.ecn_threshold)
 
     def install(self, jobs: Sequence[JobConfig]) -> None:
         """Every switch's role in each job."""

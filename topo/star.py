@@ -12,7 +12,8 @@ from typing import Any
 from mininet.net import Mininet
 from mininet.topo import Topo
 
-from topo.fabric import SWITCH_IP, SWITCH_MAC, WORKER_UDP_PORT, Attachment, Fabric, host_ip, host_mac
+from topo.addresses import SWITCH_IP, SWITCH_MAC, WORKER_UDP_PORT, host_ip, host_mac
+from topo.fabric import Attachment, Fabric
 from worker.job import JobConfig
 
 __all__ = ["StarTopo", "StarFabric", "SWITCH_IP", "SWITCH_MAC", "WORKER_UDP_PORT", "host_ip", "host_mac",

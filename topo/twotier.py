@@ -23,7 +23,8 @@ from typing import Any
 
 from mininet.topo import Topo
 
-from topo.fabric import Attachment, Fabric, host_index, host_mac
+from topo.addresses import host_index, host_mac
+from topo.fabric import Attachment, Fabric
 from worker.job import JobConfig
 from worker.protocols import PROTOCOLS
 

@@ -7,7 +7,7 @@
                      [--program-json out/switchml.json]
                      [--barrier DIR [--barrier-timeout S]] [--connect-timeout S] [--json]
 
-`--protocol` picks the collective from `worker.collective.PROTOCOLS`: `switchml` (in-network aggregation, the default),
+`--protocol` picks the protocol from `worker.protocols.PROTOCOLS`: `switchml` (in-network aggregation, the default),
 `ring` or `ps` (host-based baselines over TCP through the same switch; they use the job file's worker ip and
 udp_port, the port number as a TCP port).
 

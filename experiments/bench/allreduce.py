@@ -50,6 +50,7 @@ GOAL_ELEMS_PER_S = 250_000
 LOSS_SHARE_GOAL = 0.85
 """Issue 11's goal: 4 workers at 1 % loss reach at least this share of their loss-free goodput."""
 
+
 def write_plot(cells: Sequence[Cell], path: Path, size: int) -> None:
     """Median goodput vs workers, one line per loss, min-max bars, the goal as a marker."""
     import matplotlib

@@ -139,7 +139,6 @@ def run_grid(workers: Sequence[int], losses: Sequence[float], reps: int, base: E
     return list(cells.values())
 
 
-
 def write_csv(cells: Sequence[Cell], path: Path) -> None:
     write_dicts(path, CSV_FIELDS, (r.csv_row() for cell in cells for r in cell.runs))
 

@@ -82,34 +82,28 @@ class Device:
                 sw.pre.delete_group(mgid)
             for sid in list(sw.mirror.sessions):
                 sw.mirror.delete_session(sid)
-            missing = [t.name for t in new.index.tables.values() if t.name not in sw.tables]
-            missing += [c.name for c in new.index.counters.values() if c.name not in sw.counters]
-            missing += [r.name for r in new.index.registers.values() if r.name not in sw.registers]
-            if missing:
-                raise invalid(f"P4Info objects missing from the loaded program: {', '.join(missing)}")
-            self.pipeline = new
-            self.entry_meta.clear()
-            self.default_meta.clear()
-            self.mc_groups.clear()
-            self.clone_sessions.clear()
+            self._take(new, "the loaded program")
 
-    def adopt(self, config: p4r.ForwardingPipelineConfig) -> None:
-        """Take over an engine already running config's program (loaded at start or by an earlier device) without
-        reloading it: verify the config, check every P4Info object against the engine, start with empty P4Runtime
-        state. What an in-process controller uses to program a reused engine."""
-        new = pipeline.verify(config)
+    def _take(self, new: pipeline.Pipeline, engine: str) -> None:
+        """Make `new` the device's pipeline, with empty P4Runtime state, once every P4Info object is in the engine."""
         sw = self.switch
         missing = [t.name for t in new.index.tables.values() if t.name not in sw.tables]
         missing += [c.name for c in new.index.counters.values() if c.name not in sw.counters]
         missing += [r.name for r in new.index.registers.values() if r.name not in sw.registers]
         if missing:
-            raise invalid(f"P4Info objects missing from the engine's program: {', '.join(missing)}")
+            raise invalid(f"P4Info objects missing from {engine}: {', '.join(missing)}")
         self.pipeline = new
-        self.saved = None
         self.entry_meta.clear()
         self.default_meta.clear()
         self.mc_groups.clear()
         self.clone_sessions.clear()
+
+    def adopt(self, config: p4r.ForwardingPipelineConfig) -> None:
+        """Take over an engine already running config's program (loaded at start or by an earlier device) without
+        reloading it: verify the config, check every P4Info object against the engine, start with empty P4Runtime
+        state. What an in-process controller uses to program a reused engine."""
+        self._take(pipeline.verify(config), "the engine's program")
+        self.saved = None
 
     def get_pipeline(self, response_type: int) -> p4r.ForwardingPipelineConfig:
         """The config as stored, restricted to `response_type` (the cookie always comes along)."""

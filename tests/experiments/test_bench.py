@@ -64,7 +64,6 @@ def test_report_files(tmp_path: Path) -> None:
         "`b.csv`" in (tmp_path / "b.md").read_text()
 
 
-
 def test_median_interval_from_order_statistics() -> None:
     assert median_interval([5, 1, 4, 2, 3]) == (3, 1, 5, 1 - 2 / 32)  # min and max of 5: 93.75 %
     med, lo, hi, conf = median_interval(list(range(10)))
@@ -90,6 +89,7 @@ def test_share_goal_line_says_whether_the_repetitions_settle_it() -> None:
     lossless, lossy = cells([90_000, 80_000])
     lossy.runs[0] = row(4, 0.01, 1, 1.0, verified=False)  # a failed run pairs with nothing
     assert "per repetition 80–80 %" in share_goal_line(lossless, lossy)
+
 
 @pytest.mark.mininet
 @pytest.mark.timeout(120)

@@ -135,11 +135,18 @@ def test_controller_cli_against_bmv2(program: tuple[Path, Path], tmp_path: Path)
                                capture_output=True, text=True, timeout=60)
             assert r.returncode == 0, r.stderr
             return r.stdout
-        cli("setup", "--p4info", str(program[1]), "--json", str(program[0]), str(job_path))
+        assert "job 1: 2 workers, slots [0, 8)" in cli("setup", "--p4info", str(program[1]), "--json",
+                                                      str(program[0]), str(job_path))
         assert "received" in cli("counters", "1")
-        slots = cli("slots", "0", "2")
-        assert "bitmap" in slots or "0" in slots
-        cli("job-reset", str(job_path))
+        # a partial aggregate in slot 7, set 1 (ranks 0 and 1 of a job that had three), written over Thrift
+        ThriftRegisters("127.0.0.1", thrift_port).write(f"{INGRESS}.ina_bitmap", 2 * 7 + 1, 0b011)
+
+        def slot_7_set_1() -> list[str]:
+            return next(x.split() for x in cli("slots", "7", "1").splitlines() if x.split()[:2] == ["7", "1"])
+
+        assert slot_7_set_1()[2].endswith("011") and slot_7_set_1()[-1] == "0,1"  # read back over Thrift
+        cli("job-reset", str(job_path))  # the job's last slot too: BMv2's range write excludes its end index
+        assert set(slot_7_set_1()[2]) == {"0"} and slot_7_set_1()[-1] == "-"
 
 
 @contextlib.contextmanager

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from topo.fabric import host_ip
+from topo.addresses import host_ip
 from topo.star import StarFabric
 from topo.twotier import TwoTierFabric
 from worker.job import PoolRange

@@ -213,7 +213,6 @@ def test_find_program_json(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
     assert find_program_json("switchml") == tmp_path / "out" / "switchml.json"
 
 
-
 def test_missing_program_json_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:
     import worker.codec as mod
 

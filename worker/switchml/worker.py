@@ -30,6 +30,7 @@ per slot, but at most 64. Beyond that packets only queue at the switch (4 worker
 interleaved): 256 in flight gave 959k vs 975k elem/s without loss and 647k vs 739k at 1 % loss against 64, with more
 timeouts; 128 gave 994k vs 871k without loss but 686k vs 771k at 1 %."""
 
+
 class Worker:
     """One rank of a job, with its transport and codec; call allreduce() any number of times."""
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import struct
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import pytest

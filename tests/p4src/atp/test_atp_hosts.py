@@ -4,7 +4,6 @@ loss, several jobs sharing the pool, overflow, int32, no switch aggregation; and
 from __future__ import annotations
 
 import functools
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -183,6 +182,7 @@ def test_ps_asks_for_raw_when_a_running_sum_saturated_even_if_the_total_fits():
         out = ps.on_packet(_pkt(1 << k, flags=RAW), np.full(N, v, dtype=np.int32))
     (fin,) = out
     assert list(fin[1]) == [np.int64(sum(vals)).astype(np.int32)] * N and fin[0].flags & RAW
+
 
 def test_ps_copies_ecn_into_the_ack():
     job, ps = _ps(1)

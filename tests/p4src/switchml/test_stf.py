@@ -5,7 +5,6 @@ p4src/switchml.stf`), checks the committed file is current and runs it on the en
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 from tests.paths import ROOT
 

@@ -72,4 +72,3 @@ def test_p4runtime_shell_client(tmp_path: Path) -> None:
     assert "DUPLICATE P4RuntimeWriteException True" in lines, proc.stdout + proc.stderr
     [(out_port, out)] = sw.process(1, ipv4_frame(bytes([10, 0, 1, 7])))
     assert out_port == 3 and out[:6] == bytes.fromhex("000000000101")
-

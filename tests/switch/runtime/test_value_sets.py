@@ -3,8 +3,6 @@ over gRPC (MODIFY replaces the members, reads return them as exact matches, PI's
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from finsy.proto import p4r, rpc_code
 
