@@ -57,6 +57,7 @@ class AtpController(ProgramController):
     EGRESS = EGRESS
     COUNTERS = COUNTERS
     COUNTER_PREFIX = "atp_"
+    JOB_TABLE = (f"{INGRESS}.atp_jobs", "hdr.atp.job_id")
 
     def create_job(self, job: JobConfig, *, level: int = 0, rack: int = 0, ack_port: int | None = None,
                    mgid: int | None = None, rack_ports: dict[int, int] | None = None) -> int:

@@ -44,6 +44,18 @@ class ProgramController:
     """Fully qualified names of the program's per-job counters."""
     COUNTER_PREFIX: ClassVar[str]
     """Stripped from counter names in counters()."""
+    JOB_TABLE: ClassVar[tuple[str, str]]
+    """(table, match field) of the table that holds one entry per installed job, keyed by job id alone."""
+
+    @classmethod
+    def runs_on(cls, p4info_tables: set[str]) -> bool:
+        """Whether a pipeline with these (fully qualified) table names is this controller's program."""
+        return cls.JOB_TABLE[0] in p4info_tables
+
+    def installed_jobs(self) -> list[int]:
+        """The job ids installed on this switch (entries of JOB_TABLE)."""
+        entries = self.client.read(P4TableEntry(self.JOB_TABLE[0]))
+        return sorted(int(next(iter(e.match.values()))) for e in entries if e.match)
 
     def __init__(self, client: P4RuntimeClient, registers: Registers) -> None:
         self.client = client

@@ -1,10 +1,11 @@
 """The controller CLI: one-shot commands and an interactive shell over SwitchMLController.
 
-    python -m controller [--protocol switchml|atp] [--grpc-addr A] [--device-id N] [--target embedded|bmv2]
+    python -m controller [--grpc-addr A] [--device-id N] [--protocol switchml|atp] [--target embedded|bmv2]
                          [--thrift-port P] COMMAND ...
 
 Commands: push, setup, job-create, job-reset, loss, counters, slots (SwitchML), aggregators and ecn (ATP), watch,
-shell; one vocabulary for both programs (`--protocol` names the program the switch runs). Commands that only read
+shell; one vocabulary for both programs. The program is read from the pipeline (the switch's, or the P4Info that
+push/setup send); `--protocol` only asserts it. Every argument and file is checked before the first write. Commands that only read
 (counters, slots, aggregators, watch) attach without arbitration, so they never take over from the controller that set the job
 up. The shell offers the same commands (`help` lists them); p4runtime-shell remains available beside it
 (`make p4runtime-shell`) for generic table work.
@@ -18,7 +19,11 @@ import shlex
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+import grpc
+from finsy import P4Schema
 
 from controller.atp import AtpController
 from controller.base import ProgramController
@@ -26,78 +31,141 @@ from controller.client import ControllerError, P4RuntimeClient
 from controller.programs import CONTROLLERS
 from controller.registers import DetectedRegisters, Registers, open_registers
 from controller.switchml import SwitchMLController
+from worker.arguments import (Parser, at_least, existing_file, grpc_address, in_range, port, positive_float,
+                              probability)
 from worker.job import JobConfig, JobConfigError
-from worker.protocols import DEFAULT_PROTOCOL
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m controller", description=__doc__.split("\n\n")[0])
-    p.add_argument("--protocol", choices=sorted(CONTROLLERS), default=DEFAULT_PROTOCOL,
-                   help="the INA program the switch runs (default %(default)s)")
-    p.add_argument("--grpc-addr", default="127.0.0.1:9559", help="switch P4Runtime address (default %(default)s)")
-    p.add_argument("--device-id", type=int, default=1, help="P4Runtime device id (default %(default)s)")
-    p.add_argument("--election-id", type=int, default=10, help="election id when writing (default %(default)s)")
+    p = Parser(prog="python -m controller", description=__doc__.split("\n\n")[0])
+    p.add_argument("--protocol", choices=sorted(CONTROLLERS), default=None,
+                   help="the INA program the switch runs (default: read from the pipeline)")
+    p.add_argument("--grpc-addr", type=grpc_address, default="127.0.0.1:9559",
+                   help="switch P4Runtime address (default %(default)s)")
+    p.add_argument("--device-id", type=in_range(0, 2**64 - 1), default=0,
+                   help="P4Runtime device id, as the switch was started with (default %(default)s, the default of "
+                        "python -m switch and simple_switch_grpc)")
+    p.add_argument("--election-id", type=at_least(1), default=10, help="election id when writing (default %(default)s)")
     p.add_argument("--target", choices=["embedded", "bmv2"], default=None,
                    help="switch target, for register access (default: ask the switch: P4Runtime registers on the "
                         "embedded switch, BMv2's Thrift runtime where it answers UNIMPLEMENTED)")
-    p.add_argument("--thrift-port", type=int, default=9090, help="BMv2 Thrift port for registers (bmv2 target)")
-    p.add_argument("--timeout", type=float, default=5.0, help="seconds per RPC (default %(default)s)")
+    p.add_argument("--thrift-port", type=port, default=9090, help="BMv2 Thrift port for registers (bmv2 target)")
+    p.add_argument("--timeout", type=positive_float, default=5.0, help="seconds per RPC (default %(default)s)")
     sub = p.add_subparsers(dest="command", required=True)
 
+    job_file = "a job file (docs/controller.md, Job files; e.g. docs/examples/job.json)"
     c = sub.add_parser("push", help="push a compiled program (P4Info + BMv2 JSON)")
-    c.add_argument("--p4info", required=True)
-    c.add_argument("--json", required=True)
+    c.add_argument("--p4info", type=existing_file, required=True)
+    c.add_argument("--json", type=existing_file, required=True)
     c = sub.add_parser("setup", help="push the program, install forwarding and the job of a job file")
-    c.add_argument("job")
-    c.add_argument("--p4info", required=True)
-    c.add_argument("--json", required=True)
+    c.add_argument("job", type=existing_file, help=job_file)
+    c.add_argument("--p4info", type=existing_file, required=True)
+    c.add_argument("--json", type=existing_file, required=True)
     c = sub.add_parser("job-create", help="install a job (tables, multicast group); SwitchML also resets its slots")
-    c.add_argument("job")
+    c.add_argument("job", type=existing_file, help=job_file)
     c.add_argument("--level", type=int, choices=(0, 1), default=0,
                    help="atp: 0 = this switch aggregates the job's workers (first level), 1 = it merges racks")
-    c.add_argument("--rack", type=int, default=0, help="atp, level 0: this switch's rack (whose workers it serves)")
-    c.add_argument("--ack-port", type=int, default=None, help="atp: port the PS's ACKs arrive on (default: the PS's)")
-    c.add_argument("--rack-port", action="append", default=[], metavar="RACK:PORT",
+    c.add_argument("--rack", type=at_least(0), default=0,
+                   help="atp, level 0: this switch's rack (whose workers it serves)")
+    c.add_argument("--ack-port", type=in_range(0, 511, "a switch port"), default=None,
+                   help="atp: port the PS's ACKs arrive on (default: the PS's)")
+    c.add_argument("--rack-port", type=_rack_port, action="append", default=[], metavar="RACK:PORT",
                    help="atp, level 1: the port towards rack RACK's switch (repeat)")
     sub.add_parser("job-reset", help="clear a job's slot bitmaps and countdowns / free its aggregators").add_argument(
-        "job")
+        "job", type=existing_file, help=job_file)
     c = sub.add_parser("loss", help="set the simulated drop probability of a switch port")
-    c.add_argument("port", type=int)
-    c.add_argument("--ingress", type=float)
-    c.add_argument("--egress", type=float)
+    c.add_argument("port", type=in_range(0, 511, "a switch port"))
+    c.add_argument("--ingress", type=probability())
+    c.add_argument("--egress", type=probability())
     c = sub.add_parser("counters", help="show a job's INA counters")
-    c.add_argument("job_id", type=int)
+    c.add_argument("job_id", type=in_range(0, 255, "a job id"))
     c = sub.add_parser("slots", help="show slot state (bitmap, countdown, exponent) of both sets")
-    c.add_argument("first", type=int)
-    c.add_argument("count", type=int, nargs="?", default=8)
+    c.add_argument("first", type=at_least(0))
+    c.add_argument("count", type=at_least(1), nargs="?", default=8)
     c = sub.add_parser("aggregators", help="atp: show aggregator state (owner job/seq, bitmap, count, flags)")
-    c.add_argument("first", type=int)
-    c.add_argument("count", type=int, nargs="?", default=8)
+    c.add_argument("first", type=at_least(0))
+    c.add_argument("count", type=at_least(1), nargs="?", default=8)
     c = sub.add_parser("ecn", help="atp: mark ECN when the egress queue holds >= THRESHOLD packets ('off': never)")
-    c.add_argument("threshold")
+    c.add_argument("threshold", type=_threshold)
     c = sub.add_parser("watch", help="refresh a job's counters and slot bitmaps until interrupted")
-    c.add_argument("job")
-    c.add_argument("--interval", type=float, default=1.0)
-    c.add_argument("--slots", type=int, default=8, help="how many slots to show (default %(default)s)")
-    c.add_argument("--iterations", type=int, default=0, help="stop after N refreshes (0: until Ctrl-C)")
+    c.add_argument("job", type=existing_file, help=job_file)
+    c.add_argument("--interval", type=positive_float, default=1.0)
+    c.add_argument("--slots", type=at_least(1), default=8, help="how many slots to show (default %(default)s)")
+    c.add_argument("--iterations", type=at_least(0), default=0, help="stop after N refreshes (0: until Ctrl-C)")
     sub.add_parser("shell", help="interactive shell with these commands")
     return p
 
 
+def _rack_port(text: str) -> tuple[int, int]:
+    rack, sep, number = text.partition(":")
+    try:
+        pair = int(rack), int(number)
+    except ValueError:
+        pair = (-1, -1)
+    if not sep or pair[0] < 0 or not 0 <= pair[1] <= 511:
+        raise argparse.ArgumentTypeError(f"{text!r} is not RACK:PORT (rack >= 0, port in [0, 511])")
+    return pair
+
+
+def _threshold(text: str) -> int | None:
+    return None if text == "off" else at_least(0)(text)
+
+
+def program_of(tables: set[str]) -> str:
+    """The INA program whose tables a pipeline has (ValueError when it is none of them)."""
+    for program, cls in CONTROLLERS.items():
+        if cls.runs_on(tables):
+            return program
+    raise ValueError(f"the pipeline is none of the INA programs ({', '.join(sorted(CONTROLLERS))}): it has no "
+                     + " or ".join(cls.JOB_TABLE[0] for cls in CONTROLLERS.values()))
+
+
 class Session:
-    """A connection to one switch and the controller of its program over it."""
+    """A connection to one switch and the controller of its program over it (the program read from the pipeline:
+    the P4Info a push/setup sends, else the switch's)."""
 
     def __init__(self, args: argparse.Namespace, *, write: bool) -> None:
+        pushing = args.command in ("push", "setup")
+        schema = _read_p4info(Path(args.p4info)) if pushing else None
         self.client = P4RuntimeClient(args.grpc_addr, device_id=args.device_id, election_id=args.election_id,
-                                      timeout=args.timeout).connect(arbitrate=write)
-        if args.command not in ("push", "setup"):
-            self.client.fetch_pipeline()
+                                      timeout=args.timeout)
+        try:
+            self.client.connect(arbitrate=write)
+            if not pushing:
+                schema = self.client.fetch_pipeline()
+        except ControllerError as err:
+            self.client.close()
+            raise _explained(err, args) from None
+        assert schema is not None
+        program = program_of({t.name for t in schema.tables})
+        if args.protocol is not None and args.protocol != program:
+            self.client.close()
+            where = "the P4Info given" if pushing else f"the switch at {args.grpc_addr}"
+            raise ValueError(f"{where} runs {program}.p4, not {args.protocol}.p4: drop --protocol (the controller "
+                             f"reads the program from the pipeline) or pass --protocol {program}")
+        self.program = program
         registers: Registers = (DetectedRegisters(self.client, args.thrift_port) if args.target is None else
                                 open_registers(self.client, bmv2=args.target == "bmv2", thrift_port=args.thrift_port))
-        self.ctl: Any = CONTROLLERS[args.protocol](self.client, registers)
+        self.ctl: Any = CONTROLLERS[program](self.client, registers)
 
     def close(self) -> None:
         self.client.close()
+
+
+def _read_p4info(path: Path) -> P4Schema:
+    try:
+        return P4Schema(path)
+    except Exception as err:  # protobuf's text-format ParseError and finsy's checks
+        raise ValueError(f"{path}: not a P4Info text file: {str(err).splitlines()[0] if str(err) else err!r}") from None
+
+
+def _explained(err: ControllerError, args: argparse.Namespace) -> ControllerError:
+    """A connection error with what the user can do about it (the device id is the usual mismatch)."""
+    if err.code is grpc.StatusCode.NOT_FOUND and "device" in str(err).lower():
+        return ControllerError(f"{err} — the switch at {args.grpc_addr} was started with another device id: pass "
+                               "--device-id N as given to the switch (python -m switch and simple_switch_grpc "
+                               "default to 0)", err.code)
+    return err
 
 
 def format_counters(counters: dict[str, tuple[int, int]]) -> str:
@@ -121,7 +189,13 @@ def format_aggregators(ctl: AtpController, first: int, count: int) -> str:
 def _need(ctl: ProgramController, cls: type[ProgramController], command: str) -> None:
     if not isinstance(ctl, cls):
         other = next(k for k, v in CONTROLLERS.items() if v is cls)
-        raise ValueError(f"{command} is a command of the {other} program: pass --protocol {other}")
+        mine = next(k for k, v in CONTROLLERS.items() if isinstance(ctl, v))
+        raise ValueError(f"{command} is a command of the {other} program, and the switch runs {mine}.p4 "
+                         f"({PROGRAM_COMMANDS.get(mine, 'counters, watch')} show its state)")
+
+
+PROGRAM_COMMANDS = {"switchml": "counters, slots, watch", "atp": "counters, aggregators, watch"}
+"""The read commands of each program, for the error that names the right ones."""
 
 
 def format_slots(ctl: SwitchMLController, first: int, count: int) -> str:
@@ -136,37 +210,42 @@ def format_slots(ctl: SwitchMLController, first: int, count: int) -> str:
 def run_command(args: argparse.Namespace) -> int:
     """Execute one parsed command; returns the exit code."""
     write = args.command in ("push", "setup", "job-create", "job-reset", "loss", "ecn")
+    # every input is read before the first write: a bad job file leaves the running switch untouched
+    job = JobConfig.load(args.job) if getattr(args, "job", None) is not None else None
     session = Session(args, write=write)
     try:
         ctl = session.ctl
-        # every input is read before the first write: a bad job file leaves the running switch untouched
-        job = JobConfig.load(args.job) if args.command == "setup" else None
         if args.command in ("push", "setup"):
-            session.client.set_pipeline(args.p4info, args.json)
-            print(f"pipeline pushed to {args.grpc_addr}")
-        if job is not None:
+            session.client.set_pipeline(str(args.p4info), str(args.json))
+            print(f"pipeline {session.program} pushed to {args.grpc_addr}")
+        if args.command == "setup":
+            assert job is not None
             hosts = [(w.mac, w.switch_port) for w in job.workers] + ([(job.ps.mac, job.ps.switch_port)] if job.ps else [])
             ctl.install_forwarding(hosts, [p for _, p in hosts])
             mgid = ctl.create_job(job)
             print(f"job {job.job_id}: {job.num_workers} workers, {'aggregators' if job.ps else 'slots'} "
                   f"[{job.pool.base}, {job.pool.base + job.pool.size}), multicast group {mgid}")
         elif args.command == "job-create":
-            job = JobConfig.load(args.job)
+            assert job is not None
+            if job.job_id in ctl.installed_jobs():
+                raise ValueError(f"job {job.job_id} is already installed on {args.grpc_addr} (job-reset clears its "
+                                 "state; setup pushes the pipeline again and installs it afresh)")
             if isinstance(ctl, AtpController):
-                rack_ports = dict(tuple(map(int, rp.split(":", 1))) for rp in args.rack_port)
                 mgid = ctl.create_job(job, level=args.level, rack=args.rack, ack_port=args.ack_port,
-                                      rack_ports=rack_ports or None)
+                                      rack_ports=dict(args.rack_port) or None)
             else:
                 mgid = ctl.create_job(job)
             print(f"job {job.job_id} installed, multicast group {mgid}")
         elif args.command == "job-reset":
-            job = JobConfig.load(args.job)
+            assert job is not None
+            _installed(ctl, job.job_id, args.grpc_addr)
             ctl.reset_job(job)
             print(f"job {job.job_id}: slots [{job.pool.base}, {job.pool.base + job.pool.size}) reset")
         elif args.command == "loss":
             ctl.set_drop_probability(args.port, ingress=args.ingress, egress=args.egress)
             print(f"port {args.port}: ingress drop {args.ingress}, egress drop {args.egress}")
         elif args.command == "counters":
+            _installed(ctl, args.job_id, args.grpc_addr)
             print(format_counters(ctl.counters(args.job_id)))
         elif args.command == "slots":
             _need(ctl, SwitchMLController, "slots")
@@ -176,11 +255,11 @@ def run_command(args: argparse.Namespace) -> int:
             print(format_aggregators(ctl, args.first, args.count))
         elif args.command == "ecn":
             _need(ctl, AtpController, "ecn")
-            threshold = None if args.threshold == "off" else int(args.threshold)
-            ctl.set_ecn_threshold(threshold)
-            print(f"ECN threshold {args.threshold}")
+            ctl.set_ecn_threshold(args.threshold)
+            print(f"ECN threshold {args.threshold if args.threshold is not None else 'off'}")
         elif args.command == "watch":
-            job = JobConfig.load(args.job)
+            assert job is not None
+            _installed(ctl, job.job_id, args.grpc_addr)
             n = 0
             while True:
                 print(f"\x1b[2J\x1b[H{time.strftime('%H:%M:%S')}  job {job.job_id} on {args.grpc_addr}\n")
@@ -195,6 +274,14 @@ def run_command(args: argparse.Namespace) -> int:
         return 0
     finally:
         session.close()
+
+
+def _installed(ctl: ProgramController, job_id: int, addr: str) -> None:
+    """ValueError unless the job is installed on the switch (its counters would be zeros that mean nothing)."""
+    jobs = ctl.installed_jobs()
+    if job_id not in jobs:
+        raise ValueError(f"job {job_id} is not installed on {addr} (installed: "
+                         f"{', '.join(map(str, jobs)) or 'none'}; `setup JOB_FILE` or `job-create JOB_FILE` installs one)")
 
 
 class Shell(cmd.Cmd):

@@ -54,6 +54,7 @@ class SwitchMLController(ProgramController):
     EGRESS = EGRESS
     COUNTERS = COUNTERS
     COUNTER_PREFIX = "ina_"
+    JOB_TABLE = (f"{INGRESS}.ina_jobs", "hdr.ina.job_id")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -12,7 +12,6 @@ which command, which machine and when. A figure the docs quote is then traceable
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from perf.machine import machine_info
+from worker.arguments import Parser
 
 __all__ = ["FIGURES", "Figure", "provenance", "publish"]
 
@@ -83,7 +83,7 @@ def _newest_run(results: Path, name: str, before: set[Path]) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.figures", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="python -m experiments.figures", description=__doc__.split("\n\n")[0])
     p.add_argument("--only", nargs="+", choices=[f.name for f in FIGURES], help="these figures only")
     p.add_argument("--results", type=Path, default=ROOT / "results", help="where the sweeps write their runs")
     p.add_argument("--list", action="store_true", help="name the figures and their commands, run nothing")

@@ -24,7 +24,6 @@ time) and the seed that reproduces it.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import re
@@ -40,6 +39,7 @@ import grpc
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+from worker.arguments import Parser, at_least
 from worker.protocols import ATP, SWITCHML, program_paths, programs
 
 __all__ = ["FuzzReport", "fuzz_frames", "fuzz_p4runtime", "fuzz_p4_source", "fuzz_bmv2_json", "fuzz_all", "main"]
@@ -530,9 +530,9 @@ def fuzz_all(program_dir: Path, examples: int, seed_value: int = 1) -> FuzzRepor
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.fuzz", description=__doc__.split("\n\n")[0])
-    p.add_argument("--examples", type=int, default=2000, help="frames per program (other campaigns scale with it)")
-    p.add_argument("--seed", type=int, default=1)
+    p = Parser(prog="python -m experiments.fuzz", description=__doc__.split("\n\n")[0])
+    p.add_argument("--examples", type=at_least(1), default=2000, help="frames per program (other campaigns scale with it)")
+    p.add_argument("--seed", type=at_least(0), default=1)
     p.add_argument("--program-dir", type=Path, default=ROOT / "out")
     args = p.parse_args(argv)
     report = fuzz_all(args.program_dir, args.examples, args.seed)

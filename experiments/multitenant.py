@@ -25,6 +25,8 @@ from pathlib import Path
 from experiments.run import ExperimentConfig, ExperimentNetwork, _num_elems
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target
+from worker.arguments import at_least, fail, in_range, probability
+from worker.job import MAX_WORKERS
 from worker.protocols import ATP, PROTOCOLS, SWITCHML, default_windows, program_paths
 
 __all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
@@ -67,22 +69,32 @@ def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
     return out
 
 
+def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
+                        program_dir: Path, target: Target, run_dir: Path, seed: int = 1) -> list[ExperimentConfig]:
+    """One experiment per compared protocol, each checked (ValueError naming a bad value)."""
+    pools = pools_for(cells, jobs, program_dir)
+    configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=jobs, size=size, loss=loss, target=target,
+                                program_dir=program_dir, pool_size=pools[proto], window=window, seed=seed,
+                                run_dir=run_dir / proto, timeout_s=300.0) for proto in COMPARED]
+    for cfg in configs:
+        cfg.check()
+    return configs
+
+
 def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float, reps: int,
                     program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                     progress: bool = True) -> list[JobRow]:
-    pools = pools_for(cells, jobs, program_dir)
     rows: list[JobRow] = []
-    for proto in COMPARED:
-        cfg = ExperimentConfig(protocol=proto, workers=workers, jobs=jobs, size=size, loss=loss, target=target,
-                               program_dir=program_dir, pool_size=pools[proto], window=window, seed=seed,
-                               run_dir=run_dir / proto, timeout_s=300.0)
+    for cfg in multitenant_configs(jobs=jobs, workers=workers, size=size, cells=cells, window=window, loss=loss,
+                                   program_dir=program_dir, target=target, run_dir=run_dir, seed=seed):
+        proto = cfg.protocol
         with ExperimentNetwork(cfg) as net:
             for rep in range(reps):
                 for job, res in zip(net.jobs, net.run_jobs(cfg)):
                     ps = res.ps or {}
                     rows.append(JobRow(
                         protocol=proto, rep=rep, job=job.job_id, workers=workers, size=size,
-                        pool=pools[proto], window=PROTOCOLS[proto].window_width(pools[proto], window),
+                        pool=cfg.pool_size, window=cfg.window_width,
                         correct=res.correct,
                         completion_s=res.elapsed_s, goodput=res.goodput, retransmissions=res.retransmissions,
                         in_switch=float(ps.get("switch_fraction", 0.0 if PROTOCOLS[proto].needs_ps else 1.0)),
@@ -155,27 +167,35 @@ def plot(rows: Sequence[JobRow], path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = study_parser("experiments.multitenant", __doc__)
-    p.add_argument("--jobs", type=int, default=3)
-    p.add_argument("--workers", type=int, default=2, help="workers per job")
-    p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
-    p.add_argument("--cells", type=int, default=6144, help="switch memory for aggregation, in int32 cells")
-    p.add_argument("--window", type=int, default=None,
+    p.add_argument("--jobs", type=at_least(1), default=3)
+    p.add_argument("--workers", type=in_range(1, MAX_WORKERS), default=2, help="workers per job")
+    p.add_argument("--size", type=at_least(1), default=65536, help="float32 elements per worker")
+    p.add_argument("--cells", type=at_least(1), default=6144, help="switch memory for aggregation, in int32 cells")
+    p.add_argument("--window", type=at_least(1), default=None,
                    help="packets in flight per worker, capped by the protocol's pool (default: the protocol's, "
                         + default_windows() + ")")
-    p.add_argument("--loss", type=float, default=0.0)
+    p.add_argument("--loss", type=probability(below_one=True), default=0.0)
     add_study_arguments(p)
     args = p.parse_args(argv)
+    run_dir = Path("/tmp/ina-testbed/multitenant")
+    try:  # every value checked before anything is started or written
+        target, why = Target.explain(args.target)
+        pools = pools_for(args.cells, args.jobs, args.program_dir)
+        multitenant_configs(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
+                            window=args.window, loss=args.loss, program_dir=args.program_dir, target=target,
+                            run_dir=run_dir, seed=args.seed)
+    except (ValueError, OSError) as err:
+        return fail(p.prog, str(err))
     if needs_root("multitenant"):
         return 2
     from perf.machine import machine_info
 
+    print(why, flush=True)
     machine = machine_info()
     try:
-        pools = pools_for(args.cells, args.jobs, args.program_dir)
         rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                                window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
-                               target=Target.choose(args.target), run_dir=Path("/tmp/ina-testbed/multitenant"),
-                               seed=args.seed)
+                               target=target, run_dir=run_dir, seed=args.seed)
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

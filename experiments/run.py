@@ -50,7 +50,8 @@ from topo.network import Network
 from topo.p4switch import P4Switch, log_tail
 from topo.target import Target
 from topo.topologies import TOPOLOGIES, make_fabric
-from worker.job import JobConfig, PoolRange
+from worker.job import MAX_SLOTS, MAX_WORKERS, JobConfig, PoolRange
+from worker.arguments import Parser, at_least, existing_file, fail, in_range, positive_float, probability
 from worker.launch import WorkerOutcome, collect, worker_argv
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, protocol_of_program
 
@@ -122,6 +123,62 @@ class ExperimentConfig:
     def program(self) -> str:
         """The P4 program the collective needs (p4src/<program>.p4)."""
         return PROTOCOLS[self.protocol].program
+
+    def check(self) -> None:
+        """Every value in range and every file there, before anything is started or written (ValueError naming the
+        value): the sizes and counts, the network's shape, the protocol on it, the compiled program, the fault plan."""
+        if self.protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {self.protocol!r}; choose one of {', '.join(sorted(PROTOCOLS))}")
+        for name, value, lo in (("size", self.size, 1), ("workers", self.workers, 1), ("jobs", self.jobs, 1),
+                                ("pool_size", self.pool_size, 1), ("seed", self.seed, 0)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < lo:
+                raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}")
+        if self.workers > MAX_WORKERS:
+            raise ValueError(f"workers must be at most {MAX_WORKERS} (the switch's worker bitmap), got {self.workers}")
+        if self.pool_size > MAX_SLOTS:
+            raise ValueError(f"pool_size must be at most {MAX_SLOTS}, got {self.pool_size}")
+        if self.window is not None and not 1 <= self.window <= self.pool_size:
+            raise ValueError(f"window must be in [1, pool_size = {self.pool_size}], got {self.window}")
+        if not 0 <= self.loss < 1:
+            raise ValueError(f"loss must be a probability in [0, 1), got {self.loss}")
+        if self.bw is not None and not self.bw > 0:
+            raise ValueError(f"link rate must be > 0 Mbit/s, got {self.bw}")
+        if self.dtype not in ("float32", "int32"):
+            raise ValueError(f"dtype must be float32 or int32, got {self.dtype!r}")
+        if not self.timeout_s > 0:
+            raise ValueError(f"timeout must be > 0 s, got {self.timeout_s}")
+        if self.cpus not in CPU_LAYOUTS:
+            raise ValueError(f"cpus must be one of {', '.join(CPU_LAYOUTS)}, got {self.cpus!r}")
+        if self.kill_rank_after is not None and not 0 <= self.kill_rank_after[0] < self.workers:
+            raise ValueError(f"kill_rank names rank {self.kill_rank_after[0]}; ranks are 0..{self.workers - 1}")
+        fabric = self.fabric()
+        _check_protocol(fabric, self.protocol)
+        for path in self.program_files:
+            if not path.is_file():
+                raise FileNotFoundError(f"{path} not found: run `make build` first")
+        if self.fault_plan is not None:
+            self.compiled_fault_plan(fabric)
+
+    def compiled_fault_plan(self, fabric: Fabric | None = None) -> tuple[dict[str, Any], float | None]:
+        """(the switch's byte-level plan of `fault_plan` for job 1, the plan's [restart] after_s or None); PlanError
+        naming the plan file and key."""
+        from worker.faults import PlanError, compile_plan, load_plan
+
+        assert self.fault_plan is not None
+        if self.topo != "star":
+            raise ValueError("fault plans name the ports of the star's switch: use --topo star")
+        plan = load_plan(self.fault_plan)
+        restart = plan.get("restart", {})
+        if not isinstance(restart, dict) or set(restart) - {"after_s"}:
+            raise PlanError(f"{self.fault_plan}: [restart] takes after_s = SECONDS")
+        after = restart.get("after_s")
+        if after is not None and (isinstance(after, bool) or not isinstance(after, (int, float)) or after <= 0):
+            raise PlanError(f"{self.fault_plan}: restart.after_s must be a number of seconds > 0, got {after!r}")
+        fabric = fabric or self.fabric()
+        job = fabric.job_config(1, list(range(1, self.workers + 1)), num_elems=_num_elems(self.program_files[0]),
+                                pool=PoolRange(base=0, size=self.pool_size))
+        compiled = compile_plan(plan, job, self.program_files[0], source=str(self.fault_plan))
+        return compiled, None if after is None else float(after)
 
     @property
     def window_width(self) -> int:
@@ -272,9 +329,7 @@ class ExperimentNetwork:
     """
 
     def __init__(self, cfg: ExperimentConfig) -> None:
-        for path in cfg.program_files:
-            if not path.exists():
-                raise FileNotFoundError(f"{path} not found: run `make build` first")
+        cfg.check()
         self.cfg = cfg
         self.network: Network | None = None
 
@@ -359,19 +414,9 @@ class ExperimentNetwork:
 
     def _compile_faults(self) -> Path:
         """The switch's byte-level plan (switch.faults) of cfg.fault_plan for job 1, next to the job file."""
-        from worker.faults import compile_plan, load_plan
-
-        cfg = self.cfg
-        assert cfg.fault_plan is not None
-        if cfg.topo != "star":
-            raise ValueError("fault plans name the ports of the star's switch: use --topo star")
-        plan = load_plan(cfg.fault_plan)
-        restart = plan.get("restart", {})
-        if not isinstance(restart, dict) or set(restart) - {"after_s"}:
-            raise ValueError(f"{cfg.fault_plan}: [restart] takes after_s = SECONDS")
-        self._plan_restart = float(restart["after_s"]) if "after_s" in restart else None
-        out = cfg.run_dir / "faults.json"
-        out.write_text(json.dumps(compile_plan(plan, self.job, cfg.program_files[0]), indent=1))
+        compiled, self._plan_restart = self.cfg.compiled_fault_plan(self.fabric)
+        out = self.cfg.run_dir / "faults.json"
+        out.write_text(json.dumps(compiled, indent=1))
         return out
 
     def run(self, cfg: ExperimentConfig, background: Sequence[str] = ()) -> ExperimentResult:
@@ -549,66 +594,73 @@ def _rank_after(text: str) -> tuple[int, float]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m experiments.run", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="python -m experiments.run", description=__doc__.split("\n\n")[0])
     d = ExperimentConfig()
     p.add_argument("--protocol", "--algo", dest="protocol", choices=sorted(PROTOCOLS), default=d.protocol,
                    help="the all-reduce: in-network aggregation or a host-based baseline (default %(default)s)")
-    p.add_argument("--workers", type=int, default=d.workers)
-    p.add_argument("--size", type=int, default=d.size, help="tensor elements per worker")
-    p.add_argument("--loss", type=float, default=d.loss, help="drop probability per port and direction")
-    p.add_argument("--bw", type=float, default=None, metavar="MBIT",
+    p.add_argument("--workers", type=in_range(1, MAX_WORKERS), default=d.workers)
+    p.add_argument("--size", type=at_least(1), default=d.size, help="tensor elements per worker")
+    p.add_argument("--loss", type=probability(below_one=True), default=d.loss,
+                   help="drop probability per port and direction, in [0, 1)")
+    p.add_argument("--bw", type=positive_float, default=None, metavar="MBIT",
                    help="limit every link to MBIT Mbit/s (htb; default: unlimited veth)")
     p.add_argument("--dtype", choices=["float32", "int32"], default=d.dtype)
     p.add_argument("--target", choices=[t.value for t in Target], default=None,
                    help="switch target (default: $TARGET, else bmv2 if installed, else embedded)")
     p.add_argument("--program-dir", type=Path, default=d.program_dir,
                    help="where the compiled programs are (<program>.json, <program>.p4info.txt; default %(default)s)")
-    p.add_argument("--json", dest="program_json", type=Path, default=None,
+    p.add_argument("--json", dest="program_json", type=existing_file, default=None,
                    help="the compiled program (default: PROGRAM_DIR/<the collective's program>.json)")
-    p.add_argument("--p4info", type=Path, default=None)
-    p.add_argument("--pool-size", type=int, default=d.pool_size, help="slots given to the job")
-    p.add_argument("--window", type=int, default=d.window,
+    p.add_argument("--p4info", type=existing_file, default=None)
+    p.add_argument("--pool-size", type=in_range(1, MAX_SLOTS), default=d.pool_size, help="slots given to the job")
+    p.add_argument("--window", type=at_least(1), default=d.window,
                    help="packets in flight per worker, at most --pool-size (default: the protocol's, "
                         + default_windows() + ")")
-    p.add_argument("--seed", type=int, default=d.seed,
+    p.add_argument("--seed", type=at_least(0), default=d.seed,
                    help="seed of the workers' inputs and of the embedded switch's random() (its loss simulator)")
-    p.add_argument("--timeout", type=float, default=d.timeout_s, help="bound on the workers' run, seconds")
+    p.add_argument("--timeout", type=positive_float, default=d.timeout_s, help="bound on the workers' run, seconds")
     p.add_argument("--run-dir", type=Path, default=d.run_dir, help="job file and switch log go here")
     p.add_argument("--topo", choices=list(TOPOLOGIES), default=d.topo,
                    help="star: one switch; twotier: rack switches under a PS rack switch (default %(default)s)")
-    p.add_argument("--racks", type=int, default=d.racks, help="twotier: rack switches (default %(default)s)")
+    p.add_argument("--racks", type=at_least(1), default=d.racks, help="twotier: rack switches (default %(default)s)")
     p.add_argument("--levels", type=int, choices=(1, 2), default=d.levels,
                    help="twotier atp: aggregate in the rack switches and the PS rack switch (2), or only in the PS "
                         "rack switch (1) (default %(default)s)")
-    p.add_argument("--fault-plan", type=Path, default=None, metavar="PLAN",
+    p.add_argument("--fault-plan", type=existing_file, default=None, metavar="PLAN",
                    help="a fault plan for the job (worker.faults: drop/duplicate/delay/corrupt packets by kind, rank, "
                         "slot; reset the job's switch state), applied by the embedded switch, seeded by --seed")
     p.add_argument("--kill-rank", type=_rank_after, default=None, metavar="R:S",
                    help="kill worker rank R S seconds into the all-reduce (the run then names the missing rank)")
-    p.add_argument("--restart-switch-after", type=float, default=None, metavar="S",
+    p.add_argument("--restart-switch-after", type=positive_float, default=None, metavar="S",
                    help="kill the switch S seconds into the all-reduce and start it again, re-programmed")
     p.add_argument("--cpus", choices=CPU_LAYOUTS, default=d.cpus,
                    help="split: each switch process on a CPU of its own, the hosts' processes on the others (with "
                         "at least twice as many CPUs as switches); shared: the scheduler places them "
                         "(default %(default)s)")
-    p.add_argument("--ecn-threshold", type=int, default=None, metavar="PACKETS",
+    p.add_argument("--ecn-threshold", type=at_least(1), default=None, metavar="PACKETS",
                    help="atp: mark ECN on packets that leave an egress queue at least this deep (default: off)")
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    prog = "python -m experiments.run"
     args = _parser().parse_args(argv)
+    try:  # every value checked before anything is started or written
+        target, why = Target.explain(args.target)
+        cfg = ExperimentConfig(protocol=args.protocol, bw=args.bw, workers=args.workers, size=args.size,
+                               loss=args.loss, dtype=args.dtype, target=target, program_json=args.program_json,
+                               p4info=args.p4info, program_dir=args.program_dir, pool_size=args.pool_size,
+                               window=args.window, timeout_s=args.timeout, seed=args.seed, run_dir=args.run_dir,
+                               topo=args.topo, racks=args.racks, levels=args.levels, ecn_threshold=args.ecn_threshold,
+                               fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
+                               restart_switch_after_s=args.restart_switch_after, cpus=args.cpus)
+        cfg.check()
+    except (ValueError, OSError) as err:
+        return fail(prog, str(err))
     if os.geteuid() != 0:
         print("error: Mininet needs root: run `sudo make run`", file=sys.stderr)
         return 2
-    cfg = ExperimentConfig(protocol=args.protocol, bw=args.bw, workers=args.workers, size=args.size, loss=args.loss,
-                           dtype=args.dtype,
-                           target=Target.choose(args.target), program_json=args.program_json, p4info=args.p4info,
-                           program_dir=args.program_dir,
-                           pool_size=args.pool_size, window=args.window, timeout_s=args.timeout, seed=args.seed,
-                           run_dir=args.run_dir, topo=args.topo, racks=args.racks, levels=args.levels,
-                           ecn_threshold=args.ecn_threshold, fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
-                           restart_switch_after_s=args.restart_switch_after, cpus=args.cpus)
+    print(why, flush=True)
     try:
         result = run_experiment(cfg)
     except Exception as err:  # one clear line (plus the switch log if it is a startup failure)

@@ -19,7 +19,6 @@ results/soak-<UTC time>/ (with --results).
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import random
@@ -34,6 +33,7 @@ from typing import Any
 
 from switch.faults import FaultPlan, FaultRule
 from topo.inprocess import AtpNetwork, EngineCache, SwitchMLNetwork, atp_jobs, loss_rule, switchml_job
+from worker.arguments import Parser, at_least
 from worker.atp.worker import AtpOptions
 from worker.driver import WindowOptions
 from worker.job import PoolRange
@@ -281,19 +281,22 @@ def soak(protocols: Sequence[str], runs: int, first_seed: int, program_dir: Path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m experiments.soak", description=__doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, default=1000, help="runs per protocol")
+    p = Parser(prog="python -m experiments.soak", description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=at_least(1), default=1000, help="runs per protocol")
     p.add_argument("--protocols", nargs="+", choices=SOAKED, default=list(SOAKED))
     p.add_argument("--protocol", choices=SOAKED, default=None, help="one protocol (replay)")
-    p.add_argument("--seed", type=int, default=1, help="seed of the first run")
+    p.add_argument("--seed", type=at_least(0), default=1, help="seed of the first run")
     p.add_argument("--program-dir", type=Path, default=ROOT / "out")
     p.add_argument("--trace", type=Path, default=None,
                    help="with --runs 1: write every frame at the switch's ports (time, direction, port, hex)")
     p.add_argument("--results", type=Path, default=None, help="write summary.md under RESULTS/soak-<UTC time>/")
-    p.add_argument("--fuzz", type=int, default=0, metavar="N",
+    p.add_argument("--fuzz", type=at_least(0), default=0, metavar="N",
                    help="then fuzz (experiments.fuzz): N frames per program, and requests, P4 sources and JSON in proportion")
     args = p.parse_args(argv)
     protocols = [args.protocol] if args.protocol else args.protocols
+    for protocol in protocols:
+        if not (args.program_dir / f"{protocol}.json").is_file():
+            p.error(f"{args.program_dir / (protocol + '.json')} not found: run `make build` first")
     if args.trace is not None:
         if args.runs != 1 or len(protocols) != 1:
             p.error("--trace replays one run: give --protocol P --seed S --runs 1")

@@ -12,6 +12,7 @@ from typing import Any
 
 from experiments.rows import results_dir, write_rows
 from topo.target import Target
+from worker.arguments import Parser, at_least
 
 __all__ = ["add_study_arguments", "finish", "needs_root", "study_parser"]
 
@@ -20,13 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def study_parser(module: str, doc: str | None) -> argparse.ArgumentParser:
     """A study's parser: `python -m <module>`, described by the first paragraph of its docstring."""
-    return argparse.ArgumentParser(prog=f"python -m {module}", description=(doc or "").split("\n\n")[0])
+    return Parser(prog=f"python -m {module}", description=(doc or "").split("\n\n")[0])
 
 
 def add_study_arguments(p: argparse.ArgumentParser, *, reps: int = 3) -> None:
     """--reps, --seed, --target, --program-dir, --results."""
-    p.add_argument("--reps", type=int, default=reps, help="repetitions of each configuration (default %(default)s)")
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--reps", type=at_least(1), default=reps, help="repetitions of each configuration (default %(default)s)")
+    p.add_argument("--seed", type=at_least(0), default=1)
     p.add_argument("--target", choices=[t.value for t in Target], default=None,
                    help="switch target (default: $TARGET, else bmv2 if installed, else embedded)")
     p.add_argument("--program-dir", type=Path, default=ROOT / "out")

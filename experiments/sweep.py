@@ -27,6 +27,7 @@ from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork
 from experiments.scenario import Scenario, ScenarioError, load_scenario
 from topo.star import host_ip
 from topo.target import Target
+from worker.arguments import Parser, fail
 from worker.protocols import PROTOCOLS, SWITCHML, program_paths
 
 __all__ = ["run_scenario", "open_network", "main"]
@@ -107,7 +108,7 @@ def open_network(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> E
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m experiments.sweep", description=__doc__.split("\n\n")[0])
+    p = Parser(prog="python -m experiments.sweep", description=__doc__.split("\n\n")[0])
     p.add_argument("scenario", type=Path, help="scenario file (experiments/scenarios/*.toml)")
     p.add_argument("--results", type=Path, default=ROOT / "results", help="where result directories go")
     json_path, p4info = program_paths(ROOT / "out", SWITCHML.program)
@@ -135,8 +136,14 @@ def main(argv: Iterable[str] | None = None) -> int:
     try:
         sc = load_scenario(args.scenario)
     except ScenarioError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return fail("python -m experiments.sweep", str(exc))
+    for path in (args.program_json, args.p4info):
+        if not path.is_file():
+            return fail("python -m experiments.sweep", f"{path} not found: run `make build` first")
+    try:
+        Target.explain(sc.target)
+    except ValueError as exc:
+        return fail("python -m experiments.sweep", f"{args.scenario}: network.target: {exc}")
     if args.list:
         for p in sc.runs():
             print(p)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import matplotlib
@@ -28,6 +29,8 @@ from experiments.rows import results_dir, write_dicts  # noqa: E402
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
 from experiments.study import needs_root, study_parser  # noqa: E402
 from perf.machine import machine_info  # noqa: E402
+from worker.arguments import at_least, fail, in_range, nonnegative_float, positive_float, probability  # noqa: E402
+from worker.job import MAX_WORKERS  # noqa: E402
 from worker.protocols import (
     PROTOCOLS,  # noqa: E402
     SWITCHML,
@@ -99,20 +102,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = study_parser("experiments.train", __doc__)
     p.add_argument("--protocols", "--algos", dest="protocols", nargs="+", choices=sorted(PROTOCOLS),
                    default=[p for p in PROTOCOLS if not PROTOCOLS[p].needs_ps])
-    p.add_argument("--workers", type=int, default=4)
-    p.add_argument("--epochs", type=int, default=20)
-    p.add_argument("--bw", type=float, default=10.0, help="link rate in Mbit/s (0: unlimited)")
-    p.add_argument("--loss", type=float, default=0.0)
-    p.add_argument("--timeout", type=float, default=300.0, help="bound on one algorithm's training, seconds")
+    p.add_argument("--workers", type=in_range(1, MAX_WORKERS), default=4)
+    p.add_argument("--epochs", type=at_least(1), default=20)
+    p.add_argument("--bw", type=nonnegative_float, default=10.0, help="link rate in Mbit/s (0: unlimited)")
+    p.add_argument("--loss", type=probability(below_one=True), default=0.0)
+    p.add_argument("--timeout", type=positive_float, default=300.0, help="bound on one algorithm's training, seconds")
     p.add_argument("--results", type=Path, default=ROOT / "results")
     json_path, p4info = program_paths(ROOT / "out", SWITCHML.program)
     p.add_argument("--json", dest="program_json", type=Path, default=json_path)
     p.add_argument("--p4info", type=Path, default=p4info)
     args = p.parse_args(argv)
+    cfg = ExperimentConfig(workers=args.workers, bw=args.bw or None, program_json=args.program_json,
+                           p4info=args.p4info, run_dir=Path("/tmp/ina-testbed/train"), seed=args.seed)
+    try:
+        cfg.check()
+        for protocol in args.protocols:
+            replace(cfg, protocol=protocol).fabric().check(protocol, PROTOCOLS[protocol].program,
+                                                           PROTOCOLS[protocol].in_network)
+    except (ValueError, OSError) as err:
+        return fail("python -m experiments.train", str(err))
     if needs_root("train"):
         return 2
-    cfg = ExperimentConfig(workers=args.workers, bw=args.bw or None, program_json=args.program_json,
-                           p4info=args.p4info, run_dir=Path("/tmp/ina-testbed/train"))
     histories: dict[str, list[dict]] = {}
     with ExperimentNetwork(cfg) as net:
         for protocol in args.protocols:

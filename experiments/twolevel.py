@@ -23,6 +23,8 @@ from pathlib import Path
 from experiments.run import ExperimentConfig, ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target
+from worker.arguments import at_least, fail, in_range, positive_float, probability
+from worker.job import MAX_WORKERS
 from worker.protocols import PROTOCOLS
 
 TWO_LEVEL = next(p for p in PROTOCOLS.values() if p.levels > 1)
@@ -56,14 +58,24 @@ class LevelRow:
     ps_bytes: int
 
 
+def twolevel_configs(*, racks: int, workers: int, size: int, loss: float, bw: float | None, window: int | None,
+                     program_dir: Path, target: Target, run_dir: Path, seed: int = 1) -> list[ExperimentConfig]:
+    """One experiment per number of levels, each checked (ValueError naming a bad value)."""
+    configs = [ExperimentConfig(protocol=TWO_LEVEL.name, topo="twotier", racks=racks, levels=levels, workers=workers,
+                                size=size, loss=loss, bw=bw, window=window, target=target, program_dir=program_dir,
+                                seed=seed, run_dir=run_dir / f"levels{levels}", timeout_s=300.0) for levels in LEVELS]
+    for cfg in configs:
+        cfg.check()
+    return configs
+
+
 def run_twolevel(*, racks: int, workers: int, size: int, loss: float, bw: float | None, window: int | None, reps: int,
                  program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                  progress: bool = True) -> list[LevelRow]:
     rows: list[LevelRow] = []
-    for levels in LEVELS:
-        cfg = ExperimentConfig(protocol=TWO_LEVEL.name, topo="twotier", racks=racks, levels=levels, workers=workers, size=size,
-                               loss=loss, bw=bw, window=window, target=target, program_dir=program_dir, seed=seed,
-                               run_dir=run_dir / f"levels{levels}", timeout_s=300.0)
+    for cfg in twolevel_configs(racks=racks, workers=workers, size=size, loss=loss, bw=bw, window=window,
+                                program_dir=program_dir, target=target, run_dir=run_dir, seed=seed):
+        levels = cfg.levels
         with ExperimentNetwork(cfg) as net:
             for rep in range(reps):
                 res = net.run(cfg)
@@ -144,24 +156,32 @@ def plot(rows: Sequence[LevelRow], path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = study_parser("experiments.twolevel", __doc__)
-    p.add_argument("--racks", type=int, default=2)
-    p.add_argument("--workers", type=int, default=4, help="workers, spread over the racks")
-    p.add_argument("--size", type=int, default=65536, help="float32 elements per worker")
-    p.add_argument("--loss", type=float, default=0.0)
-    p.add_argument("--bw", type=float, default=None, metavar="MBIT", help="limit every link (default: unlimited)")
-    p.add_argument("--window", type=int, default=None, help="packets in flight per worker (default: the protocol's)")
+    p.add_argument("--racks", type=at_least(1), default=2)
+    p.add_argument("--workers", type=in_range(1, MAX_WORKERS), default=4, help="workers, spread over the racks")
+    p.add_argument("--size", type=at_least(1), default=65536, help="float32 elements per worker")
+    p.add_argument("--loss", type=probability(below_one=True), default=0.0)
+    p.add_argument("--bw", type=positive_float, default=None, metavar="MBIT", help="limit every link (default: unlimited)")
+    p.add_argument("--window", type=at_least(1), default=None, help="packets in flight per worker (default: the protocol's)")
     add_study_arguments(p)
     args = p.parse_args(argv)
+    run_dir = Path("/tmp/ina-testbed/twolevel")
+    try:  # every value checked before anything is started or written
+        target, why = Target.explain(args.target)
+        twolevel_configs(racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
+                         window=args.window, program_dir=args.program_dir, target=target, run_dir=run_dir,
+                         seed=args.seed)
+    except (ValueError, OSError) as err:
+        return fail(p.prog, str(err))
     if needs_root("twolevel"):
         return 2
     from perf.machine import machine_info
 
+    print(why, flush=True)
     machine = machine_info()
     try:
         rows = run_twolevel(racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
                             window=args.window, reps=args.reps, program_dir=args.program_dir,
-                            target=Target.choose(args.target), run_dir=Path("/tmp/ina-testbed/twolevel"),
-                            seed=args.seed)
+                            target=target, run_dir=run_dir, seed=args.seed)
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

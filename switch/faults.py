@@ -35,14 +35,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FaultPlan", "FaultRule", "FaultEvent", "ByteMatch", "FaultPlanError", "ACTIONS", "DIRECTIONS"]
+__all__ = ["FaultPlan", "FaultRule", "FaultEvent", "ByteMatch", "FaultPlanError", "ACTIONS", "DIRECTIONS",
+           "rule_from_json", "event_from_json"]
 
 ACTIONS = ("drop", "duplicate", "delay", "corrupt")
 DIRECTIONS = ("in", "out", "any")
 
 
 class FaultPlanError(ValueError):
-    """A fault plan that cannot be applied (the message names the rule and the field)."""
+    """A fault plan that cannot be applied (the message names the rule and the field; `problem` is the message
+    without where, for a plan compiler to say where in its own terms)."""
+
+    def __init__(self, message: str, problem: str | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem or message
 
 
 def _hex(text: Any, where: str) -> bytes:
@@ -95,21 +101,26 @@ class FaultRule:
     fired: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
-        where = f"rule {self.name or self.action!r}"
+        problem = self._problem()
+        if problem:
+            raise FaultPlanError(f"rule {self.name or self.action!r}: {problem}", problem)
+
+    def _problem(self) -> str:
         if self.action not in ACTIONS:
-            raise FaultPlanError(f"{where}: action must be one of {', '.join(ACTIONS)}, got {self.action!r}")
+            return f"action must be one of {', '.join(ACTIONS)}, got {self.action!r}"
         if self.direction not in DIRECTIONS:
-            raise FaultPlanError(f"{where}: direction must be one of {', '.join(DIRECTIONS)}, got {self.direction!r}")
+            return f"direction must be one of {', '.join(DIRECTIONS)}, got {self.direction!r}"
         if self.probability is not None and not 0.0 <= self.probability <= 1.0:
-            raise FaultPlanError(f"{where}: probability {self.probability} is not in [0, 1]")
+            return f"probability {self.probability} is not in [0, 1]"
         if self.nth is not None and self.probability is not None:
-            raise FaultPlanError(f"{where}: give nth or probability, not both")
+            return "give nth or probability, not both"
         if self.nth is not None and any(k < 1 for k in self.nth):
-            raise FaultPlanError(f"{where}: nth counts from 1")
+            return "nth counts from 1"
         if self.action == "delay" and self.delay < 1:
-            raise FaultPlanError(f"{where}: delay must be >= 1 frame")
+            return "delay must be >= 1 frame"
         if self.action == "corrupt" and (self.corrupt_offset < 0 or not self.corrupt_xor):
-            raise FaultPlanError(f"{where}: corrupt needs an offset >= 0 and a non-empty xor")
+            return "corrupt needs an offset >= 0 and a non-empty xor"
+        return ""
 
     def applies(self, direction: str, port: int, frame: bytes) -> bool:
         """Does the frame match (direction, port, bytes)? Counts it if so."""
@@ -201,8 +212,8 @@ class FaultPlan:
         unknown = set(data) - {"seed", "rules", "events", "max_hold_s", "comment"}
         if unknown:
             raise FaultPlanError(f"fault plan: unknown keys {', '.join(sorted(unknown))}")
-        rules = [_rule(r, i) for i, r in enumerate(data.get("rules", []))]
-        events = [_event(e, i) for i, e in enumerate(data.get("events", []))]
+        rules = [rule_from_json(r, i) for i, r in enumerate(data.get("rules", []))]
+        events = [event_from_json(e, i) for i, e in enumerate(data.get("events", []))]
         return cls(rules, events, seed=int(data.get("seed", default_seed)),
                    max_hold_s=float(data.get("max_hold_s", 0.05)))
 
@@ -297,7 +308,8 @@ class FaultPlan:
         return True
 
 
-def _rule(d: Any, i: int) -> FaultRule:
+def rule_from_json(d: Any, i: int) -> FaultRule:
+    """Rule i of a plan's `rules` (FaultPlanError naming it)."""
     where = f"rules[{i}]"
     if not isinstance(d, Mapping):
         raise FaultPlanError(f"{where}: expected an object")
@@ -319,11 +331,12 @@ def _rule(d: Any, i: int) -> FaultRule:
             corrupt_xor=_hex(corrupt.get("xor", "ff"), f"{where}.corrupt"), name=str(d.get("name", "")))
     except (KeyError, TypeError, ValueError) as e:
         if isinstance(e, FaultPlanError):
-            raise FaultPlanError(f"{where}: {e}") from None
-        raise FaultPlanError(f"{where}: {type(e).__name__}: {e}") from None
+            raise FaultPlanError(f"{where}: {e}", e.problem) from None
+        raise FaultPlanError(f"{where}: {type(e).__name__}: {e}", f"{type(e).__name__}: {e}") from None
 
 
-def _event(d: Any, i: int) -> FaultEvent:
+def event_from_json(d: Any, i: int) -> FaultEvent:
+    """Event i of a plan's `events` (FaultPlanError naming it)."""
     where = f"events[{i}]"
     if not isinstance(d, Mapping) or "at_frame" not in d or "reset_register" not in d:
         raise FaultPlanError(f"{where}: expected {{\"at_frame\": N, \"reset_register\": NAME, [\"first\", \"count\"]}}")

@@ -88,11 +88,13 @@ class P4Switch(Switch):
         return {port: intf.name for port, intf in sorted(self.intfs.items()) if intf.name != "lo"}
 
     def argv(self) -> list[str]:
-        """The switch command line (identical flags for both targets)."""
+        """The switch command line (the same flags for both targets; --thrift-port for BMv2 only)."""
         args = list(self.target.switch_argv0())
         for port, intf in self.port_map().items():
             args += ["-i", f"{port}@{intf}"]
-        args += ["--device-id", str(self.device_id), "--thrift-port", str(self.thrift_port)]
+        args += ["--device-id", str(self.device_id)]
+        if self.target is Target.BMV2:  # the embedded switch has no Thrift server (registers go over P4Runtime)
+            args += ["--thrift-port", str(self.thrift_port)]
         if self.log_console:
             args.append("--log-console")
         if self.pcap_dir:

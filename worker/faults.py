@@ -103,17 +103,29 @@ def _protocol_of(program: Mapping[str, Any]) -> tuple[Any, ProtocolFaults, Heade
     return protocol, protocol.fault_model(), spec, n
 
 
-def compile_plan(plan: Mapping[str, Any], job: JobConfig, program_json: str | Path | Mapping[str, Any]
-                 ) -> dict[str, Any]:
-    """The byte-level switch.faults plan of a protocol-level plan for `job` on the compiled program."""
+def compile_plan(plan: Mapping[str, Any], job: JobConfig, program_json: str | Path | Mapping[str, Any], *,
+                 source: str = "") -> dict[str, Any]:
+    """The byte-level switch.faults plan of a protocol-level plan for `job` on the compiled program; every value is
+    checked here, so a bad plan is refused (PlanError naming `source`, the plan's file, and the key) before a switch
+    or network is started."""
+    from switch.faults import ACTIONS, DIRECTIONS, FaultPlanError, event_from_json, rule_from_json
+
+    prefix = f"{source}: " if source else ""
     protocol, proto, spec, n = _protocol_of(load_program(program_json))
+    unknown = set(plan) - {"seed", "fault", "reset", "restart"}
+    if unknown:
+        raise PlanError(f"{prefix}unknown keys {', '.join(sorted(unknown))} (a plan has seed, [[fault]], [[reset]], "
+                        "[restart])")
     rules = []
-    for i, f in enumerate(plan.get("fault", [])):
-        where = f"fault[{i}]"
+    for i, f in enumerate(_tables(plan, "fault", prefix)):
+        where = f"{prefix}fault[{i}]"
         unknown = set(f) - {"action", "kind", "job", "rank", "slot", "aggregator", "nth", "probability", "delay",
                             "corrupt", "direction", "name"}
         if unknown:
             raise PlanError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+        action = f.get("action")
+        if action not in ACTIONS:
+            raise PlanError(f"{where}.action = {action!r}: choose one of {', '.join(ACTIONS)}")
         kind = f.get("kind", "any")
         match = []
         if kind == "any":
@@ -125,43 +137,79 @@ def compile_plan(plan: Mapping[str, Any], job: JobConfig, program_json: str | Pa
                           "mask": "ffff"})
             match += [field_match(spec, name, value, mask) for name, value, mask in fields]
         else:
-            raise PlanError(f"{where}: {protocol.name} packets are of kind {', '.join(['any', *proto.kinds])}, "
-                            f"not {kind!r}")
+            raise PlanError(f"{where}.kind = {kind!r}: {protocol.name} packets are of kind "
+                            f"{', '.join(['any', *proto.kinds])}")
+        if direction not in DIRECTIONS:
+            raise PlanError(f"{where}.direction = {direction!r}: choose one of {', '.join(DIRECTIONS)}")
         if "job" in f:
-            match.append(field_match(spec, "job_id", int(f["job"])))
-        slot = f.get("slot", f.get("aggregator"))
-        if slot is not None:
-            match.append(field_match(spec, proto.slot_field[0], int(slot), proto.slot_field[1]))
-        rule: dict[str, Any] = {"name": f.get("name", f"{where}: {f.get('action')} {kind}"),
-                                "action": f.get("action"), "direction": direction, "match": match}
+            match.append(field_match(spec, "job_id", _plan_int(f, "job", where, 0, 255)))
+        slot_key = "slot" if "slot" in f else "aggregator"
+        if slot_key in f:
+            slot = _plan_int(f, slot_key, where, 0, proto.slot_field[1] if proto.slot_field[1] else None)
+            match.append(field_match(spec, proto.slot_field[0], slot, proto.slot_field[1]))
+        rule: dict[str, Any] = {"name": f.get("name", f"fault[{i}]: {action} {kind}"),
+                                "action": action, "direction": direction, "match": match}
         if "rank" in f:
-            rule["ports"] = [job.worker(int(f["rank"])).switch_port]
+            rank = _plan_int(f, "rank", where, 0, job.num_workers - 1)
+            rule["ports"] = [job.worker(rank).switch_port]
         for key in ("nth", "probability", "delay", "corrupt"):
             if key in f:
                 rule[key] = f[key]
+        try:
+            rule_from_json(rule, i)
+        except FaultPlanError as err:
+            raise PlanError(f"{where}: {err.problem}") from None
         rules.append(rule)
     events = []
-    for i, r in enumerate(plan.get("reset", [])):
-        where = f"reset[{i}]"
+    for i, r in enumerate(_tables(plan, "reset", prefix)):
+        where = f"{prefix}reset[{i}]"
+        unknown = set(r) - {"at_frame", "job", "register", "first", "count"}
+        if unknown:
+            raise PlanError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
         if "at_frame" not in r:
             raise PlanError(f"{where}: needs at_frame")
+        at = _plan_int(r, "at_frame", where, 1, None)
         if "register" in r:
-            events.append({"at_frame": int(r["at_frame"]), "reset_register": r["register"],
-                           "first": int(r.get("first", 0)), **({"count": int(r["count"])} if "count" in r else {})})
+            events.append({"at_frame": at, "reset_register": r["register"], "first": _plan_int(r, "first", where, 0),
+                           **({"count": _plan_int(r, "count", where, 0)} if "count" in r else {})})
         elif "job" in r:
-            if int(r["job"]) != job.job_id:
-                raise PlanError(f"{where}: job {r['job']} is not the plan's job {job.job_id}")
-            events += [{"at_frame": int(r["at_frame"]), "reset_register": name, "first": job.pool.base * per,
+            if _plan_int(r, "job", where, 0, 255) != job.job_id:
+                raise PlanError(f"{where}.job = {r['job']}: not the plan's job {job.job_id}")
+            events += [{"at_frame": at, "reset_register": name, "first": job.pool.base * per,
                         "count": job.pool.size * per} for name, per in proto.state]
             sets = proto.state[0][1]  # SwitchML keeps two sets of every slot
-            events += [{"at_frame": int(r["at_frame"]), "reset_register": name, "first": job.pool.base * sets * n,
+            events += [{"at_frame": at, "reset_register": name, "first": job.pool.base * sets * n,
                         "count": job.pool.size * sets * n} for name in proto.cells_per_slot_elems]
         else:
             raise PlanError(f"{where}: give job = J or register = NAME")
+        for k, event in enumerate(events[-1:]):
+            try:
+                event_from_json(event, k)
+            except FaultPlanError as err:
+                raise PlanError(f"{where}: {err.problem}") from None
     out: dict[str, Any] = {"rules": rules, "events": events}
     if "seed" in plan:
-        out["seed"] = int(plan["seed"])
+        seed = plan["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise PlanError(f"{prefix}seed = {seed!r}: expected an integer >= 0")
+        out["seed"] = seed
     return out
+
+
+def _tables(plan: Mapping[str, Any], key: str, prefix: str) -> list[Mapping[str, Any]]:
+    tables = plan.get(key, [])
+    if not isinstance(tables, list) or not all(isinstance(t, Mapping) for t in tables):
+        raise PlanError(f"{prefix}{key}: expected [[{key}]] tables")
+    return tables
+
+
+def _plan_int(table: Mapping[str, Any], key: str, where: str, lo: int, hi: int | None = None) -> int:
+    """table[key] (default 0) as an integer in [lo, hi] (PlanError naming where.key)."""
+    value = table.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < lo or (hi is not None and value > hi):
+        bound = f">= {lo}" if hi is None else f"in [{lo}, {hi}]"
+        raise PlanError(f"{where}.{key} = {value!r}: expected an integer {bound}")
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -172,7 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("-o", "--output", type=Path, default=None, help="write the switch's plan here (default: stdout)")
     args = p.parse_args(argv)
     try:
-        compiled = compile_plan(load_plan(args.plan), JobConfig.load(args.job), args.program_json)
+        compiled = compile_plan(load_plan(args.plan), JobConfig.load(args.job), args.program_json,
+                                source=str(args.plan))
     except (PlanError, ValueError, OSError) as e:
         print(f"worker.faults: error: {e}", file=sys.stderr)
         return 1

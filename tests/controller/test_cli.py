@@ -49,7 +49,8 @@ def switch() -> Iterator[tuple[V1Switch, str]]:
 
 
 def cli(addr: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "controller", "--grpc-addr", addr, "--target", "embedded", *args],
+    return subprocess.run([sys.executable, "-m", "controller", "--grpc-addr", addr, "--device-id", "1", "--target",
+                           "embedded", *args],
                           capture_output=True, text=True, timeout=60, cwd=ROOT)
 
 
@@ -132,9 +133,11 @@ def test_atp_setup_aggregators_ecn_and_counters(tmp_path: Path, switch: tuple[V1
     counters = cli(addr, "--protocol", "atp", "counters", "5")
     assert next(x for x in counters.stdout.splitlines() if x.startswith("atp_aggregated")).split()[1] == "1"
     wrong = cli(addr, "slots", "0", "1")  # SwitchML's controller on the ATP program: one clear line
-    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1 and "AtpIngress" in wrong.stderr
+    assert wrong.returncode == 1 and wrong.stderr.count("\n") == 1 and "the switch runs atp.p4" in wrong.stderr
+    asserted = cli(addr, "--protocol", "switchml", "counters", "5")  # the pipeline says which program it is
+    assert asserted.returncode == 1 and "runs atp.p4, not switchml.p4" in asserted.stderr
     wrong = cli(addr, "--protocol", "atp", "slots", "0", "1")
-    assert wrong.returncode == 1 and "--protocol switchml" in wrong.stderr
+    assert wrong.returncode == 1 and "the switch runs atp.p4 (counters, aggregators, watch" in wrong.stderr
 
 
 def test_setup_with_a_bad_job_file_leaves_the_running_switch_untouched(files: dict[str, Path], tmp_path: Path,

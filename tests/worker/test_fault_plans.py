@@ -105,8 +105,25 @@ def test_bad_plans_name_what_is_wrong(programs: dict[str, dict]) -> None:
         compile_plan({"fault": [{"action": "drop", "kind": "ack"}]}, job, programs["switchml"].json)
     with pytest.raises(PlanError, match="unknown keys colour"):
         compile_plan({"fault": [{"action": "drop", "colour": 1}]}, job, programs["switchml"].json)
-    with pytest.raises(PlanError, match="job 2 is not the plan's job 1"):
+    with pytest.raises(PlanError, match=r"reset\[0\]\.job = 2: not the plan's job 1"):
         compile_plan({"reset": [{"at_frame": 5, "job": 2}]}, job, programs["switchml"].json)
+
+
+@pytest.mark.parametrize(("fault", "message"), [
+    ({"action": "dorp"}, r"plan\.toml: fault\[0\]\.action = 'dorp': choose one of drop, duplicate, delay, corrupt"),
+    ({"action": "drop", "direction": "sideways"}, r"fault\[0\]\.direction = 'sideways'"),
+    ({"action": "drop", "probability": 1.5}, r"fault\[0\]: probability 1\.5 is not in \[0, 1\]"),
+    ({"action": "drop", "nth": [0]}, r"fault\[0\]: nth counts from 1"),
+    ({"action": "drop", "rank": 5}, r"fault\[0\]\.rank = 5: expected an integer in \[0, 1\]"),
+    ({"action": "drop", "slot": -1}, r"fault\[0\]\.slot = -1"),
+    ({"action": "delay", "delay": 0}, r"fault\[0\]: delay must be >= 1 frame"),
+])
+def test_values_the_switch_would_refuse_are_refused_when_compiled(programs: dict[str, dict], fault: dict,
+                                                                  message: str) -> None:
+    """Before the fix `action = "dorp"` compiled and the switch refused it once Mininet was up, naming rules[0]."""
+    job = switchml_job(2, 64, PoolRange(0, 8))
+    with pytest.raises(PlanError, match=message):
+        compile_plan({"fault": [fault]}, job, programs["switchml"].json, source="plan.toml")
 
 
 def test_cli_compiles_a_toml_plan(programs: dict[str, dict], tmp_path: Path) -> None:
