@@ -105,7 +105,10 @@ def grpc_address(text: str) -> str:
     host, sep, number = text.rpartition(":")
     if not sep or not host:
         raise argparse.ArgumentTypeError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:9559)")
-    port(number)
+    try:
+        port(number)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"{text!r}: the port is not an integer in [1, 65535]") from None
     bare = host.strip("[]")
     try:
         ipaddress.ip_address(bare)

@@ -47,6 +47,13 @@ def _require(data: Any, key: str, where: str) -> Any:
     return data[key]
 
 
+def _known(data: Any, keys: set[str], where: str) -> None:
+    """Refuse keys a job file does not have (a misspelt key would otherwise be ignored silently)."""
+    if isinstance(data, dict) and set(data) - keys:
+        raise JobConfigError(f"{where}: unknown key{'s' if len(set(data) - keys) > 1 else ''} "
+                             f"{', '.join(repr(k) for k in sorted(set(data) - keys))} (expected {', '.join(sorted(keys))})")
+
+
 def _int(value: Any, where: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise JobConfigError(f"{where}: expected an integer, got {value!r}")
@@ -185,11 +192,15 @@ class JobConfig:
         sw = _require(data, "switch", "job")
         pool = _require(data, "pool", "job")
         workers = _require(data, "workers", "job")
+        _known(data, {"job_id", "num_elems", "switch", "pool", "workers", "ps"}, "job")
+        _known(sw, {"ip", "mac"}, "job.switch")
+        _known(pool, {"base", "size"}, "job.pool")
         if not isinstance(workers, list):
             raise JobConfigError("job.workers: expected a JSON array")
         specs = []
         for i, w in enumerate(workers):
             where = f"job.workers[{i}]"
+            _known(w, {"rank", "ip", "mac", "udp_port", "switch_port", "rack"}, where)
             specs.append(
                 WorkerSpec(
                     rank=_require(w, "rank", where),
@@ -201,6 +212,7 @@ class JobConfig:
                 )
             )
         ps = data.get("ps")
+        _known(ps, {"ip", "mac", "switch_port"}, "job.ps")
         ps_spec = None if ps is None else PsSpec(ip=_require(ps, "ip", "job.ps"), mac=_require(ps, "mac", "job.ps"),
                                                  switch_port=_require(ps, "switch_port", "job.ps"))
         return cls(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -153,3 +154,46 @@ def test_setup_with_a_bad_job_file_leaves_the_running_switch_untouched(files: di
     assert r.returncode != 0 and "error:" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert "pipeline pushed" not in r.stdout
     assert len(sw.tables["SwitchMLIngress.ina_workers"].entries) == entries == 3
+
+
+def test_with_simple_switch_grpc_on_path_the_cli_asks_the_switch(files: dict[str, Path], tmp_path: Path,
+                                                                  switch: tuple[V1Switch, str]) -> None:
+    """Issue 26 bug 1: with simple_switch_grpc installed, every command against the embedded switch failed after 3 s
+    with "build BMv2 with Thrift"; without --target the controller now asks the switch."""
+    _, addr = switch
+    stub = tmp_path / "bin"
+    stub.mkdir()
+    (stub / "simple_switch_grpc").write_text("#!/bin/sh\nexit 0\n")
+    (stub / "simple_switch_grpc").chmod(0o755)
+    env = {**os.environ, "PATH": f"{stub}:{os.environ['PATH']}"}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "controller", "--grpc-addr", addr, "--device-id", "1", *args],
+                              capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
+
+    assert run("setup", str(files["job"]), "--p4info", str(files["p4info"]), "--json",
+               str(files["json"])).returncode == 0
+    for args in (("counters", "7"), ("slots", "4", "2"), ("watch", str(files["job"]), "--iterations", "1")):
+        r = run(*args)
+        assert r.returncode == 0 and "Thrift" not in r.stderr, r.stderr
+
+
+def test_mismatches_say_what_to_do(files: dict[str, Path], tmp_path: Path, switch: tuple[V1Switch, str]) -> None:
+    _, addr = switch
+    r = subprocess.run([sys.executable, "-m", "controller", "--grpc-addr", addr, "counters", "1"],  # device id 0
+                       capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1
+    assert "started with another device id: pass --device-id N" in r.stderr
+    assert cli(addr, "setup", str(files["job"]), "--p4info", str(files["p4info"]), "--json",
+               str(files["json"])).returncode == 0
+    twice = cli(addr, "job-create", str(files["job"]))
+    assert twice.returncode == 1 and twice.stderr.strip().splitlines() == [
+        f"error: job 7 is already installed on {addr} (job-reset clears its state; setup pushes the pipeline again "
+        "and installs it afresh)"]
+    absent = cli(addr, "counters", "99")
+    assert absent.returncode == 1 and absent.stdout == ""
+    assert f"job 99 is not installed on {addr} (installed: 7;" in absent.stderr
+    extra = tmp_path / "extra.json"
+    extra.write_text(json.dumps({**json.loads(files["job"].read_text()), "worker": []}))
+    typo = cli(addr, "job-reset", str(extra))
+    assert typo.returncode == 1 and f"{extra}: job: unknown key 'worker'" in typo.stderr
