@@ -43,18 +43,21 @@ class JobRow:
     rep: int
     job: int
     workers: int
-    size: int
-    pool: int
+    size_elems: int
+    pool_slots: int
     """SwitchML: the job's slots; ATP: the shared pool's aggregators."""
-    window: int
-    correct: bool
+    window_packets: int
+    verified: bool
     completion_s: float
-    goodput: float
+    goodput_elems_per_s: float
     retransmissions: int
-    in_switch: float
+    in_switch_fraction: float
     """Fraction of contributions aggregated in the switch."""
     collisions: int
     raw_sequences: int
+    wire_frames: int = 0
+    wire_bytes: int = 0
+    """What the job's worker hosts sent into the network (experiments.run.ExperimentResult.wire)."""
 
 
 def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
@@ -89,21 +92,21 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                                    program_dir=program_dir, target=target, run_dir=run_dir, seed=seed):
         proto = cfg.protocol
         with ExperimentNetwork(cfg) as net:
-            for rep in range(reps):
+            for rep in range(1, reps + 1):
                 for job, res in zip(net.jobs, net.run_jobs(cfg)):
                     ps = res.ps or {}
                     rows.append(JobRow(
-                        protocol=proto, rep=rep, job=job.job_id, workers=workers, size=size,
-                        pool=cfg.pool_size, window=cfg.window_width,
-                        correct=res.correct,
-                        completion_s=res.elapsed_s, goodput=res.goodput, retransmissions=res.retransmissions,
-                        in_switch=float(ps.get("switch_fraction", 0.0 if PROTOCOLS[proto].needs_ps else 1.0)),
+                        protocol=proto, rep=rep, job=job.job_id, workers=workers, size_elems=size,
+                        pool_slots=cfg.pool_size, window_packets=cfg.window_width,
+                        verified=res.correct, wire_frames=res.wire[0], wire_bytes=res.wire[1],
+                        completion_s=res.elapsed_s, goodput_elems_per_s=res.goodput, retransmissions=res.retransmissions,
+                        in_switch_fraction=float(ps.get("switch_fraction", 0.0 if PROTOCOLS[proto].needs_ps else 1.0)),
                         collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0))))
                     if progress:
                         r = rows[-1]
-                        ok = "✓" if r.correct else "✗"
+                        ok = "✓" if r.verified else "✗"
                         print(f"{proto:>8} rep {rep} job {r.job}: {ok} {r.completion_s:.3f} s, "
-                              f"{100 * r.in_switch:.1f} % in switch, {r.collisions} collisions", file=sys.stderr)
+                              f"{100 * r.in_switch_fraction:.1f} % in switch, {r.collisions} collisions", file=sys.stderr)
     return rows
 
 
@@ -123,13 +126,13 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
     for proto in COMPARED:
         for job in sorted({r.job for r in rows if r.protocol == proto}):
             rs = [r for r in rows if r.protocol == proto and r.job == job]
-            t = [r.completion_s for r in rs if r.correct]
-            ok = sum(r.correct for r in rs)
+            t = [r.completion_s for r in rs if r.verified]
+            ok = sum(r.verified for r in rs)
             med = f"{statistics.median(t):.3f} ({min(t):.3f}-{max(t):.3f})" if t else "-"
             if t:
                 means.setdefault(proto, []).append(statistics.median(t))
             lines.append(f"| {proto} | {job} | {ok}/{len(rs)} | {med} | "
-                         f"{100 * statistics.mean(r.in_switch for r in rs):.1f} % | "
+                         f"{100 * statistics.mean(r.in_switch_fraction for r in rs):.1f} % | "
                          f"{statistics.median(r.collisions for r in rs):g} | "
                          f"{statistics.median(r.raw_sequences for r in rs):g} | "
                          f"{statistics.median(r.retransmissions for r in rs):g} |")
@@ -152,7 +155,7 @@ def plot(rows: Sequence[JobRow], path: Path) -> None:
         xs = [j + (k - 0.5) * width for j in jobs]
         t = [statistics.median([r.completion_s for r in rows if r.protocol == proto and r.job == j] or [0])
              for j in jobs]
-        f = [100 * statistics.mean([r.in_switch for r in rows if r.protocol == proto and r.job == j] or [0])
+        f = [100 * statistics.mean([r.in_switch_fraction for r in rows if r.protocol == proto and r.job == j] or [0])
              for j in jobs]
         ax1.bar(xs, t, width, label=proto)
         ax2.bar(xs, f, width, label=proto)
@@ -202,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
                    pools=pools, machine=machine)
     finish(args.results, "multitenant", rows, text, plot)
-    return 0 if all(r.correct for r in rows) else 1
+    return 0 if all(r.verified for r in rows) else 1
 
 
 if __name__ == "__main__":

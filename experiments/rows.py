@@ -35,8 +35,10 @@ def write_dicts(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, 
 
 def write_rows(rows: Sequence[Any], path: Path) -> None:
     """A CSV file with one line per dataclass row (columns: its fields, in order)."""
-    if rows:
-        write_dicts(path, [f.name for f in fields(rows[0])], (asdict(r) for r in rows))
+    if rows:  # booleans as 1/0 and None as empty, as every runs.csv writes them
+        write_dicts(path, [f.name for f in fields(rows[0])],
+                    ({k: int(v) if isinstance(v, bool) else "" if v is None else v for k, v in asdict(r).items()}
+                     for r in rows))
     else:
         path.write_text("")
 
@@ -80,8 +82,8 @@ class Row(RunPoint):
     goodput_elems_per_s: float = 0.0
     link_utilisation: float | None = None
     retransmissions: int = 0
-    packets_sent: int = 0
-    bytes_sent: int = 0
+    wire_frames: int = 0
+    wire_bytes: int = 0
     max_error_over_bound: float | None = None
     worker_cpu_s: float = 0.0
     switch_aggregated: int = 0
@@ -96,9 +98,7 @@ class Row(RunPoint):
         return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, verified=r.correct,
                    elapsed_s=r.elapsed_s, goodput_elems_per_s=r.goodput if r.correct else 0.0,
                    link_utilisation=r.link_utilisation if r.correct else None,
-                   retransmissions=r.retransmissions,
-                   packets_sent=sum(int(x.get("packets_sent", 0)) for x in reports),
-                   bytes_sent=sum(int(x.get("bytes_sent", 0)) for x in reports),
+                   retransmissions=r.retransmissions, wire_frames=r.wire[0], wire_bytes=r.wire[1],
                    max_error_over_bound=max(ratios) if ratios else None,
                    worker_cpu_s=sum(float(x.get("cpu_s", 0.0)) for x in reports),
                    switch_aggregated=r.counters.get(f"{CONTROLLERS[r.config.program].COUNTER_PREFIX}aggregated",
@@ -116,12 +116,17 @@ class Row(RunPoint):
             if kind.endswith("| None"):
                 return None if text == "" else value(kind.removesuffix("| None").strip(), text)
             return {"int": int, "float": float, "bool": lambda t: t == "1", "str": str}[kind](text)
-        return cls(**{f.name: value(str(f.type), d[f.name]) for f in fields(cls)})
+        return cls(**{f.name: value(str(f.type), d[COLUMNS.get(f.name, f.name)]) for f in fields(cls)})
 
     def csv_row(self) -> dict[str, object]:
         d = asdict(self)
         d["verified"] = int(self.verified)
-        return {k: ("" if v is None else v) for k, v in d.items()}
+        d["size_bytes"] = self.size * DTYPE_BYTES[self.dtype]
+        return {COLUMNS.get(k, k): ("" if v is None else v) for k, v in d.items()}
 
 
-CSV_FIELDS = tuple(Row.__dataclass_fields__)
+DTYPE_BYTES = {"float32": 4, "int32": 4}
+COLUMNS = {"size": "size_elems"}
+"""Row fields whose runs.csv column names say their unit."""
+CSV_FIELDS = tuple(COLUMNS.get(f, f) for f in Row.__dataclass_fields__) + ("size_bytes",)
+"""runs.csv's columns (docs/experiments.md, runs.csv, says what each means)."""

@@ -212,6 +212,9 @@ class ExperimentResult:
     the PS) — the workers that died or never sent."""
     cpu_layout: CpuLayout = field(default_factory=CpuLayout)
     """Where the switch and host processes ran."""
+    wire: tuple[int, int] = (0, 0)
+    """(frames, bytes) the job's worker hosts sent into the network during the run, as their switch ports received
+    them: the same measure for every protocol (INA packets and their retransmissions; TCP segments, ACKs and ARP)."""
 
     @property
     def correct(self) -> bool:
@@ -442,8 +445,10 @@ class ExperimentNetwork:
         self.reset(cfg.loss)
         before = [network.counters(j.job_id) for j in self.jobs]
         links_before = network.link_stats()
-        barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
         w = cfg.workers
+        job_hosts = [range(k * w + 1, (k + 1) * w + 1) for k in range(len(self.jobs))]
+        wire_before = [network.sent_by_hosts(hosts) for hosts in job_hosts]
+        barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
 
         def argv(i: int) -> list[str]:
             return _worker_argv(cfg, self.job_paths[i // w], i % w, barriers[i // w], network.cpu_layout)
@@ -472,8 +477,10 @@ class ExperimentNetwork:
             missing: list[int] = []
             if not all(o.ok for o in mine):
                 missing = self._missing_ranks(job, ps)
+            wire = network.sent_by_hosts(job_hosts[k])
             results.append(ExperimentResult(cfg, mine, total, network.switch.log_path, ps, links, per_switch,
-                                            missing, network.cpu_layout))
+                                            missing, network.cpu_layout,
+                                            (wire[0] - wire_before[k][0], wire[1] - wire_before[k][1])))
         return results
 
     def _missing_ranks(self, job: JobConfig, ps: dict[str, Any] | None) -> list[int]:

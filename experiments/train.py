@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--p4info", type=Path, default=p4info)
     args = p.parse_args(argv)
     cfg = ExperimentConfig(workers=args.workers, bw=args.bw or None, program_json=args.program_json,
-                           p4info=args.p4info, run_dir=Path("/tmp/ina-testbed/train"), seed=args.seed)
+                           p4info=args.p4info, run_dir=Path("/tmp/ina-testbed/train"))
     try:
         cfg.check()
         for protocol in args.protocols:

@@ -43,18 +43,18 @@ class LevelRow:
     rep: int
     racks: int
     workers: int
-    size: int
+    size_elems: int
     loss: float
-    bw: float | None
-    correct: bool
+    bw_mbps: float | None
+    verified: bool
     completion_s: float
-    goodput: float
+    goodput_elems_per_s: float
     retransmissions: int
-    in_switch: float
+    in_switch_fraction: float
     """Fraction of contributions that reached the PS inside a switch aggregate."""
-    uplink_packets: int
+    uplink_frames: int
     uplink_bytes: int
-    ps_packets: int
+    ps_frames: int
     ps_bytes: int
 
 
@@ -77,19 +77,19 @@ def run_twolevel(*, racks: int, workers: int, size: int, loss: float, bw: float 
                                 program_dir=program_dir, target=target, run_dir=run_dir, seed=seed):
         levels = cfg.levels
         with ExperimentNetwork(cfg) as net:
-            for rep in range(reps):
+            for rep in range(1, reps + 1):
                 res = net.run(cfg)
                 up, ps = res.links.get("uplinks", (0, 0)), res.links.get("ps", (0, 0))
                 rows.append(LevelRow(
-                    levels=levels, rep=rep, racks=racks, workers=workers, size=size, loss=loss, bw=bw,
-                    correct=res.correct, completion_s=res.elapsed_s, goodput=res.goodput,
+                    levels=levels, rep=rep, racks=racks, workers=workers, size_elems=size, loss=loss, bw_mbps=bw,
+                    verified=res.correct, completion_s=res.elapsed_s, goodput_elems_per_s=res.goodput,
                     retransmissions=res.retransmissions,
-                    in_switch=float((res.ps or {}).get("switch_fraction", 0.0)), uplink_packets=up[0],
-                    uplink_bytes=up[1], ps_packets=ps[0], ps_bytes=ps[1]))
+                    in_switch_fraction=float((res.ps or {}).get("switch_fraction", 0.0)), uplink_frames=up[0],
+                    uplink_bytes=up[1], ps_frames=ps[0], ps_bytes=ps[1]))
                 if progress:
                     r = rows[-1]
-                    print(f"levels {levels} rep {rep}: {'✓' if r.correct else '✗'} {r.completion_s:.3f} s, "
-                          f"uplinks {r.uplink_packets} packets, PS link {r.ps_packets} packets", file=sys.stderr)
+                    print(f"levels {levels} rep {rep}: {'✓' if r.verified else '✗'} {r.completion_s:.3f} s, "
+                          f"uplinks {r.uplink_frames} packets, PS link {r.ps_frames} packets", file=sys.stderr)
     return rows
 
 
@@ -110,18 +110,18 @@ def summary(rows: Sequence[LevelRow], *, racks: int, workers: int, size: int, lo
         rs = [r for r in rows if r.levels == levels]
         if not rs:
             continue
-        ok = [r for r in rs if r.correct]
+        ok = [r for r in rs if r.verified]
         t = [r.completion_s for r in ok]
         m = med[levels] = {
             "t": statistics.median(t) if t else 0.0,
-            "goodput": statistics.median(r.goodput for r in ok) if ok else 0.0,
-            "up": statistics.median(r.uplink_packets for r in rs),
+            "goodput": statistics.median(r.goodput_elems_per_s for r in ok) if ok else 0.0,
+            "up": statistics.median(r.uplink_frames for r in rs),
             "up_b": statistics.median(r.uplink_bytes for r in rs),
-            "ps": statistics.median(r.ps_packets for r in rs),
+            "ps": statistics.median(r.ps_frames for r in rs),
         }
         span = f"{m['t']:.3f} ({min(t):.3f}-{max(t):.3f})" if t else "-"
         lines.append(f"| {levels} | {len(ok)}/{len(rs)} | {span} | {m['goodput']:.0f} | {m['up']:.0f} | "
-                     f"{m['up_b'] / 1e6:.2f} | {m['ps']:.0f} | {100 * statistics.mean(r.in_switch for r in rs):.1f} % "
+                     f"{m['up_b'] / 1e6:.2f} | {m['ps']:.0f} | {100 * statistics.mean(r.in_switch_fraction for r in rs):.1f} % "
                      f"| {statistics.median(r.retransmissions for r in rs):g} |")
     if all(lv in med and med[lv]["t"] > 0 for lv in LEVELS):
         one, two = med[1], med[2]
@@ -139,8 +139,8 @@ def plot(rows: Sequence[LevelRow], path: Path) -> None:
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     labels = [f"{lv} level{'s' if lv > 1 else ''}" for lv in LEVELS]
     t = [statistics.median([r.completion_s for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
-    up = [statistics.median([r.uplink_packets for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
-    ps = [statistics.median([r.ps_packets for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
+    up = [statistics.median([r.uplink_frames for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
+    ps = [statistics.median([r.ps_frames for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
     ax1.bar(labels, t, color=["tab:gray", "tab:blue"])
     ax1.set(ylabel="completion time (s, median)")
     xs = range(len(LEVELS))
@@ -188,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = summary(rows, racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
                    machine=machine)
     finish(args.results, "twolevel", rows, text, plot)
-    return 0 if all(r.correct for r in rows) else 1
+    return 0 if all(r.verified for r in rows) else 1
 
 
 if __name__ == "__main__":

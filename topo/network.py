@@ -217,6 +217,17 @@ class Network:
             out[name] = (p, b)
         return out
 
+    def sent_by_hosts(self, hosts: Sequence[int]) -> tuple[int, int]:
+        """(frames, bytes) that hosts h<i> have sent into the network so far: what their switch ports received (the
+        kernel's veth counters, Ethernet headers included), the same measure for every protocol."""
+        frames = octets = 0
+        for h in hosts:
+            a = self.fabric.attachment(h)
+            stats = Path("/sys/class/net") / f"{a.switch}-eth{a.port}" / "statistics"
+            frames += int((stats / "rx_packets").read_text())
+            octets += int((stats / "rx_bytes").read_text())
+        return frames, octets
+
     def host(self, name: str) -> Any:
         """The Mininet host called `name` ("h3")."""
         assert self.net is not None

@@ -4,6 +4,7 @@ the report on synthetic rows; every shipped scenario parses."""
 from __future__ import annotations
 
 import datetime
+import re
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,7 @@ def test_results_directories_are_never_reused(tmp_path: Path) -> None:
 def _row(protocol: str, n: int, size: int, t: float, rep: int, ok: bool = True) -> Row:
     return Row(protocol=protocol, workers=n, size=size, loss=0.0, straggler_ms=0.0, background_mbps=0.0, rep=rep,
                dtype="float32", bw_mbps=10.0, verified=ok, elapsed_s=t, goodput_elems_per_s=size / t if ok else 0,
-               link_utilisation=None, retransmissions=0, packets_sent=1, bytes_sent=1, max_error_over_bound=0.5,
+               link_utilisation=None, retransmissions=0, wire_frames=1, wire_bytes=1, max_error_over_bound=0.5,
                worker_cpu_s=0.1, switch_aggregated=0, error="" if ok else "rank 1: exit 2: boom")
 
 
@@ -111,3 +112,13 @@ def test_report_medians_ratios_theory_and_plots(tmp_path: Path) -> None:
     for name in ("summary.md", "time.png", "goodput.png"):
         assert (tmp_path / name).stat().st_size > 1000
     assert Row.from_csv({k: str(v) for k, v in rows[0].csv_row().items()}) == rows[0]
+
+
+def test_the_docs_name_every_runs_csv_column() -> None:
+    """docs/experiments.md's runs.csv table lists exactly the columns a sweep writes, in order."""
+    from experiments.rows import CSV_FIELDS
+
+    text = (ROOT / "docs" / "experiments.md").read_text()
+    table = text[text.index("Columns of a sweep's `runs.csv`"):text.index("`make multitenant`'s rows")]
+    documented = tuple(re.findall(r"^\| `([a-z_]+)` \|", table, re.M))
+    assert documented == CSV_FIELDS

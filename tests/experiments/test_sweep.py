@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from compiler import compile_file
+from experiments.rows import CSV_FIELDS
 from experiments.scenario import load_scenario
 from experiments.sweep import main
 from tests.paths import ROOT
@@ -32,6 +33,11 @@ def test_small_scenario_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     [out] = list((tmp_path / "results").iterdir())
     rows = list(csv.DictReader(open(out / "runs.csv")))
     assert len(rows) == 3 * 2 * 2 and all(r["verified"] == "1" for r in rows)
+    assert tuple(rows[0]) == CSV_FIELDS
+    for r in rows:  # issue 26: one measure for every protocol (bytes_sent was 0 on every switchml row)
+        assert r["size_elems"] == "2048" and r["size_bytes"] == "8192"
+        # every worker sends at least its tensor once (switchml: once, plus headers; ring and ps: 2(n-1)/n of it)
+        assert int(r["wire_bytes"]) >= 3 * 8192 and int(r["wire_frames"]) >= 3 * 8192 // 1500, r
     # the straggler (the last rank joins 20 ms late) holds every algorithm back
     for protocol in ("switchml", "ring", "ps"):
         t = {float(r["straggler_ms"]): float(r["elapsed_s"]) for r in rows if r["protocol"] == protocol and r["rep"] == "1"}
