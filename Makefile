@@ -31,6 +31,7 @@ TOPO        ?= star
 RACKS       ?= 2
 LEVELS      ?= 2
 FAULTS      ?=
+PCAP        ?=
 SOAK_RUNS   ?= 1000
 FUZZ        ?= 2000
 GRPC_ADDR   ?= 127.0.0.1:9559
@@ -103,7 +104,7 @@ $(VENV_SHELL)/.setup-done: tests/switch/runtime/requirements-shell.txt
 run: build
 	$(PY) -m experiments.run --protocol $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
-	  $(if $(FAULTS),--fault-plan $(FAULTS)) --program-dir $(OUT)
+	  $(if $(FAULTS),--fault-plan $(FAULTS)) $(if $(filter-out 0,$(PCAP)),--pcap) --program-dir $(OUT)
 
 # SOAK_RUNS seeded all-reduces per protocol in process, with loss, duplication, reordering, stragglers, then FUZZ
 # fuzzed frames per program (+ P4Runtime requests, P4 sources, BMv2 JSON in proportion)

@@ -110,6 +110,9 @@ class ExperimentConfig:
     fault_plan: Path | None = None
     """A protocol-level fault plan (worker.faults, TOML/JSON) for job 1, applied by the embedded switch from its
     start (star only)."""
+    pcap: bool = False
+    """Every switch writes a pcap per port and direction into run_dir/pcap/ (<iface>_in.pcap, <iface>_out.pcap;
+    `python -m worker.scapy_layers PROGRAM.json FILE` decodes one)."""
     cpus: str = "split"
     """CPU layout (topo.cpus): `split` gives each switch process a CPU of its own and the hosts' processes the
     others (with at least twice as many CPUs as switches), `shared` leaves placement to the scheduler."""
@@ -368,7 +371,8 @@ class ExperimentNetwork:
         self.fault_plan = self._compile_faults() if cfg.fault_plan is not None else None
         self.network = Network(fabric, target=cfg.target, program=cfg.program, program_files=cfg.program_files,
                                run_dir=cfg.run_dir, cpus=cfg.cpus, seed=cfg.seed, bw=cfg.bw,
-                               fault_plan=self.fault_plan, ecn_threshold=cfg.ecn_threshold).__enter__()
+                               fault_plan=self.fault_plan, ecn_threshold=cfg.ecn_threshold,
+                               pcap_dir=cfg.run_dir / "pcap" if cfg.pcap else None).__enter__()
         self.network.install(self.jobs)
 
     # the network's parts, for the studies and tests that look inside
@@ -430,7 +434,7 @@ class ExperimentNetwork:
         """
         changed = [f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}"
                    for f in ("workers", "bw", "target", "program_files", "pool_size", "topo", "racks", "levels",
-                             "ecn_threshold", "fault_plan", "cpus")
+                             "ecn_threshold", "fault_plan", "cpus", "pcap")
                    if getattr(cfg, f) != getattr(self.cfg, f)]
         if changed:
             raise ValueError("a run cannot change the network: " + ", ".join(changed))
@@ -644,6 +648,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="split: each switch process on a CPU of its own, the hosts' processes on the others (with "
                         "at least twice as many CPUs as switches); shared: the scheduler places them "
                         "(default %(default)s)")
+    p.add_argument("--pcap", action="store_true",
+                   help="every switch writes a pcap per port and direction into RUN_DIR/pcap/ (decode one with "
+                        "python -m worker.scapy_layers PROGRAM.json FILE)")
     p.add_argument("--ecn-threshold", type=at_least(1), default=None, metavar="PACKETS",
                    help="atp: mark ECN on packets that leave an egress queue at least this deep (default: off)")
     return p
@@ -660,7 +667,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                window=args.window, timeout_s=args.timeout, seed=args.seed, run_dir=args.run_dir,
                                topo=args.topo, racks=args.racks, levels=args.levels, ecn_threshold=args.ecn_threshold,
                                fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
-                               restart_switch_after_s=args.restart_switch_after, cpus=args.cpus)
+                               restart_switch_after_s=args.restart_switch_after, cpus=args.cpus, pcap=args.pcap)
         cfg.check()
     except (ValueError, OSError) as err:
         return fail(prog, str(err))
@@ -674,6 +681,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     print(result.table())
+    if cfg.pcap:
+        print(f"\npcaps in {cfg.run_dir / 'pcap'} (python -m worker.scapy_layers {cfg.program_files[0]} FILE "
+              "decodes one)")
     if not result.correct:
         print(f"\nswitch log ({result.switch_log}):\n{log_tail(result.switch_log)}", file=sys.stderr)
     return 0 if result.correct else 1

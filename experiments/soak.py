@@ -2,7 +2,7 @@
 
     python -m experiments.soak [--runs 1000] [--protocols switchml atp] [--seed 1] [--fuzz 2000] [--program-dir out]
                        [--results results]
-    python -m experiments.soak --protocol switchml --seed 1234 --runs 1 --trace trace.txt     # replay one run
+    python -m experiments.soak --protocol switchml --seed 1234 --runs 1 --trace run.pcapng   # replay one run
 
 Each run draws its scenario from its seed alone: workers (2-6), tensor size, int32 or float32, window, loss (0-10 %
 of frames on every port and direction), duplication (0-5 %), reordering (frames leaving the switch held back behind
@@ -106,7 +106,23 @@ class RunOutcome:
 
     def replay(self) -> str:
         return f"python -m experiments.soak --protocol {self.scenario.protocol} --seed {self.scenario.seed} --runs 1 " \
-               f"--trace soak-trace.txt"
+               f"--trace soak-trace.pcapng"
+
+
+def write_trace(path: Path, trace: list[tuple[float, str, int, bytes]]) -> None:
+    """A run's frames at the switch's ports: a pcapng file (one comment per frame: "in port 2") for a .pcap/.pcapng
+    path, text lines `time direction port hex` otherwise."""
+    if path.suffix in (".pcap", ".pcapng"):
+        from scapy.layers.l2 import Ether
+        from scapy.utils import PcapNgWriter
+
+        with PcapNgWriter(str(path)) as w:
+            for t, direction, port, frame in trace:
+                pkt = Ether(frame)
+                pkt.time, pkt.comment = t, f"{direction} port {port}".encode()
+                w.write(pkt)
+    else:
+        path.write_text("".join(f"{t:.9f} {d} {port} {f.hex()}\n" for t, d, port, f in trace))
 
 
 def run_one(protocol: str, seed: int, program: dict[str, Any], p4info: Any, *, trace: list | None = None,
@@ -288,7 +304,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=at_least(0), default=1, help="seed of the first run")
     p.add_argument("--program-dir", type=Path, default=ROOT / "out")
     p.add_argument("--trace", type=Path, default=None,
-                   help="with --runs 1: write every frame at the switch's ports (time, direction, port, hex)")
+                   help="with --runs 1: write every frame at the switch's ports: FILE.pcapng (Wireshark, scapy, "
+                        "python -m worker.scapy_layers; each frame's comment says its direction and port), else text "
+                        "lines of time, direction, port, hex")
     p.add_argument("--results", type=Path, default=None, help="write summary.md under RESULTS/soak-<UTC time>/")
     p.add_argument("--fuzz", type=at_least(0), default=0, metavar="N",
                    help="then fuzz (experiments.fuzz): N frames per program, and requests, P4 sources and JSON in proportion")
@@ -303,7 +321,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         program = json.loads((args.program_dir / f"{protocols[0]}.json").read_text())
         trace: list = []
         o = run_one(protocols[0], args.seed, program, args.program_dir / f"{protocols[0]}.p4info.txt", trace=trace)
-        args.trace.write_text("".join(f"{t:.9f} {d} {port} {f.hex()}\n" for t, d, port, f in trace))
+        write_trace(args.trace, trace)
         print(f"{protocols[0]} seed {args.seed}: {o.scenario}")
         print(f"{'ok' if o.ok else 'FAILED'}; {len(trace)} frames at the switch's ports, sha256 {o.trace_digest}; "
               f"faults {dict(o.faults)}")

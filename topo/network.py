@@ -70,8 +70,10 @@ class Network:
 
     def __init__(self, fabric: Fabric, *, target: Target, program: str, program_files: tuple[Path, Path],
                  run_dir: Path, cpus: str = "split", seed: int = 1, bw: float | None = None,
-                 fault_plan: Path | None = None, ecn_threshold: int | None = None) -> None:
+                 fault_plan: Path | None = None, ecn_threshold: int | None = None,
+                 pcap_dir: Path | None = None) -> None:
         self.fabric = fabric
+        self.pcap_dir = pcap_dir
         self.target, self.program, self.program_files = target, program, program_files
         self.run_dir, self.seed, self.bw = run_dir, seed, bw
         self.fault_plan, self.ecn_threshold = fault_plan, ecn_threshold
@@ -98,8 +100,11 @@ class Network:
         """Start Mininet with a switch process per switch, prepare the hosts, program every switch."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         setLogLevel("warning")
+        if self.pcap_dir is not None:
+            self.pcap_dir.mkdir(parents=True, exist_ok=True)
         switch_cls = partial(P4Switch, target=self.target, log_dir=str(self.run_dir), seed=self.seed,
-                             fault_plan=str(self.fault_plan) if self.fault_plan else None, cpu_layout=self.cpu_layout)
+                             fault_plan=str(self.fault_plan) if self.fault_plan else None, cpu_layout=self.cpu_layout,
+                             pcap_dir=str(self.pcap_dir) if self.pcap_dir is not None else None)
         self.net = net = Mininet(topo=self.fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
                                  link=TCLink if self.bw is not None else Link)
         net.start()

@@ -125,6 +125,23 @@ def load_program(src: str | Path | Mapping[str, Any]) -> Mapping[str, Any]:
     return data
 
 
+def codec_source(src: str | Path | Mapping[str, Any], header_type: str) -> tuple[HeaderSpec, int]:
+    """header_and_payload of a program for a codec of `header_type`; a program of another protocol is named, with the
+    codec to use instead."""
+    prog = load_program(src)
+    if any(isinstance(t, dict) and t.get("name") == header_type for t in prog.get("header_types", [])):
+        return header_and_payload(prog, header_type)
+    from worker.protocols import protocol_of_program
+
+    try:
+        other = protocol_of_program(prog)[0]
+    except CodecError:
+        return header_and_payload(prog, header_type)  # its error names the header types the program has
+    where = "the program" if isinstance(src, Mapping) else str(src)
+    raise CodecError(f"{where} is the {other.name} program: use {str(other.codec).replace(':', '.')} (or "
+                     "worker.scapy_layers.bind_program_layer for scapy)")
+
+
 def header_and_payload(prog: Mapping[str, Any], header_type: str) -> tuple[HeaderSpec, int]:
     """The spec of header type `header_type` and N, the 32-bit elements of the payload that follows its instance.
 

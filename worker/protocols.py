@@ -71,6 +71,8 @@ class ProtocolSpec:
     """In-network protocols: the header type of its packets in the compiled program's BMv2 JSON."""
     udp_port: int | None = None
     """In-network protocols: the UDP port its packets are addressed to."""
+    codec: str | None = None
+    """In-network protocols: the class that encodes and decodes its packets ("module:Class")."""
     ps_module: str | None = None
     """With needs_ps: the module the parameter server host runs (`python -m <ps_module>`)."""
     faults: str | None = None
@@ -148,14 +150,14 @@ def open_collective(name: str, job: JobConfig, rank: int, options: CollectiveOpt
 SWITCHML = register(ProtocolSpec("switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating "
                                   "point, shadow-copy slots)", SwitchMLCollective, in_network=True,
                       default_window=SWITCHML_WINDOW, header_type=INA_HEADER_TYPE, udp_port=INA_UDP_PORT,
-                      faults="worker.switchml.faults:FAULTS", uplink_in_order=True))
+                      codec="worker.switchml.header:Codec", faults="worker.switchml.faults:FAULTS", uplink_in_order=True))
 RING = register(ProtocolSpec(Ring.name, Ring.description, open_host(Ring)))
 PS = register(ProtocolSpec(ShardedPS.name, ShardedPS.description, open_host(ShardedPS)))
 ATP = register(ProtocolSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by jobs, "
                              "collisions and loss completed by a parameter server host)", AtpCollective,
                       program="atp", controller="controller.atp:AtpController", in_network=True, needs_ps=True,
                       levels=2, default_window=ATP_WINDOW, header_type=ATP_HEADER_TYPE, udp_port=ATP_UDP_PORT,
-                      faults="worker.atp.faults:FAULTS", ps_module="worker.atp.ps"))
+                      codec="worker.atp.header:AtpCodec", faults="worker.atp.faults:FAULTS", ps_module="worker.atp.ps"))
 
 DEFAULT_PROTOCOL = SWITCHML.name
 """What `make run` and every CLI use unless told otherwise."""

@@ -76,3 +76,17 @@ def test_cli_replay_writes_the_trace(program_dir: Path, tmp_path: Path, capsys: 
     lines = trace.read_text().splitlines()
     assert f"{len(lines)} frames at the switch's ports, sha256" in out
     assert {line.split()[1] for line in lines} == {"in", "out"}
+
+
+def test_a_trace_is_a_pcapng_with_each_frame_s_direction_and_port(tmp_path: Path) -> None:
+    """Issue 26: soak traces were hex text only; a .pcapng opens in Wireshark and scapy."""
+    from scapy.utils import rdpcap
+
+    from experiments.soak import write_trace
+
+    frames = [(0.5, "in", 1, bytes(range(60))), (0.75, "out", 3, bytes(64))]
+    write_trace(tmp_path / "t.pcapng", frames)
+    back = rdpcap(str(tmp_path / "t.pcapng"))
+    assert [bytes(p) for p in back] == [f for _, _, _, f in frames]
+    assert [p.comment for p in back] == [b"in port 1", b"out port 3"]
+    assert [float(p.time) for p in back] == [0.5, 0.75]

@@ -15,7 +15,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from worker.codec import CodecError, HeaderSpec, MalformedPacket, header_and_payload, load_program
+from worker.codec import CodecError, HeaderSpec, MalformedPacket, codec_source
 
 __all__ = ["ATP_UDP_PORT", "ACK", "ECN", "RESEND", "COLLISION", "OVERFLOW", "RAW", "FLOAT", "AtpHeader", "AtpCodec",
            "flag_names"]
@@ -89,7 +89,7 @@ class AtpCodec:
     @classmethod
     def from_program_json(cls, src: str | Path | Mapping[str, Any]) -> AtpCodec:
         """Derive the codec from a compiled atp.p4 (a path or the parsed dict)."""
-        return cls(*header_and_payload(load_program(src), ATP_HEADER_TYPE))
+        return cls(*codec_source(src, ATP_HEADER_TYPE))
 
     def encode(self, hdr: AtpHeader, values: np.ndarray | Sequence[int]) -> bytes:
         """UDP payload: header then exactly num_elems big-endian 32-bit elements (int32, or float32 bits as int32)."""

@@ -27,7 +27,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from worker.codec import CodecError, HeaderSpec, MalformedPacket, header_and_payload, load_program
+from worker.codec import CodecError, HeaderSpec, MalformedPacket, codec_source
 
 __all__ = [
     "INA_UDP_PORT",
@@ -137,7 +137,7 @@ class Codec:
     @classmethod
     def from_program_json(cls, src: str | Path | Mapping[str, Any]) -> Codec:
         """Derive the codec from a compiled BMv2 JSON program (a path or the parsed dict)."""
-        return cls(*header_and_payload(load_program(src), INA_HEADER_TYPE))
+        return cls(*codec_source(src, INA_HEADER_TYPE))
 
     # --- encode / decode ------------------------------------------------------------------------------------
 
