@@ -35,24 +35,26 @@ PCAP        ?=
 SOAK_RUNS   ?= 1000
 FUZZ        ?= 2000
 GRPC_ADDR   ?= 127.0.0.1:9559
+DEVICE_ID   ?= 0
+REPS        ?= 3
 
 .PHONY: all setup system-packages shell-venv run experiment multitenant twolevel soak train figures test build bench bench-loss bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
 help:
-	@echo "make multitenant   JOBS jobs share one switch: SwitchML (static partition) vs ATP (shared pool + PS)"
-	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation"
-	@echo "make run           all-reduce through the switch in Mininet (knobs PROTO/ALGO WORKERS SIZE LOSS BW DTYPE SEED TARGET"
-	@echo "                   TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml)"
-	@echo "make soak          SOAK_RUNS seeded all-reduces per protocol with faults, in process: wrong results must be 0"
+	@echo "make run           all-reduce through the switch in Mininet; prints which switch it chose and why (knobs PROTO/ALGO"
+	@echo "                   WORKERS SIZE LOSS BW DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1)"
+	@echo "make test          set up and run the test suite"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/scenarios/size-sweep.toml) -> results/<name>-<time>/"
+	@echo "make multitenant   JOBS jobs share one switch: SwitchML (static partition) vs ATP (shared pool + PS); REPS runs"
+	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation; REPS runs"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
+	@echo "make soak          SOAK_RUNS seeded all-reduces per protocol with faults, in process: wrong results must be 0"
 	@echo "make figures       the docs' scenario figures regenerated and stamped with their commit -> results/readme/"
 	@echo "                   (FIGURES_ONLY=\"workers-sweep size-sweep\" for some of them)"
-	@echo "make test          set up and run the test suite"
-	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR)"
-	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR)"
+	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR, DEVICE_ID)"
+	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR, DEVICE_ID)"
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
 	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then 4 and 8 workers on 2 Mbit/s links"
 	@echo "                   (BENCH_SLOW=on|off), then the scaling sweep (BENCH_SCALING=default|full|off) (root);"
@@ -64,8 +66,8 @@ help:
 	@echo "make bench-switch  switches side by side (embedded, BMv2 if installed; root): kpps at ~0 % loss, SwitchML"
 	@echo "                   elements/s, ratios; writes results/bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\";"
 	@echo "                   BENCH_COMPARE=DIR|REV adds that version's embedded switch)"
-	@echo "make clean         remove build outputs and emulation leftovers"
 	@echo "make docs          build the documentation site (docs/, mkdocs.yml; mkdocs build --strict) -> site/"
+	@echo "make clean         remove build outputs and emulation leftovers"
 
 # --- setup -------------------------------------------------------------------------------------------------
 
@@ -120,12 +122,13 @@ experiment: build
 # -> results/multitenant-<UTC time>/{runs.csv,summary.md,multitenant.png}
 JOBS        ?= 3
 multitenant: build
-	$(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
+	$(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) --reps $(REPS) $(if $(TARGET),--target $(TARGET)) \
+	  --program-dir $(OUT)
 
 # ATP on RACKS rack switches under a PS rack switch: two-level vs one-level aggregation (root)
 # -> results/twolevel-<UTC time>/{runs.csv,summary.md,twolevel.png}
 twolevel: build
-	$(PY) -m experiments.twolevel --racks $(RACKS) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --seed $(SEED) \
+	$(PY) -m experiments.twolevel --racks $(RACKS) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --seed $(SEED) --reps $(REPS) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
 
 # the docs' scenario figures regenerated, each stamped with its commit and command (root; ~10 min for all):
@@ -149,10 +152,10 @@ test: setup shell-venv docs
 	$(if $(filter bmv2,$(TARGET)),TARGET=bmv2 $(PY) -m pytest -q -m bmv2 $(PYTEST_ARGS),$(PY) -m pytest -q $(PYTEST_ARGS))
 
 controller-shell: setup
-	$(PY) -m controller --grpc-addr $(GRPC_ADDR) shell
+	$(PY) -m controller --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) shell
 
 p4runtime-shell: shell-venv
-	$(VENV_SHELL)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id 1 --election-id 0,1
+	$(VENV_SHELL)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) --election-id 0,1
 
 # all-reduce goodput, WORKERS 2/4/8 x LOSS 0/1 % on the embedded switch (root: Mininet) -> results/bench/allreduce.{md,csv,png}
 # then the scaling sweep (time, CPU per element, peak RSS vs size and vs workers) -> results/bench/scaling.{md,csv,png};

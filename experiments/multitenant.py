@@ -153,13 +153,15 @@ def plot(rows: Sequence[JobRow], path: Path) -> None:
     width = 0.38
     for k, proto in enumerate(COMPARED):
         xs = [j + (k - 0.5) * width for j in jobs]
-        t = [statistics.median([r.completion_s for r in rows if r.protocol == proto and r.job == j] or [0])
-             for j in jobs]
+        times = [[r.completion_s for r in rows if r.protocol == proto and r.job == j] or [0.0] for j in jobs]
+        t = [statistics.median(v) for v in times]
         f = [100 * statistics.mean([r.in_switch_fraction for r in rows if r.protocol == proto and r.job == j] or [0])
              for j in jobs]
-        ax1.bar(xs, t, width, label=proto)
+        ax1.bar(xs, t, width, label=proto, capsize=4,
+                yerr=[[m - min(v) for m, v in zip(t, times)], [max(v) - m for m, v in zip(t, times)]])
         ax2.bar(xs, f, width, label=proto)
-    ax1.set(xlabel="job", ylabel="completion time (s, median)", xticks=jobs)
+    ax1.set(xlabel="job", ylabel="completion time (s; median, bars min–max)", xticks=jobs)
+    ax1.set_ylim(bottom=0)
     ax2.set(xlabel="job", ylabel="contributions aggregated in the switch (%)", xticks=jobs, ylim=(0, 105))
     ax1.legend()
     fig.suptitle("Jobs sharing one switch at equal memory")

@@ -19,6 +19,7 @@ from worker.protocols import in_network
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import EngFormatter  # noqa: E402
 
 from experiments.rows import Row  # noqa: E402
 from experiments.scenario import Scenario  # noqa: E402
@@ -158,7 +159,8 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
         lines += [f"- {r.protocol} n={r.workers} {sc.x}={getattr(r, sc.x)} rep {r.rep}: {r.error or 'not verified'}"
                   for r in failed[:20]]
     dashed = ", dashed: theory at the link rate" if _draws_theory(sc) else ""
-    lines += ["", f"Plots: `time.png` (median time, min–max bars{dashed}), `goodput.png`.", ""]
+    dotted = " (dotted: the link rate in elements/s)" if sc.bw_mbps else ""
+    lines += ["", f"Plots: `time.png` (median time, min–max bars{dashed}), `goodput.png`{dotted}.", ""]
     return "\n".join(lines)
 
 
@@ -190,11 +192,17 @@ def plot(sc: Scenario, rows: list[Row], out: Path) -> list[Path]:
                             color=line[0].get_color(), alpha=0.6, label=f"{a} at link rate")
             ax.set_title(", ".join(([f"{n} workers"] if n else [])
                                    + ([f"{sc.bw_mbps:g} Mbit/s links"] if sc.bw_mbps else [])))
+            if metric == "goodput_elems_per_s" and sc.bw_mbps:
+                ax.axhline(sc.bw_mbps * 1e6 / 32, color="black", linestyle=":", linewidth=1,
+                           label=f"link rate ({sc.bw_mbps:g} Mbit/s of 32-bit elements)")
             ax.set_xlabel(_LABELS[sc.x] + (" (bytes)" if sc.x == "size" else ""))
             ax.set_ylabel(ylabel)
             if sc.x == "size":
                 ax.set_xscale("log", base=2)
                 ax.set_yscale("log")
+            else:  # a linear axis from 0, so that a small drop does not look like a collapse
+                ax.set_ylim(bottom=0)
+            ax.yaxis.set_major_formatter(EngFormatter(sep=""))
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=8)
         fig.suptitle(f"{sc.name}: median of {sc.repetitions}, bars min–max")

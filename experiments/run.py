@@ -256,6 +256,7 @@ class ExperimentResult:
                  "",
                  f"{'rank':>4}  {'correct':^7}  {'elements':>9}  {'time s':>8}  {'goodput elem/s':>14}  "
                  f"{'packets':>8}  {'retx':>6}  {'max err/bound':>13}"]
+        failures: dict[str, list[int]] = {}  # one message, every rank that gave it (a restart fails them all alike)
         for w in self.workers:
             r = w.report
             ratio = r.get("max_error_over_bound")
@@ -264,7 +265,10 @@ class ExperimentResult:
                          f"{r.get('packets_sent', 0):>8}  {r.get('retransmissions', 0):>6}  "
                          f"{'-' if ratio is None else f'{ratio:.3f}':>13}")
             if not w.ok:
-                lines.append(f"      exit {w.exit_code}: {(r.get('error') or w.stderr or 'no output').strip()}")
+                message = f"exit {w.exit_code}: {(r.get('error') or w.stderr or 'no output').strip()}"
+                failures.setdefault(message, []).append(w.rank)
+        for message, ranks in failures.items():
+            lines.append(f"      rank{'s' if len(ranks) > 1 else ''} {', '.join(map(str, ranks))}: {message}")
         lines += ["", f"{'all':>4}  {'✓' if self.correct else '✗':^7}  {c.size:>9}  {self.elapsed_s:>8.3f}  "
                       f"{self.goodput:>14.0f}  {'':>8}  {self.retransmissions:>6}"]
         if self.missing_ranks:
@@ -591,6 +595,22 @@ class ExperimentNetwork:
             self.network = None
 
 
+def fault_report(cfg: ExperimentConfig, switch_log: Path) -> str:
+    """What a fault plan asked for (its rules by name, a restart) and what the switch injected (its log's last
+    `faults injected:` line, written when it stops)."""
+    compiled, restart = cfg.compiled_fault_plan()
+    asked = [r["name"] for r in compiled["rules"]] + [f"reset {e['reset_register']} at frame {e['at_frame']}"
+                                                      for e in compiled["events"]]
+    asked += [f"restart the switch {restart:g} s into the all-reduce"] if restart is not None else []
+    injected = "not reported (the switch log has no `faults injected:` line)"
+    try:
+        found = [ln for ln in switch_log.read_text().splitlines() if ln.startswith("faults injected:")]
+        injected = found[-1].removeprefix("faults injected:").strip() if found else injected
+    except OSError:
+        pass
+    return f"fault plan {cfg.fault_plan} asks: {'; '.join(asked) or 'nothing'}\nfaults the switch injected: {injected}"
+
+
 def _num_elems(program_json: Path) -> int:
     """Elements per packet of the program's protocol header (whichever in-network protocol's it declares)."""
     return protocol_of_program(program_json)[2]
@@ -681,6 +701,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 1
     print(result.table())
+    if cfg.fault_plan is not None:
+        print("\n" + fault_report(cfg, result.switch_log))
     if cfg.pcap:
         print(f"\npcaps in {cfg.run_dir / 'pcap'} (python -m worker.scapy_layers {cfg.program_files[0]} FILE "
               "decodes one)")

@@ -154,6 +154,8 @@ def main(argv: Iterable[str] | None = None) -> int:
         return 2
     out = results_dir(args.results, sc.name)
     shutil.copy(args.scenario, out / "scenario.toml")
+    what = "real BMv2 (simple_switch_grpc)" if sc.target == "bmv2" else "embedded (python -m switch)"
+    print(f"switch: {what}, as the scenario's network.target = \"{sc.target}\" says", file=sys.stderr)
     print(f"{sc.name}: {len(sc.runs())} points x {sc.repetitions} repetitions -> {out}", file=sys.stderr)
     rows = run_scenario(sc, out, program_json=args.program_json, p4info=args.p4info, progress=not args.no_progress)
     summary = write_report(sc, rows, out)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import statistics
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,18 +135,28 @@ def plot(rows: Sequence[LevelRow], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import EngFormatter
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     labels = [f"{lv} level{'s' if lv > 1 else ''}" for lv in LEVELS]
-    t = [statistics.median([r.completion_s for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
-    up = [statistics.median([r.uplink_frames for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
-    ps = [statistics.median([r.ps_frames for r in rows if r.levels == lv] or [0]) for lv in LEVELS]
-    ax1.bar(labels, t, color=["tab:gray", "tab:blue"])
-    ax1.set(ylabel="completion time (s, median)")
-    xs = range(len(LEVELS))
-    ax2.bar([x - 0.2 for x in xs], up, 0.4, label="racks' uplinks")
-    ax2.bar([x + 0.2 for x in xs], ps, 0.4, label="PS link")
-    ax2.set(ylabel="packets per all-reduce (both directions)", xticks=list(xs), xticklabels=labels)
+    xs = list(range(len(LEVELS)))
+
+    def bars(ax, offset: float, width: float, values: Callable[[LevelRow], float], colour: str, label: str) -> None:
+        per_level = [[values(r) for r in rows if r.levels == lv] or [0.0] for lv in LEVELS]
+        med = [statistics.median(v) for v in per_level]
+        ax.bar([x + offset for x in xs], med, width, color=colour, label=label,
+               yerr=[[m - min(v) for m, v in zip(med, per_level)], [max(v) - m for m, v in zip(med, per_level)]],
+               capsize=4)
+
+    # one colour per quantity, none shared between the panels
+    bars(ax1, 0.0, 0.5, lambda r: r.completion_s, "tab:purple", "completion time")
+    ax1.set(ylabel="completion time (s; median, bars min–max)", xticks=xs, xticklabels=labels)
+    bars(ax2, -0.2, 0.4, lambda r: r.uplink_frames, "tab:orange", "racks' uplinks")
+    bars(ax2, 0.2, 0.4, lambda r: r.ps_frames, "tab:green", "PS link")
+    ax2.set(ylabel="frames per all-reduce (both directions)", xticks=xs, xticklabels=labels)
+    for ax in (ax1, ax2):
+        ax.set_ylim(bottom=0)
+        ax.yaxis.set_major_formatter(EngFormatter(sep=""))
     ax2.legend()
     fig.suptitle("ATP on a two-tier network: aggregation in the rack switches too, or only above them")
     fig.tight_layout()

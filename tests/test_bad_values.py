@@ -96,7 +96,8 @@ def test_a_bad_flag_is_one_line_before_anything_starts(argv: tuple[str, ...], me
                                    ["run", "BW=-1"], ["run", "SEED=x"], ["run", "TARGET=tofino"],
                                    ["run", "PROTO=allgather"], ["run", "TOPO=twotier", "RACKS=9"],
                                    ["run", "FAULTS=no-such-plan.toml"], ["multitenant", "JOBS=0"],
-                                   ["twolevel", "RACKS=0"], ["soak", "SOAK_RUNS=0"], ["soak", "FUZZ=-1"],
+                                   ["twolevel", "RACKS=0"], ["twolevel", "REPS=0"], ["soak", "SOAK_RUNS=0"],
+                                   ["soak", "FUZZ=-1"],
                                    ["experiment", "SCENARIO=no-such.toml"]],
                          ids=lambda k: " ".join(k))
 def test_a_bad_make_knob_is_one_line_before_anything_starts(knobs: list[str]) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.run import ExperimentConfig, ExperimentNetwork, run_experiment
+from experiments.run import ExperimentConfig, ExperimentNetwork, fault_report, run_experiment
 from tests.paths import ROOT
 from topo.target import Target
 
@@ -79,6 +79,9 @@ def test_scripted_fault_plan_on_the_switch_process(program: tuple[Path, Path], t
     log = result.switch_log.read_text()
     assert "fault plan (seed 1): 2 rules, 0 events" in log
     assert "faults injected: {'drop': 2}" in log
+    assert fault_report(cfg, result.switch_log).splitlines() == [  # what make run prints after the table
+        f"fault plan {plan} asks: fault[0]: drop data; fault[1]: drop retransmission",
+        "faults the switch injected: {'drop': 2}"]
     compiled = json.loads((tmp_path / "faults.json").read_text())
     assert [r["ports"] for r in compiled["rules"]] == [[2], [2]]
 

@@ -122,3 +122,29 @@ def test_the_docs_name_every_runs_csv_column() -> None:
     table = text[text.index("Columns of a sweep's `runs.csv`"):text.index("`make multitenant`'s rows")]
     documented = tuple(re.findall(r"^\| `([a-z_]+)` \|", table, re.M))
     assert documented == CSV_FIELDS
+
+
+def test_plots_start_at_zero_and_draw_the_link_rate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: a linear axis that did not start at 0 made a small drop look like a collapse; goodput plots had no
+    link-rate line; ticks were raw 6-digit numbers."""
+    import matplotlib.pyplot as plt
+
+    from experiments import report
+
+    sc = load_scenario(write(tmp_path, "[network]\nbw_mbps = 10\n[sweep]\nalgos = ['switchml', 'ring']\n"
+                                       "workers = [2, 4]\nsizes = [65536]\n[report]\nx = 'workers'\n"))
+    rows = [_row(a, n, 65536, t, 1) for a, t in (("switchml", 0.30), ("ring", 0.31)) for n in (2, 4)]
+    kept: list = []
+    monkeypatch.setattr(report.plt, "close", kept.append)
+    report.plot(sc, rows, tmp_path)
+    time_fig, goodput_fig = kept
+    for fig in kept:
+        ax = fig.axes[0]
+        assert ax.get_ylim()[0] == 0
+        assert ax.yaxis.get_major_formatter().__class__.__name__ == "EngFormatter"
+    lines = [ln for ln in goodput_fig.axes[0].get_lines() if ln.get_linestyle() == ":"]
+    assert len(lines) == 1 and list(lines[0].get_ydata()) == [10e6 / 32, 10e6 / 32]
+    assert not [ln for ln in time_fig.axes[0].get_lines() if ln.get_linestyle() == ":"]
+    monkeypatch.undo()
+    for fig in kept:
+        plt.close(fig)
