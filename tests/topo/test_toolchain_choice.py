@@ -62,3 +62,16 @@ def test_target_defaults_to_bmv2_only_when_installed(tmp_path: Path, monkeypatch
     assert Target.choose() is Target.BMV2
     with pytest.raises(ValueError, match="unknown TARGET"):
         Target.choose("tofino")
+
+
+def test_the_choice_is_explained(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26 bug 1: make run prints which switch it chose and why (it used to pick BMv2 from PATH silently)."""
+    monkeypatch.delenv("TARGET", raising=False)
+    monkeypatch.setenv("PATH", path_without("simple_switch_grpc"))
+    target, why = Target.explain()
+    assert target is Target.EMBEDDED and "not on PATH" in why and "TARGET=bmv2" in why
+    monkeypatch.setenv("PATH", fake_bin(tmp_path, "simple_switch_grpc"))
+    target, why = Target.explain()
+    assert target is Target.BMV2 and "simple_switch_grpc is on PATH" in why and "TARGET=embedded" in why
+    assert Target.explain("embedded") == (Target.EMBEDDED, "switch: embedded (python -m switch), as "
+                                                           "--target=embedded asks")
