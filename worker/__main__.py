@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-restart-on-progress", dest="restart_on_progress", action="store_false",
                    help="per-packet timers from each (re)transmission only, not restarted by fresh results "
                         "(RFC 6298 5.3 restarts them: the default)")
+    p.add_argument("--fixed-window", dest="adapt_window", action="store_false",
+                   help="switchml: keep every slot of the window in flight (default: at most twice the estimated "
+                        "bandwidth-delay product, worker/switchml/cwnd.py)")
     p.add_argument("--fast-retransmit", type=int, default=d.fast_retransmit, metavar="K",
                    help=f"retransmit a packet once K later-sent packets were answered (default {d.fast_retransmit}; "
                    "0: off)")
@@ -168,7 +171,8 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
         options = WindowOptions(window=args.window, timeout=timeout, backoff=args.backoff,
                                 max_timeout=max_timeout, max_retries=args.max_retries, adaptive=not args.fixed_timeout,
                                 min_timeout=min_timeout, fast_retransmit=args.fast_retransmit,
-                                rx_coalesce=args.rx_coalesce, restart_on_progress=args.restart_on_progress)
+                                rx_coalesce=args.rx_coalesce, restart_on_progress=args.restart_on_progress,
+                                adapt_window=args.adapt_window)
         copts = CollectiveOptions(window=options, program_json=args.program_json, bind_ip=args.bind,
                                   switch_port=args.switch_port, connect_timeout=args.connect_timeout,
                                   atp=AtpOptions(scale_bits=args.scale_bits))

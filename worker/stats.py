@@ -56,6 +56,8 @@ class Stats(RunTiming):
     """Datagrams the codec rejected (counted by the driver)."""
     srtt: float | None = None
     """Smoothed RTT at the end of the run (None: no sample)."""
+    window_min: int | None = None
+    """The smallest window of an adaptive window during the run (None: a fixed window)."""
     rto: float = 0.0
     """Adaptive timeout at the end of the run."""
 
@@ -73,6 +75,7 @@ class Stats(RunTiming):
             "elapsed_s": round(self.elapsed, 6),
             "srtt_ms": None if self.srtt is None else round(self.srtt * 1000, 3),
             "rto_ms": round(self.rto * 1000, 3),
+            "window_min": self.window_min,
             "goodput_elems_per_s": round(self.goodput, 1),
         }
 

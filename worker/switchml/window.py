@@ -43,6 +43,7 @@ from typing import Sequence
 import numpy as np
 
 from worker.driver import WindowOptions
+from worker.switchml.cwnd import BdpWindow
 from worker.rto import RtoEstimator
 from worker.stats import Stats
 from worker.switchml.blocks import PacketPlan, ProtocolError
@@ -188,6 +189,10 @@ class Window:
     """Outstanding packets taken off `_unacked` (all first sent before its head)."""
     _unacked: deque[_Pending] = field(default_factory=deque, init=False)
     """Candidates for fast retransmit, in order of first transmission (answered ones are skipped lazily)."""
+    cwnd: BdpWindow | None = field(default=None, init=False)
+    """How many of the W packets may be outstanding (WindowOptions.adapt_window; None: all W)."""
+    _ready: list[int] = field(default_factory=list, init=False)
+    """Heap of packet ids whose slot is free (packet id - W answered) but that wait for room in `cwnd`."""
     _refast: deque[_Pending] = field(default_factory=deque, init=False)
     """Fast-retransmitted packets that may be fast-retransmitted again (see WindowOptions.max_fast_retransmits), in
     order of their last fast retransmission."""
@@ -198,6 +203,8 @@ class Window:
         self.width = len(self.slots)
         o = self.options
         self.rto = RtoEstimator(o.timeout, o.min_timeout, o.max_timeout)
+        if o.adapt_window:
+            self.cwnd = BdpWindow(self.width)
         for i, slot in enumerate(self.slots):
             self._index_of[slot] = self._index_of[slot | SET_BIT] = i
 
@@ -238,7 +245,9 @@ class Window:
         """The first window of packets."""
         self._start = now
         first = min(self.width, self.plan.num_packets)
-        fresh = [self._register(p, now) for p in range(first)]
+        room = first if self.cwnd is None else min(first, self.cwnd.window)
+        fresh = [self._register(p, now) for p in range(room)]
+        self._ready = list(range(room, first))
         if fresh:
             self._fill(fresh)
         return [p.out for p in fresh]  # type: ignore[misc]
@@ -291,20 +300,32 @@ class Window:
             self._last_result = now
             if p.retries == 0 and not p.fast_count:
                 self.rto.sample(now - p.first_sent)  # Karn: only packets sent once give unambiguous RTTs
+                if self.cwnd is not None:
+                    self.cwnd.on_rtt(now - p.first_sent)
                 if self.rto.samples == 1 and self.options.adaptive:
                     self._rearm_from_first_sample()
             if self._answered == num_packets:
                 stats.elapsed = now - self._start
                 stats.srtt, stats.rto = self.rto.srtt, self.rto.rto
+                stats.window_min = None if self.cwnd is None else self.cwnd.smallest
             if self.options.fast_retransmit:
                 if p.seq > self._answered_seq:
                     self._answered_seq = p.seq
                 out.extend(self._fast_retransmits(now))
             nxt = pid + width
-            if nxt < num_packets:
-                q = self._register(nxt, now)
-                fresh.append(q)
-                out.append(q)
+            if self.cwnd is None:
+                if nxt < num_packets:
+                    q = self._register(nxt, now)
+                    fresh.append(q)
+                    out.append(q)
+            else:  # per result, as taking them one by one would
+                self.cwnd.on_delivered(1, now)
+                if nxt < num_packets:
+                    heapq.heappush(self._ready, nxt)
+                while self._ready and len(pending) < self.cwnd.window:  # the lowest free packet first
+                    q = self._register(heapq.heappop(self._ready), now)
+                    fresh.append(q)
+                    out.append(q)
         if ids:
             self.plan.results(ids, exps, values[rows] if len(rows) < len(values) else values)
         if fresh:
