@@ -51,12 +51,13 @@ class BdpWindow:
 
     def on_delivered(self, count: int, now: float) -> None:
         """`count` packets answered at `now` (fresh results only); closes a round once it lasted the minimum RTT."""
-        if self._round_start is None:
+        start = self._round_start
+        if start is None:  # the first result starts the clock: what arrives after it is delivered in a measured time
             self._round_start = now
-            return  # the first results start the clock: what arrives from now on is delivered in a measured time
+            return
         self._round_delivered += count
-        elapsed = now - self._round_start
-        if math.isinf(self.min_rtt) or elapsed < self.min_rtt or elapsed <= 0:
+        elapsed = now - start
+        if elapsed < self.min_rtt or elapsed <= 0:  # (min_rtt is inf until the first sample)
             return
         self._rates.append(self._round_delivered / elapsed)
         self._round_start, self._round_delivered = now, 0

@@ -313,16 +313,18 @@ class Window:
                     self._answered_seq = p.seq
                 out.extend(self._fast_retransmits(now))
             nxt = pid + width
-            if self.cwnd is None:
+            cwnd = self.cwnd
+            if cwnd is not None:
+                cwnd.on_delivered(1, now)  # per result, as taking them one by one would
+            if cwnd is None or (not self._ready and len(pending) < cwnd.window):
                 if nxt < num_packets:
                     q = self._register(nxt, now)
                     fresh.append(q)
                     out.append(q)
-            else:  # per result, as taking them one by one would
-                self.cwnd.on_delivered(1, now)
+            else:
                 if nxt < num_packets:
                     heapq.heappush(self._ready, nxt)
-                while self._ready and len(pending) < self.cwnd.window:  # the lowest free packet first
+                while self._ready and len(pending) < cwnd.window:  # the lowest free packet first
                     q = self._register(heapq.heappop(self._ready), now)
                     fresh.append(q)
                     out.append(q)
