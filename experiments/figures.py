@@ -53,7 +53,9 @@ def provenance(command: str, root: Path = ROOT) -> str:
         return r.stdout.strip() if r.returncode == 0 else ""
 
     sha = git("log", "-1", "--format=%h (%cs)") or "an unknown commit"
-    dirty = " with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no") else ""
+    # the figures a run has already written (results/) are not changes to what made them
+    dirty = " with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                                               ":(exclude)results") else ""
     cpu = machine_info().get("CPU", "an unknown CPU")
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"Produced by `{command}` at commit {sha}{dirty} on {cpu}, {when}."
