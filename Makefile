@@ -32,6 +32,7 @@ RACKS       ?= 2
 LEVELS      ?= 2
 FAULTS      ?=
 PCAP        ?=
+WINDOW_CONTROL ?= fixed
 SOAK_RUNS   ?= 1000
 FUZZ        ?= 2000
 GRPC_ADDR   ?= 127.0.0.1:9559
@@ -44,7 +45,8 @@ all: help
 
 help:
 	@echo "make run           all-reduce through the switch in Mininet; prints which switch it chose and why (knobs PROTO/ALGO"
-	@echo "                   WORKERS SIZE LOSS BW DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1)"
+	@echo "                   WORKERS SIZE LOSS BW DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1"
+	@echo "                   WINDOW_CONTROL=fixed|adaptive)"
 	@echo "make test          set up and run the test suite"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/scenarios/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make multitenant   JOBS jobs share one switch: SwitchML (static partition) vs ATP (shared pool + PS); REPS runs"
@@ -105,6 +107,7 @@ $(VENV_SHELL)/.setup-done: tests/switch/runtime/requirements-shell.txt
 
 run: build
 	$(PY) -m experiments.run --protocol $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
+	  --window-control $(WINDOW_CONTROL) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
 	  $(if $(FAULTS),--fault-plan $(FAULTS)) $(if $(filter-out 0,$(PCAP)),--pcap) --program-dir $(OUT)
 

@@ -56,6 +56,8 @@ from worker.launch import WorkerOutcome, collect, worker_argv
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, protocol_of_program
 
 ROOT = Path(__file__).resolve().parents[1]
+WINDOW_CONTROLS = ("fixed", "adaptive")
+"""SwitchML's window: every slot in flight, or sized to the path (ExperimentConfig.window_control)."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,9 @@ class ExperimentConfig:
     pool_size: int = 64
     window: int | None = None
     """Packets in flight per worker (None: the collective's default, `ProtocolSpec.window_width`)."""
+    window_control: str = "fixed"
+    """SwitchML: `fixed` keeps every slot of the window in flight (SwitchML's published worker), `adaptive` at most
+    rate x (min RTT + 5 ms) packets (worker/switchml/cwnd.py, `python -m worker --adaptive-window`)."""
     seed: int = 1
     timeout_s: float = 300.0
     """Bound on the whole run of the workers; stragglers are killed and reported."""
@@ -150,6 +155,8 @@ class ExperimentConfig:
             raise ValueError(f"dtype must be float32 or int32, got {self.dtype!r}")
         if not self.timeout_s > 0:
             raise ValueError(f"timeout must be > 0 s, got {self.timeout_s}")
+        if self.window_control not in WINDOW_CONTROLS:
+            raise ValueError(f"window_control must be one of {', '.join(WINDOW_CONTROLS)}, got {self.window_control!r}")
         if self.cpus not in CPU_LAYOUTS:
             raise ValueError(f"cpus must be one of {', '.join(CPU_LAYOUTS)}, got {self.cpus!r}")
         if self.kill_rank_after is not None and not 0 <= self.kill_rank_after[0] < self.workers:
@@ -308,7 +315,9 @@ def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path
     delay = cfg.straggler_ms if rank == cfg.workers - 1 and cfg.straggler_ms else 0.0
     return worker_argv(job_path, rank, cfg.protocol, cfg.size, dtype=cfg.dtype, seed=cfg.seed, window=cfg.window,
                        program_json=cfg.program_files[0], barrier=barrier, barrier_timeout=min(cfg.timeout_s, 60.0),
-                       delay_ms=delay, extra=[*layout_worker_args(layout), *cfg.worker_args])
+                       delay_ms=delay, extra=[*layout_worker_args(layout),
+                                              *(["--adaptive-window"] if cfg.window_control == "adaptive" else []),
+                                              *cfg.worker_args])
 
 
 def layout_worker_args(layout: CpuLayout) -> list[str]:
@@ -647,6 +656,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--window", type=at_least(1), default=d.window,
                    help="packets in flight per worker, at most --pool-size (default: the protocol's, "
                         + default_windows() + ")")
+    p.add_argument("--window-control", choices=WINDOW_CONTROLS, default=d.window_control,
+                   help="switchml: fixed keeps every slot of the window in flight (SwitchML's published worker), "
+                        "adaptive at most rate x (min RTT + 5 ms) packets (default %(default)s)")
     p.add_argument("--seed", type=at_least(0), default=d.seed,
                    help="seed of the workers' inputs and of the embedded switch's random() (its loss simulator)")
     p.add_argument("--timeout", type=positive_float, default=d.timeout_s, help="bound on the workers' run, seconds")
@@ -684,7 +696,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = ExperimentConfig(protocol=args.protocol, bw=args.bw, workers=args.workers, size=args.size,
                                loss=args.loss, dtype=args.dtype, target=target, program_json=args.program_json,
                                p4info=args.p4info, program_dir=args.program_dir, pool_size=args.pool_size,
-                               window=args.window, timeout_s=args.timeout, seed=args.seed, run_dir=args.run_dir,
+                               window=args.window, window_control=args.window_control, timeout_s=args.timeout, seed=args.seed, run_dir=args.run_dir,
                                topo=args.topo, racks=args.racks, levels=args.levels, ecn_threshold=args.ecn_threshold,
                                fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
                                restart_switch_after_s=args.restart_switch_after, cpus=args.cpus, pcap=args.pcap)

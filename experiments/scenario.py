@@ -13,6 +13,7 @@
     target = "embedded"             # or "bmv2"
     pool_size = 64                  # SwitchML slots of the job
     window = 64                     # INA packets in flight per worker; omit for the protocol's default
+    window_control = "fixed"        # SwitchML: every slot in flight, or "adaptive": rate x (min RTT + 5 ms)
                                     # (SwitchML: pool_size up to 64, ATP: 32)
     cpus = "split"                  # the switch on a CPU of its own, the hosts on the others; or "shared"
 
@@ -82,6 +83,7 @@ class Scenario:
     target: str = "embedded"
     pool_size: int = 64
     window: int | None = None
+    window_control: str = "fixed"
     """INA packets in flight per worker (None: the protocol's default)."""
     cpus: str = "split"
     """CPU layout of the switch and the hosts (topo.cpus)."""
@@ -102,7 +104,7 @@ class Scenario:
 
 _SECTIONS: dict[str, set[str]] = {
     "scenario": {"name", "description", "repetitions", "seed", "timeout_s"},
-    "network": {"topology", "bw_mbps", "target", "pool_size", "window", "cpus"},
+    "network": {"topology", "bw_mbps", "target", "pool_size", "window", "window_control", "cpus"},
     "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
     "report": {"x"},
 }
@@ -183,6 +185,8 @@ def load_scenario(path: str | Path) -> Scenario:
         kw["pool_size"] = r.number("network.pool_size", net["pool_size"], 1, 1 << 15, integer=True)
     if "window" in net:
         kw["window"] = r.number("network.window", net["window"], 1, 1 << 15, integer=True)
+    if "window_control" in net:
+        kw["window_control"] = r.choice("network.window_control", net["window_control"], ["fixed", "adaptive"])
     if "cpus" in net:
         kw["cpus"] = r.choice("network.cpus", net["cpus"], list(CPU_LAYOUTS))
     if "protocols" in sw and "algos" in sw:

@@ -19,11 +19,13 @@ pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240)]
 ETHERNET_IPV4_UDP = 14 + 20 + 8
 
 
+@pytest.mark.parametrize("window_control", ["fixed", "adaptive"])
 def test_four_workers_at_2_mbit_are_link_bound_without_spurious_retransmissions(program: tuple[Path, Path],
-                                                                                tmp_path: Path) -> None:
+                                                                                tmp_path: Path,
+                                                                                window_control: str) -> None:
     bw_mbit = 2.0
     cfg = ExperimentConfig(target=Target.EMBEDDED, program_json=program[0], p4info=program[1], run_dir=tmp_path,
-                           workers=4, size=65536, bw=bw_mbit, timeout_s=60.0)
+                           workers=4, size=65536, bw=bw_mbit, timeout_s=60.0, window_control=window_control)
     result = run_experiment(cfg)
     assert result.correct, result.table()
     sent = sum(int(w.report["packets_sent"]) for w in result.workers)
@@ -36,5 +38,8 @@ def test_four_workers_at_2_mbit_are_link_bound_without_spurious_retransmissions(
     assert result.elapsed_s <= 1.3 * bound_s, (result.elapsed_s, bound_s, result.table())
     per_packet_ms = frame_bytes * 8 / (bw_mbit * 1e6) * 1000
     srtts = [float(w.report["srtt_ms"]) for w in result.workers]
-    assert max(srtts) <= 5 + 16 * per_packet_ms, (srtts, per_packet_ms)  # 5 ms target + 16 packets ~ 25 ms
-    assert all(w.report["window_min"] < 32 for w in result.workers), [w.report["window_min"] for w in result.workers]
+    if window_control == "adaptive":
+        assert max(srtts) <= 5 + 16 * per_packet_ms, (srtts, per_packet_ms)  # 5 ms target + 16 packets ~ 25 ms
+        assert all(w.report["window_min"] < 32 for w in result.workers), [w.report["window_min"] for w in result.workers]
+    else:  # the whole window stands in the queue: the RTT the adaptive window avoids
+        assert min(srtts) >= 40 * per_packet_ms and all(w.report["window_min"] is None for w in result.workers)

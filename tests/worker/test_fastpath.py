@@ -130,9 +130,9 @@ def test_decode_batch_matches_decode(items: list[tuple[int, int, int, int, int]]
     assert all(v.tolist() == e.tolist() for v, (_, e) in zip(values, expected))
 
 
-def _simulate(plan_of: object, seed: int, batch_max: int, window: int) -> None:
+def _simulate(plan_of: object, seed: int, batch_max: int, window: int, adapt: bool = False) -> None:
     """Two windows on the same plan, fed the same results one by one and in receive batches: equal bytes out."""
-    opts = WindowOptions(window=window, timeout=1.0, max_timeout=1.0)
+    opts = WindowOptions(window=window, timeout=1.0, max_timeout=1.0, adapt_window=adapt)
     wins = [Window(plan=plan_of(), job_id=5, rank=1, slots=list(range(100, 100 + window)),  # type: ignore[operator]
                    first_set=[i & 1 for i in range(window)], options=opts) for _ in range(2)]
     one, many = wins
@@ -168,16 +168,17 @@ def _simulate(plan_of: object, seed: int, batch_max: int, window: int) -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(1, 40 * N), st.integers(1, 8), st.integers(1, 6), st.integers(0, 2**32 - 1), st.booleans())
+@given(st.integers(1, 40 * N), st.integers(1, 8), st.integers(1, 6), st.integers(0, 2**32 - 1), st.booleans(),
+       st.booleans())
 def test_window_batches_send_what_one_by_one_sends(size: int, batch_max: int, window: int, seed: int,
-                                                   as_float: bool) -> None:
+                                                   as_float: bool, adapt: bool) -> None:
     rng = np.random.default_rng(seed)
     if as_float:
         x = (rng.standard_normal(size) * 10.0 ** int(rng.integers(-5, 5))).astype(np.float32)
-        _simulate(lambda: Float32Plan(x, N, 3, window), seed, batch_max, window)
+        _simulate(lambda: Float32Plan(x, N, 3, window), seed, batch_max, window, adapt)
     else:
         xi = rng.integers(-(2**31), 2**31, size=size).astype(np.int32)
-        _simulate(lambda: Int32Plan(xi, N), seed, batch_max, window)
+        _simulate(lambda: Int32Plan(xi, N), seed, batch_max, window, adapt)
 
 
 def test_float32_plan_keeps_a_view_of_a_float32_input() -> None:
