@@ -113,6 +113,9 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
               f"- Mininet star, one switch ({sc.target} target), links "
               + (f"{sc.bw_mbps:g} Mbit/s (htb)" if sc.bw_mbps else "unlimited (veth)")
               + "; loss is the P4 drop simulator's, on every worker port in both directions.",
+              f"- SwitchML's window: {sc.window or 'the pool'} slots"
+              + (", at most rate x (min RTT + 5 ms) of them in flight (window_control = adaptive)"
+                 if sc.window_control == "adaptive" else ", every one in flight (window_control = fixed)") + ".",
               "- Time: the slowest worker's all-reduce time (workers start together through a barrier); a run counts "
               "only if every worker verified its result against the float64 reference (int32: exact).",
               f"- CPU layout `{sc.cpus}` (topo.cpus): {CpuLayout.plan(sc.cpus).describe()}. Switch and workers share "
