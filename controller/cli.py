@@ -191,11 +191,11 @@ def _need(ctl: ProgramController, cls: type[ProgramController], command: str) ->
         other = next(k for k, v in CONTROLLERS.items() if v is cls)
         mine = next(k for k, v in CONTROLLERS.items() if isinstance(ctl, v))
         raise ValueError(f"{command} is a command of the {other} program, and the switch runs {mine}.p4 "
-                         f"({PROGRAM_COMMANDS.get(mine, 'counters, watch')} show its state)")
+                         f"({READ_COMMANDS[type(ctl)]} show its state)")
 
 
-PROGRAM_COMMANDS = {"switchml": "counters, slots, watch", "atp": "counters, aggregators, watch"}
-"""The read commands of each program, for the error that names the right ones."""
+READ_COMMANDS = {SwitchMLController: "counters, slots, watch", AtpController: "counters, aggregators, watch"}
+"""The read commands of each program's controller, for the error that names the right ones."""
 
 
 def format_slots(ctl: SwitchMLController, first: int, count: int) -> str:

@@ -58,6 +58,8 @@ class JobRow:
     wire_frames: int = 0
     wire_bytes: int = 0
     """What the job's worker hosts sent into the network (experiments.run.ExperimentResult.wire)."""
+    bound: str = ""
+    """What bound the run (experiments.bound)."""
 
 
 def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
@@ -99,6 +101,7 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                         protocol=proto, rep=rep, job=job.job_id, workers=workers, size_elems=size,
                         pool_slots=cfg.pool_size, window_packets=cfg.window_width,
                         verified=res.correct, wire_frames=res.wire[0], wire_bytes=res.wire[1],
+                        bound=res.bound.verdict if res.bound else "",
                         completion_s=res.elapsed_s, goodput_elems_per_s=res.goodput, retransmissions=res.retransmissions,
                         in_switch_fraction=float(ps.get("switch_fraction", 0.0 if PROTOCOLS[proto].needs_ps else 1.0)),
                         collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0))))

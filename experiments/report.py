@@ -95,6 +95,14 @@ def _all_series(rows: list[Row], sc: Scenario) -> list[str]:
     return list(seen)
 
 
+def _bounds(rows: list[Row]) -> str:
+    """"network 2/3, switch-cpu 1/3": the verdicts of a point's runs."""
+    counts: dict[str, int] = defaultdict(int)
+    for r in rows:
+        counts[r.bound or "unmeasured"] += 1
+    return ", ".join(f"{k} {v}/{len(rows)}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> str:
     g = _groups(rows, sc)
     itemsize = 4
@@ -137,16 +145,30 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
     ina = [a for a in series if a.split()[0] in IN_NETWORK]
     host = [a for a in series if a.split()[0] not in IN_NETWORK]
     if ina and host:
-        lines += ["", "## Ratios (median time, lower is faster for the first)", ""]
+        lines += ["", "## Ratios (median time of network-bound runs, lower is faster for the first)", ""]
+        apart: list[str] = []
         for n in panels:
             for x in xs:
                 for a in ina:
-                    ta = [r.elapsed_s for r in g.get((n, x, a), [])]
+                    ra = g.get((n, x, a), [])
                     for b in (h for h in host if h.split()[1:] == a.split()[1:]):
-                        tb = [r.elapsed_s for r in g.get((n, x, b), [])]
+                        rb = g.get((n, x, b), [])
+                        ta = [r.elapsed_s for r in ra if r.bound == "network"]
+                        tb = [r.elapsed_s for r in rb if r.bound == "network"]
                         if ta and tb:
                             lines.append(f"- {a} / {b} time at {_where(n, sc, x)}: "
                                          f"{statistics.median(ta) / statistics.median(tb):.2f}×")
+                        elif ra and rb:
+                            all_t = statistics.median(r.elapsed_s for r in ra) / statistics.median(
+                                r.elapsed_s for r in rb)
+                            apart.append(f"- {a} / {b} at {_where(n, sc, x)}: {all_t:.2f}× over all runs, but "
+                                         f"{a.split()[0]}'s were bound by {_bounds(ra)} and {b.split()[0]}'s by "
+                                         f"{_bounds(rb)}")
+        if apart:
+            lines += ["", "## Not compared: points where a side was not network-bound", "",
+                      "A ratio is a statement about the protocols only when the network set the pace on both sides "
+                      "(experiments/bound.py: the first of link, switch, hosts at >= 80 % busy, else latency).",
+                      ""] + apart
     if sc.bw_mbps and sc.x == "size":
         lines += ["", f"## Theory at {sc.bw_mbps:g} Mbit/s (data one worker sends, no headers)", ""]
         for n in panels:
@@ -180,9 +202,11 @@ def plot(sc: Scenario, rows: list[Row], out: Path) -> list[Path]:
                                   ("goodput_elems_per_s", "goodput (elements/s per worker)", "goodput.png")):
         fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
         for ax, n in zip(axes[0], panels):
+            hollow_shown = False
             for a in _all_series(rows, sc):
-                pts = sorted((x, [getattr(r, metric) for r in rs]) for (wn, x, al), rs in g.items()
-                             if wn == n and al == a)
+                groups = sorted(((x, rs) for (wn, x, al), rs in g.items() if wn == n and al == a),
+                                key=lambda xr: xr[0])
+                pts = [(x, [getattr(r, metric) for r in rs]) for x, rs in groups]
                 if not pts:
                     continue
                 xv = [x * (4 if sc.x == "size" else 1) for x, _ in pts]
@@ -190,6 +214,14 @@ def plot(sc: Scenario, rows: list[Row], out: Path) -> list[Path]:
                 lo = [m - min(v) for m, (_, v) in zip(med, pts)]
                 hi = [max(v) - m for m, (_, v) in zip(med, pts)]
                 line = ax.errorbar(xv, med, yerr=[lo, hi], marker="o", capsize=3, label=a)
+                # a point most of whose runs the network did not bind: hollow (experiments/bound.py)
+                other = [(xx, m) for xx, m, (_, rs) in zip(xv, med, groups)
+                         if sum(r.bound == "network" for r in rs) * 2 <= len(rs)]
+                if other:
+                    ax.plot([xx for xx, _ in other], [m for _, m in other], linestyle="none", marker="o",
+                            markerfacecolor="white", markeredgecolor=line[0].get_color(), zorder=3,
+                            label=None if hollow_shown else "hollow: not network-bound")
+                    hollow_shown = True
                 if metric == "elapsed_s" and _draws_theory(sc):
                     ax.plot(xv, [theory_time_s(a, int(x), n, sc.bw_mbps) for x, _ in pts], linestyle="--",
                             color=line[0].get_color(), alpha=0.6, label=f"{a} at link rate")

@@ -87,6 +87,12 @@ class Row(RunPoint):
     max_error_over_bound: float | None = None
     worker_cpu_s: float = 0.0
     switch_aggregated: int = 0
+    link_busy_fraction: float | None = None
+    switch_cpu_fraction: float | None = None
+    host_cpu_fraction: float | None = None
+    veth_drops: int = 0
+    bound: str = ""
+    """What bound the run (experiments.bound): network, switch-cpu, host-cpu or latency; empty if it did not run."""
     error: str = ""
 
     @classmethod
@@ -103,7 +109,7 @@ class Row(RunPoint):
                    worker_cpu_s=sum(float(x.get("cpu_s", 0.0)) for x in reports),
                    switch_aggregated=r.counters.get(f"{CONTROLLERS[r.config.program].COUNTER_PREFIX}aggregated",
                                                     (0, 0))[0],
-                   error="; ".join(errors)[:500])
+                   **_bound_columns(r), error="; ".join(errors)[:500])
 
     @classmethod
     def failed(cls, point: RunPoint, rep: int, sc: Scenario, error: str) -> Row:
@@ -123,6 +129,15 @@ class Row(RunPoint):
         d["verified"] = int(self.verified)
         d["size_bytes"] = self.size * DTYPE_BYTES[self.dtype]
         return {COLUMNS.get(k, k): ("" if v is None else v) for k, v in d.items()}
+
+
+def _bound_columns(r: ExperimentResult) -> dict[str, Any]:
+    b = r.bound
+    if b is None:
+        return {}
+    return {"link_busy_fraction": None if b.link_busy is None else round(b.link_busy, 4),
+            "switch_cpu_fraction": round(b.switch_busy, 4), "host_cpu_fraction": round(b.host_busy, 4),
+            "veth_drops": b.veth_drops, "bound": b.verdict}
 
 
 DTYPE_BYTES = {"float32": 4, "int32": 4}

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.base import ProgramController
+from experiments.bound import Bound
 from controller.programs import CONTROLLERS
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.fabric import Fabric
@@ -225,6 +226,8 @@ class ExperimentResult:
     wire: tuple[int, int] = (0, 0)
     """(frames, bytes) the job's worker hosts sent into the network during the run, as their switch ports received
     them: the same measure for every protocol (INA packets and their retransmissions; TCP segments, ACKs and ARP)."""
+    bound: Bound | None = None
+    """What bound the run (experiments.bound): the links', the switch's and the hosts' use, and the verdict."""
 
     @property
     def correct(self) -> bool:
@@ -292,6 +295,8 @@ class ExperimentResult:
                           f"({p.get('contributions_in_switch', 0)} / {p.get('contributions_at_ps', 0)}); PS: "
                           f"{p.get('completed', 0)} sequences, {p.get('collisions', 0)} collisions, "
                           f"{p.get('raw_sequences', 0)} raw resends, {p.get('duplicates', 0)} duplicates"]
+        if self.bound is not None:
+            lines += ["", self.bound.describe()]
         if self.links:
             lines += ["", "link traffic (both directions): " + ", ".join(
                 f"{name} {p} packets / {b / 1e6:.2f} MB" for name, (p, b) in self.links.items())]
@@ -465,6 +470,9 @@ class ExperimentNetwork:
         w = cfg.workers
         job_hosts = [range(k * w + 1, (k + 1) * w + 1) for k in range(len(self.jobs))]
         wire_before = [network.sent_by_hosts(hosts) for hosts in job_hosts]
+        ps_hosts = [self.fabric.ps_host] if self.fabric.ps_host else []  # every job's traffic crosses the PS's link
+        metered = [h for hosts in job_hosts for h in hosts] + ps_hosts
+        ports_before, cpu_before = network.port_counters(metered), network.switch_cpu_s()
         barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
 
         def argv(i: int) -> list[str]:
@@ -477,6 +485,12 @@ class ExperimentNetwork:
                                    barrier=barriers[0])
         links = {name: (p - links_before[name][0], b - links_before[name][1])
                  for name, (p, b) in network.link_stats().items()}
+        ports, cpu = network.port_counters(metered), network.switch_cpu_s()
+        ports = {h: tuple(a - b for a, b in zip(now_, ports_before[h])) for h, now_ in ports.items()}
+        switch_cpu = max((cpu[sw] - cpu_before.get(sw, 0.0) for sw in cpu), default=0.0)
+        run_s = max((float(o.report.get("elapsed_s", 0.0)) for o in outcomes), default=0.0)
+        host_cpus = len(network.cpu_layout.hosts) or os.cpu_count() or 1
+        workers_cpu = sum(float(o.report.get("cpu_s", 0.0)) for o in outcomes)
         results = []
         for k, job in enumerate(self.jobs):
             per_switch = {sw: {n: (v[0] - before[k][sw].get(n, (0, 0))[0], v[1] - before[k][sw].get(n, (0, 0))[1])
@@ -495,9 +509,17 @@ class ExperimentNetwork:
             if not all(o.ok for o in mine):
                 missing = self._missing_ranks(job, ps)
             wire = network.sent_by_hosts(job_hosts[k])
+            elapsed = max((float(o.report.get("elapsed_s", 0.0)) for o in mine), default=0.0)
+            bound = None
+            if elapsed > 0:
+                mine_ports = [ports[h] for h in [*job_hosts[k], *ps_hosts]]
+                busiest = max((max(rx, tx) for rx, tx, _ in mine_ports), default=0)
+                bound = Bound(link_busy=None if cfg.bw is None else busiest * 8 / (cfg.bw * 1e6 * elapsed),
+                              switch_busy=switch_cpu / run_s, host_busy=workers_cpu / (run_s * host_cpus),
+                              veth_drops=sum(d for _, _, d in mine_ports))
             results.append(ExperimentResult(cfg, mine, total, network.switch.log_path, ps, links, per_switch,
                                             missing, network.cpu_layout,
-                                            (wire[0] - wire_before[k][0], wire[1] - wire_before[k][1])))
+                                            (wire[0] - wire_before[k][0], wire[1] - wire_before[k][1]), bound))
         return results
 
     def _missing_ranks(self, job: JobConfig, ps: dict[str, Any] | None) -> list[int]:

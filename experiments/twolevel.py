@@ -56,6 +56,8 @@ class LevelRow:
     uplink_bytes: int
     ps_frames: int
     ps_bytes: int
+    bound: str = ""
+    """What bound the run (experiments.bound)."""
 
 
 def twolevel_configs(*, racks: int, workers: int, size: int, loss: float, bw: float | None, window: int | None,
@@ -85,7 +87,8 @@ def run_twolevel(*, racks: int, workers: int, size: int, loss: float, bw: float 
                     verified=res.correct, completion_s=res.elapsed_s, goodput_elems_per_s=res.goodput,
                     retransmissions=res.retransmissions,
                     in_switch_fraction=float((res.ps or {}).get("switch_fraction", 0.0)), uplink_frames=up[0],
-                    uplink_bytes=up[1], ps_frames=ps[0], ps_bytes=ps[1]))
+                    uplink_bytes=up[1], ps_frames=ps[0], ps_bytes=ps[1],
+                    bound=res.bound.verdict if res.bound else ""))
                 if progress:
                     r = rows[-1]
                     print(f"levels {levels} rep {rep}: {'✓' if r.verified else '✗'} {r.completion_s:.3f} s, "

@@ -233,6 +233,32 @@ class Network:
             octets += int((stats / "rx_bytes").read_text())
         return frames, octets
 
+    def port_counters(self, hosts: Sequence[int]) -> dict[int, tuple[int, int, int]]:
+        """Per host h<i>: (bytes its switch port received, bytes it sent, frames the kernel dropped there) so far."""
+        out = {}
+        for h in hosts:
+            a = self.fabric.attachment(h)
+            stats = Path("/sys/class/net") / f"{a.switch}-eth{a.port}" / "statistics"
+            out[h] = tuple(int((stats / f).read_text()) if f != "drops" else
+                           int((stats / "rx_dropped").read_text()) + int((stats / "tx_dropped").read_text())
+                           for f in ("rx_bytes", "tx_bytes", "drops"))
+        return out  # type: ignore[return-value]
+
+    def switch_cpu_s(self) -> dict[str, float]:
+        """CPU seconds each switch process has run so far, every thread (the scheduler's nanosecond count,
+        /proc/PID/task/TID/schedstat: /proc's utime and stime tick at 10 ms, coarse for a run of 50 ms)."""
+        out = {}
+        for name, sw in self.switches.items():
+            proc = sw.process
+            total = 0
+            for stat in Path(f"/proc/{proc.pid}/task").glob("*/schedstat") if proc else ():
+                try:
+                    total += int(stat.read_text().split()[0])
+                except (OSError, ValueError, IndexError):  # a thread or the process ended meanwhile
+                    pass
+            out[name] = total / 1e9
+        return out
+
     def host(self, name: str) -> Any:
         """The Mininet host called `name` ("h3")."""
         assert self.net is not None

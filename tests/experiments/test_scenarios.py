@@ -82,11 +82,11 @@ def test_results_directories_are_never_reused(tmp_path: Path) -> None:
     assert a.name == "s-20260102-030405" and b.name == "s-20260102-030405-2" and a.is_dir() and b.is_dir()
 
 
-def _row(protocol: str, n: int, size: int, t: float, rep: int, ok: bool = True) -> Row:
+def _row(protocol: str, n: int, size: int, t: float, rep: int, ok: bool = True, bound: str = "network") -> Row:
     return Row(protocol=protocol, workers=n, size=size, loss=0.0, straggler_ms=0.0, background_mbps=0.0, rep=rep,
                dtype="float32", bw_mbps=10.0, verified=ok, elapsed_s=t, goodput_elems_per_s=size / t if ok else 0,
                link_utilisation=None, retransmissions=0, wire_frames=1, wire_bytes=1, max_error_over_bound=0.5,
-               worker_cpu_s=0.1, switch_aggregated=0, error="" if ok else "rank 1: exit 2: boom")
+               worker_cpu_s=0.1, switch_aggregated=0, bound=bound, error="" if ok else "rank 1: exit 2: boom")
 
 
 def test_report_medians_ratios_theory_and_plots(tmp_path: Path) -> None:
@@ -146,5 +146,41 @@ def test_plots_start_at_zero_and_draw_the_link_rate(tmp_path: Path, monkeypatch:
     assert len(lines) == 1 and list(lines[0].get_ydata()) == [10e6 / 32, 10e6 / 32]
     assert not [ln for ln in time_fig.axes[0].get_lines() if ln.get_linestyle() == ":"]
     monkeypatch.undo()
+    for fig in kept:
+        plt.close(fig)
+
+
+def test_ratios_come_from_network_bound_runs_only(tmp_path: Path) -> None:
+    """Issue 28: a ratio is quoted only where the network set the pace on both sides; other points are listed apart
+    with what bound them."""
+    sc = load_scenario(write(tmp_path, "[network]\nbw_mbps = 10\n[sweep]\nalgos = ['switchml', 'ring']\n"
+                                       "workers = [4]\nsizes = [256, 262144]\n"))
+    rows = [_row("switchml", 4, 262144, 1.0, k) for k in (1, 2)] + [_row("ring", 4, 262144, 2.0, k) for k in (1, 2)]
+    rows += [_row("switchml", 4, 256, 0.01, k, bound="latency") for k in (1, 2)]
+    rows += [_row("ring", 4, 256, 0.02, 1, bound="host-cpu"), _row("ring", 4, 256, 0.02, 2)]
+    text = summary_markdown(sc, rows, {})
+    assert "- switchml / ring time at 4 workers, 1 MiB: 0.50×" in text
+    assert "time at 4 workers, 1 KiB" not in text
+    assert ("- switchml / ring at 4 workers, 1 KiB: 0.50× over all runs, but switchml's were bound by latency 2/2 "
+            "and ring's by host-cpu 1/2, network 1/2") in text
+
+
+def test_points_not_bound_by_the_network_are_drawn_hollow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib.pyplot as plt
+
+    from experiments import report
+
+    sc = load_scenario(write(tmp_path, "[network]\nbw_mbps = 10\n[sweep]\nalgos = ['switchml', 'ring']\n"
+                                       "workers = [4]\nsizes = [256, 262144]\n"))
+    rows = [_row("switchml", 4, 262144, 1.0, 1), _row("ring", 4, 262144, 2.0, 1),
+            _row("switchml", 4, 256, 0.01, 1, bound="latency"), _row("ring", 4, 256, 0.02, 1)]
+    kept: list = []
+    monkeypatch.setattr(report.plt, "close", kept.append)
+    report.plot(sc, rows, tmp_path)
+    monkeypatch.undo()
+    ax = kept[0].axes[0]
+    hollow = [ln for ln in ax.get_lines() if ln.get_markerfacecolor() == "white"]
+    assert len(hollow) == 1 and list(hollow[0].get_xdata()) == [256 * 4]  # switchml's 1 KiB point only
+    assert "hollow: not network-bound" in [t.get_text() for t in ax.get_legend().get_texts()]
     for fig in kept:
         plt.close(fig)

@@ -65,7 +65,7 @@ def test_a_corrupted_contribution_is_reported_with_its_replay_command(program_di
                      match=(ByteMatch(42, b"\x01", b"\xff"),), corrupt_offset=42 + 12 + 3, corrupt_xor=b"\x01")
     out = run_one("switchml", seed, program, program_dir / "switchml.p4info.txt", extra_rules=[flip])
     assert not out.ok and out.wrong and "int32 sums wrong" in out.wrong[0]
-    assert out.replay() == f"python -m experiments.soak --protocol switchml --seed {seed} --runs 1 --trace soak-trace.txt"
+    assert out.replay() == f"python -m experiments.soak --protocol switchml --seed {seed} --runs 1 --trace soak-trace.pcapng"
 
 
 def test_cli_replay_writes_the_trace(program_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
