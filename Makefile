@@ -39,7 +39,7 @@ GRPC_ADDR   ?= 127.0.0.1:9559
 DEVICE_ID   ?= 0
 REPS        ?= 3
 
-.PHONY: all setup system-packages shell-venv run experiment multitenant twolevel soak train figures test build bench bench-loss bench-switch p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train figures test build bench bench-loss bench-switch p4runtime-shell controller-shell clean help
 
 all: help
 
@@ -48,6 +48,7 @@ help:
 	@echo "                   WORKERS SIZE LOSS BW DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1"
 	@echo "                   WINDOW_CONTROL=fixed|adaptive)"
 	@echo "make test          set up and run the test suite"
+	@echo "make perf          nccl-tests' all_reduce_perf columns for ALGO on WORKERS hosts (BW, PERF_ARGS=\"-b 4K -e 1M -f 4\")"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/scenarios/size-sweep.toml) -> results/<name>-<time>/"
 	@echo "make multitenant   JOBS jobs share one switch: SwitchML (static partition) vs ATP (shared pool + PS); REPS runs"
 	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation; REPS runs"
@@ -110,6 +111,12 @@ run: build
 	  --window-control $(WINDOW_CONTROL) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
 	  $(if $(FAULTS),--fault-plan $(FAULTS)) $(if $(filter-out 0,$(PCAP)),--pcap) --program-dir $(OUT)
+
+# nccl-tests' all_reduce_perf columns for any algorithm on the Mininet star (root): PERF_ARGS="-b 4K -e 1M -f 4 -n 3 -w 1"
+PERF_ARGS   ?=
+perf: build
+	$(PY) -m experiments.allreduce_perf --protocol $(ALGO) --workers $(WORKERS) $(if $(BW),--bw $(BW)) \
+	  $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT) $(PERF_ARGS)
 
 # SOAK_RUNS seeded all-reduces per protocol in process, with loss, duplication, reordering, stragglers, then FUZZ
 # fuzzed frames per program (+ P4Runtime requests, P4 sources, BMv2 JSON in proportion)

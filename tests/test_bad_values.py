@@ -52,6 +52,9 @@ BAD_FLAGS: list[tuple[tuple[str, ...], str]] = [
     (("experiments.soak", "--runs", "0"), "--runs: 0 is not an integer >= 1"),
     (("experiments.soak", "--fuzz", "-1"), "--fuzz: -1 is not an integer >= 0"),
     (("experiments.soak", "--program-dir", "nowhere"), "nowhere/switchml.json not found: run `make build` first"),
+    (("experiments.allreduce_perf", "-b", "1K", "-e", "512"), "-e 512 is below -b 1024"),
+    (("experiments.allreduce_perf", "-b", "lots"), "-b/--minbytes: 'lots' is not a size like 4096, 4K, 1M"),
+    (("experiments.allreduce_perf", "--workers", "1"), "--workers/-g: 1 is not an integer >= 2"),
     (("controller", "--grpc-addr", "nohost", "counters", "1"), "--grpc-addr: 'nohost' is not HOST:PORT"),
     (("controller", "--grpc-addr", "127.0.0.1:99999", "counters", "1"), "--grpc-addr: '127.0.0.1:99999': the port is not an integer in [1, 65535]"),
     (("controller", "--device-id", "-1", "counters", "1"), "--device-id: -1 is not an integer in [0,"),
@@ -81,7 +84,8 @@ def test_a_bad_flag_is_one_line_before_anything_starts(argv: tuple[str, ...], me
     extra += ["--results", str(tmp_path / "results")] if module in (
         "experiments.multitenant", "experiments.twolevel", "experiments.train", "experiments.sweep",
         "experiments.soak") else []
-    if module in ("experiments.run", "experiments.multitenant", "experiments.twolevel", "experiments.soak"):
+    if module in ("experiments.run", "experiments.multitenant", "experiments.twolevel", "experiments.soak",
+                  "experiments.allreduce_perf"):
         extra += ["--program-dir", str(program_dir)]  # built, so that only the bad value is wrong (a later one wins)
     elif module in ("experiments.train", "experiments.sweep"):
         extra += ["--json", str(program_dir / "switchml.json"), "--p4info", str(program_dir / "switchml.p4info.txt")]
