@@ -33,7 +33,7 @@ from pathlib import Path
 from experiments.run import ExperimentConfig, ExperimentNetwork
 from topo.target import Target
 from worker.arguments import Parser, at_least, fail, positive_float
-from worker.protocols import PROTOCOLS
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 __all__ = ["main", "sizes", "parse_size"]
 
@@ -76,7 +76,7 @@ COLUMNS = ("size_bytes", "count", "type", "redop", "root", "time_us", "algbw_gbp
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = Parser(prog="python -m experiments.allreduce_perf", description=__doc__.split("\n\n")[0])
-    p.add_argument("--protocol", "--algo", dest="protocol", choices=sorted(PROTOCOLS), default="switchml")
+    p.add_argument("--protocol", "--algo", dest="protocol", choices=sorted(PROTOCOLS), default=DEFAULT_PROTOCOL)
     p.add_argument("--workers", "-g", type=at_least(2), default=4, help="workers (nccl-tests: -g GPUs)")
     p.add_argument("-b", "--minbytes", type=_size_arg, default=4096)
     p.add_argument("-e", "--maxbytes", type=_size_arg, default=1 << 20)
