@@ -5,7 +5,8 @@
 
 Commands: push, setup, job-create, job-reset, loss, counters, slots (SwitchML), aggregators and ecn (ATP), watch,
 shell; one vocabulary for both programs. The program is read from the pipeline (the switch's, or the P4Info that
-push/setup send); `--protocol` only asserts it. Every argument and file is checked before the first write. Commands that only read
+push/setup send); `--protocol` only asserts it. Every argument and file is checked before the first write. Commands
+that only read
 (counters, slots, aggregators, watch) attach without arbitration, so they never take over from the controller that set the job
 up. The shell offers the same commands (`help` lists them); p4runtime-shell remains available beside it
 (`make p4runtime-shell`) for generic table work.
@@ -98,13 +99,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _rack_port(text: str) -> tuple[int, int]:
     rack, sep, number = text.partition(":")
-    try:
-        pair = int(rack), int(number)
-    except ValueError:
-        pair = (-1, -1)
-    if not sep or pair[0] < 0 or not 0 <= pair[1] <= 511:
-        raise argparse.ArgumentTypeError(f"{text!r} is not RACK:PORT (rack >= 0, port in [0, 511])")
-    return pair
+    if sep and rack.isdigit() and number.isdigit() and int(number) <= 511:
+        return int(rack), int(number)
+    raise argparse.ArgumentTypeError(f"{text!r} is not RACK:PORT (rack >= 0, port in [0, 511])")
 
 
 def _threshold(text: str) -> int | None:
@@ -281,7 +278,8 @@ def _installed(ctl: ProgramController, job_id: int, addr: str) -> None:
     jobs = ctl.installed_jobs()
     if job_id not in jobs:
         raise ValueError(f"job {job_id} is not installed on {addr} (installed: "
-                         f"{', '.join(map(str, jobs)) or 'none'}; `setup JOB_FILE` or `job-create JOB_FILE` installs one)")
+                         f"{', '.join(map(str, jobs)) or 'none'}; `setup JOB_FILE` or `job-create JOB_FILE` "
+                         "installs one)")
 
 
 class Shell(cmd.Cmd):

@@ -102,14 +102,16 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                         pool_slots=cfg.pool_size, window_packets=cfg.window_width,
                         verified=res.correct, wire_frames=res.wire[0], wire_bytes=res.wire[1],
                         bound=res.bound.verdict if res.bound else "",
-                        completion_s=res.elapsed_s, goodput_elems_per_s=res.goodput, retransmissions=res.retransmissions,
+                        completion_s=res.elapsed_s, goodput_elems_per_s=res.goodput,
+                        retransmissions=res.retransmissions,
                         in_switch_fraction=float(ps.get("switch_fraction", 0.0 if PROTOCOLS[proto].needs_ps else 1.0)),
                         collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0))))
                     if progress:
                         r = rows[-1]
                         ok = "✓" if r.verified else "✗"
                         print(f"{proto:>8} rep {rep} job {r.job}: {ok} {r.completion_s:.3f} s, "
-                              f"{100 * r.in_switch_fraction:.1f} % in switch, {r.collisions} collisions", file=sys.stderr)
+                              f"{100 * r.in_switch_fraction:.1f} % in switch, {r.collisions} collisions",
+                              file=sys.stderr)
     return rows
 
 

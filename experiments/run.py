@@ -43,16 +43,16 @@ from pathlib import Path
 from typing import Any
 
 from controller.base import ProgramController
-from experiments.bound import Bound
 from controller.programs import CONTROLLERS
+from experiments.bound import Bound
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.fabric import Fabric
 from topo.network import Network
 from topo.p4switch import P4Switch, log_tail
 from topo.target import Target
 from topo.topologies import TOPOLOGIES, make_fabric
-from worker.job import MAX_SLOTS, MAX_WORKERS, JobConfig, PoolRange
 from worker.arguments import Parser, at_least, existing_file, fail, in_range, positive_float, probability
+from worker.job import MAX_SLOTS, MAX_WORKERS, JobConfig, PoolRange
 from worker.launch import WorkerOutcome, collect, worker_argv
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, protocol_of_program
 
@@ -469,7 +469,6 @@ class ExperimentNetwork:
         links_before = network.link_stats()
         w = cfg.workers
         job_hosts = [range(k * w + 1, (k + 1) * w + 1) for k in range(len(self.jobs))]
-        wire_before = [network.sent_by_hosts(hosts) for hosts in job_hosts]
         ps_hosts = [self.fabric.ps_host] if self.fabric.ps_host else []  # every job's traffic crosses the PS's link
         metered = [h for hosts in job_hosts for h in hosts] + ps_hosts
         ports_before, cpu_before = network.port_counters(metered), network.switch_cpu_s()
@@ -485,8 +484,8 @@ class ExperimentNetwork:
                                    barrier=barriers[0])
         links = {name: (p - links_before[name][0], b - links_before[name][1])
                  for name, (p, b) in network.link_stats().items()}
-        ports, cpu = network.port_counters(metered), network.switch_cpu_s()
-        ports = {h: tuple(a - b for a, b in zip(now_, ports_before[h])) for h, now_ in ports.items()}
+        ports = {h: c - ports_before[h] for h, c in network.port_counters(metered).items()}
+        cpu = network.switch_cpu_s()
         switch_cpu = max((cpu[sw] - cpu_before.get(sw, 0.0) for sw in cpu), default=0.0)
         run_s = max((float(o.report.get("elapsed_s", 0.0)) for o in outcomes), default=0.0)
         host_cpus = len(network.cpu_layout.hosts) or os.cpu_count() or 1
@@ -508,18 +507,18 @@ class ExperimentNetwork:
             missing: list[int] = []
             if not all(o.ok for o in mine):
                 missing = self._missing_ranks(job, ps)
-            wire = network.sent_by_hosts(job_hosts[k])
+            sent = [ports[h] for h in job_hosts[k]]
+            wire = (sum(c.rx_frames for c in sent), sum(c.rx_bytes for c in sent))
             elapsed = max((float(o.report.get("elapsed_s", 0.0)) for o in mine), default=0.0)
             bound = None
             if elapsed > 0:
-                mine_ports = [ports[h] for h in [*job_hosts[k], *ps_hosts]]
-                busiest = max((max(rx, tx) for rx, tx, _ in mine_ports), default=0)
+                links_of_job = sent + [ports[h] for h in ps_hosts]
+                busiest = max(max(c.rx_bytes, c.tx_bytes) for c in links_of_job)
                 bound = Bound(link_busy=None if cfg.bw is None else busiest * 8 / (cfg.bw * 1e6 * elapsed),
                               switch_busy=switch_cpu / run_s, host_busy=workers_cpu / (run_s * host_cpus),
-                              veth_drops=sum(d for _, _, d in mine_ports))
+                              veth_drops=sum(c.drops for c in links_of_job))
             results.append(ExperimentResult(cfg, mine, total, network.switch.log_path, ps, links, per_switch,
-                                            missing, network.cpu_layout,
-                                            (wire[0] - wire_before[k][0], wire[1] - wire_before[k][1]), bound))
+                                            missing, network.cpu_layout, wire, bound))
         return results
 
     def _missing_ranks(self, job: JobConfig, ps: dict[str, Any] | None) -> list[int]:
@@ -718,7 +717,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cfg = ExperimentConfig(protocol=args.protocol, bw=args.bw, workers=args.workers, size=args.size,
                                loss=args.loss, dtype=args.dtype, target=target, program_json=args.program_json,
                                p4info=args.p4info, program_dir=args.program_dir, pool_size=args.pool_size,
-                               window=args.window, window_control=args.window_control, timeout_s=args.timeout, seed=args.seed, run_dir=args.run_dir,
+                               window=args.window, window_control=args.window_control, timeout_s=args.timeout,
+                               seed=args.seed, run_dir=args.run_dir,
                                topo=args.topo, racks=args.racks, levels=args.levels, ecn_threshold=args.ecn_threshold,
                                fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
                                restart_switch_after_s=args.restart_switch_after, cpus=args.cpus, pcap=args.pcap)

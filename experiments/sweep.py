@@ -60,7 +60,8 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
 
     base = ExperimentConfig(target=Target(sc.target), program_json=program_json, p4info=p4info,
                             pool_size=sc.pool_size, window=sc.window, window_control=sc.window_control, bw=sc.bw_mbps,
-                            timeout_s=sc.timeout_s, dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name, cpus=sc.cpus)
+                            timeout_s=sc.timeout_s, dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name,
+                            cpus=sc.cpus)
     groups = []  # one network per (workers, P4 program): a collective's program cannot change under a running network
     for n in sc.workers:
         for program in dict.fromkeys(PROTOCOLS[a].program for a in sc.protocols):

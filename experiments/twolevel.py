@@ -124,7 +124,8 @@ def summary(rows: Sequence[LevelRow], *, racks: int, workers: int, size: int, lo
         }
         span = f"{m['t']:.3f} ({min(t):.3f}-{max(t):.3f})" if t else "-"
         lines.append(f"| {levels} | {len(ok)}/{len(rs)} | {span} | {m['goodput']:.0f} | {m['up']:.0f} | "
-                     f"{m['up_b'] / 1e6:.2f} | {m['ps']:.0f} | {100 * statistics.mean(r.in_switch_fraction for r in rs):.1f} % "
+                     f"{m['up_b'] / 1e6:.2f} | {m['ps']:.0f} | "
+                     f"{100 * statistics.mean(r.in_switch_fraction for r in rs):.1f} % "
                      f"| {statistics.median(r.retransmissions for r in rs):g} |")
     if all(lv in med and med[lv]["t"] > 0 for lv in LEVELS):
         one, two = med[1], med[2]
@@ -173,8 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=in_range(1, MAX_WORKERS), default=4, help="workers, spread over the racks")
     p.add_argument("--size", type=at_least(1), default=65536, help="float32 elements per worker")
     p.add_argument("--loss", type=probability(below_one=True), default=0.0)
-    p.add_argument("--bw", type=positive_float, default=None, metavar="MBIT", help="limit every link (default: unlimited)")
-    p.add_argument("--window", type=at_least(1), default=None, help="packets in flight per worker (default: the protocol's)")
+    p.add_argument("--bw", type=positive_float, default=None, metavar="MBIT",
+                   help="limit every link (default: unlimited)")
+    p.add_argument("--window", type=at_least(1), default=None,
+                   help="packets in flight per worker (default: the protocol's)")
     add_study_arguments(p)
     args = p.parse_args(argv)
     run_dir = Path("/tmp/ina-testbed/twolevel")

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["FaultPlan", "FaultRule", "FaultEvent", "ByteMatch", "FaultPlanError", "ACTIONS", "DIRECTIONS",
-           "rule_from_json", "event_from_json"]
+           "rule_from_json"]
 
 ACTIONS = ("drop", "duplicate", "delay", "corrupt")
 DIRECTIONS = ("in", "out", "any")
@@ -213,7 +213,7 @@ class FaultPlan:
         if unknown:
             raise FaultPlanError(f"fault plan: unknown keys {', '.join(sorted(unknown))}")
         rules = [rule_from_json(r, i) for i, r in enumerate(data.get("rules", []))]
-        events = [event_from_json(e, i) for i, e in enumerate(data.get("events", []))]
+        events = [_event(e, i) for i, e in enumerate(data.get("events", []))]
         return cls(rules, events, seed=int(data.get("seed", default_seed)),
                    max_hold_s=float(data.get("max_hold_s", 0.05)))
 
@@ -335,8 +335,7 @@ def rule_from_json(d: Any, i: int) -> FaultRule:
         raise FaultPlanError(f"{where}: {type(e).__name__}: {e}", f"{type(e).__name__}: {e}") from None
 
 
-def event_from_json(d: Any, i: int) -> FaultEvent:
-    """Event i of a plan's `events` (FaultPlanError naming it)."""
+def _event(d: Any, i: int) -> FaultEvent:
     where = f"events[{i}]"
     if not isinstance(d, Mapping) or "at_frame" not in d or "reset_register" not in d:
         raise FaultPlanError(f"{where}: expected {{\"at_frame\": N, \"reset_register\": NAME, [\"first\", \"count\"]}}")

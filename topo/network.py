@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from mininet.link import Link, TCLink
 from mininet.log import setLogLevel
@@ -63,6 +63,25 @@ def mininet_lock(wait_s: float = 600.0) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
+
+
+class PortCounters(NamedTuple):
+    """A switch port's kernel counters (veth statistics); subtract two readings for a run's share."""
+
+    rx_frames: int
+    rx_bytes: int
+    tx_bytes: int
+    drops: int
+    """rx_dropped + tx_dropped: frames the kernel dropped there (the emulator's drops, not the simulated loss)."""
+
+    def __sub__(self, other: tuple[int, ...]) -> PortCounters:
+        return PortCounters(*(a - b for a, b in zip(self, other)))
+
+
+def _statistics(intf: str, *names: str) -> list[int]:
+    """Counters of a network interface of this namespace (/sys/class/net/INTF/statistics/NAME)."""
+    stats = Path("/sys/class/net") / intf / "statistics"
+    return [int((stats / n).read_text()) for n in names]
 
 
 class Network:
@@ -214,35 +233,20 @@ class Network:
         """(packets, bytes) so far on each metered group of switch interfaces, both directions."""
         out = {}
         for name, intfs in self.fabric.metered_links().items():
-            p = b = 0
-            for intf in intfs:
-                stats = Path("/sys/class/net") / intf / "statistics"
-                p += sum(int((stats / f).read_text()) for f in ("rx_packets", "tx_packets"))
-                b += sum(int((stats / f).read_text()) for f in ("rx_bytes", "tx_bytes"))
-            out[name] = (p, b)
+            counts = [_statistics(intf, "rx_packets", "tx_packets", "rx_bytes", "tx_bytes") for intf in intfs]
+            out[name] = (sum(c[0] + c[1] for c in counts), sum(c[2] + c[3] for c in counts))
         return out
 
-    def sent_by_hosts(self, hosts: Sequence[int]) -> tuple[int, int]:
-        """(frames, bytes) that hosts h<i> have sent into the network so far: what their switch ports received (the
-        kernel's veth counters, Ethernet headers included), the same measure for every protocol."""
-        frames = octets = 0
-        for h in hosts:
-            a = self.fabric.attachment(h)
-            stats = Path("/sys/class/net") / f"{a.switch}-eth{a.port}" / "statistics"
-            frames += int((stats / "rx_packets").read_text())
-            octets += int((stats / "rx_bytes").read_text())
-        return frames, octets
-
-    def port_counters(self, hosts: Sequence[int]) -> dict[int, tuple[int, int, int]]:
-        """Per host h<i>: (bytes its switch port received, bytes it sent, frames the kernel dropped there) so far."""
+    def port_counters(self, hosts: Sequence[int]) -> dict[int, PortCounters]:
+        """Per host h<i>: the kernel's counters of its switch port so far (what the host sent is what the port
+        received: the same measure for every protocol, Ethernet headers included)."""
         out = {}
         for h in hosts:
             a = self.fabric.attachment(h)
-            stats = Path("/sys/class/net") / f"{a.switch}-eth{a.port}" / "statistics"
-            out[h] = tuple(int((stats / f).read_text()) if f != "drops" else
-                           int((stats / "rx_dropped").read_text()) + int((stats / "tx_dropped").read_text())
-                           for f in ("rx_bytes", "tx_bytes", "drops"))
-        return out  # type: ignore[return-value]
+            rx_frames, rx_bytes, tx_bytes, rx_drops, tx_drops = _statistics(
+                f"{a.switch}-eth{a.port}", "rx_packets", "rx_bytes", "tx_bytes", "rx_dropped", "tx_dropped")
+            out[h] = PortCounters(rx_frames, rx_bytes, tx_bytes, rx_drops + tx_drops)
+        return out
 
     def switch_cpu_s(self) -> dict[str, float]:
         """CPU seconds each switch process has run so far, every thread (the scheduler's nanosecond count,

@@ -108,7 +108,7 @@ def compile_plan(plan: Mapping[str, Any], job: JobConfig, program_json: str | Pa
     """The byte-level switch.faults plan of a protocol-level plan for `job` on the compiled program; every value is
     checked here, so a bad plan is refused (PlanError naming `source`, the plan's file, and the key) before a switch
     or network is started."""
-    from switch.faults import ACTIONS, DIRECTIONS, FaultPlanError, event_from_json, rule_from_json
+    from switch.faults import ACTIONS, DIRECTIONS, FaultPlanError, rule_from_json
 
     prefix = f"{source}: " if source else ""
     protocol, proto, spec, n = _protocol_of(load_program(program_json))
@@ -170,6 +170,8 @@ def compile_plan(plan: Mapping[str, Any], job: JobConfig, program_json: str | Pa
             raise PlanError(f"{where}: needs at_frame")
         at = _plan_int(r, "at_frame", where, 1, None)
         if "register" in r:
+            if not isinstance(r["register"], str) or not r["register"]:
+                raise PlanError(f"{where}.register = {r['register']!r}: expected a register's name")
             events.append({"at_frame": at, "reset_register": r["register"], "first": _plan_int(r, "first", where, 0),
                            **({"count": _plan_int(r, "count", where, 0)} if "count" in r else {})})
         elif "job" in r:
@@ -182,11 +184,6 @@ def compile_plan(plan: Mapping[str, Any], job: JobConfig, program_json: str | Pa
                         "count": job.pool.size * sets * n} for name in proto.cells_per_slot_elems]
         else:
             raise PlanError(f"{where}: give job = J or register = NAME")
-        for k, event in enumerate(events[-1:]):
-            try:
-                event_from_json(event, k)
-            except FaultPlanError as err:
-                raise PlanError(f"{where}: {err.problem}") from None
     out: dict[str, Any] = {"rules": rules, "events": events}
     if "seed" in plan:
         seed = plan["seed"]

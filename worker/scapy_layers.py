@@ -25,6 +25,9 @@ from worker.codec import HeaderSpec
 
 __all__ = ["make_layer", "program_layer", "bind_program_layer", "main"]
 
+SUMMARY_FIELDS = ("msg_type", "job_id", "flags", "seq", "agtr", "rank", "pool_index", "packet_id", "exponent")
+"""Fields a layer's one-line summary shows, where its header has them."""
+
 
 def make_layer(spec: HeaderSpec, num_elems: int, name: str,
                summary: Callable[[Packet], str] | None = None) -> type[Packet]:
@@ -32,8 +35,7 @@ def make_layer(spec: HeaderSpec, num_elems: int, name: str,
     fields_desc: list[Any] = [BitField(f.name, 0, f.width) for f in spec.fields]
     fields_desc.append(FieldListField("values", [0] * num_elems, SignedIntField("value", 0),
                                       count_from=lambda pkt: num_elems))
-    shown = [f.name for f in spec.fields if f.name in ("msg_type", "job_id", "flags", "seq", "agtr", "rank", "pool_index",
-                                                       "packet_id", "bitmap", "worker_id", "exponent")]
+    shown = [f.name for f in spec.fields if f.name in SUMMARY_FIELDS]
 
     def mysummary(self: Packet) -> str:
         if summary is not None:

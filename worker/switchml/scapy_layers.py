@@ -10,12 +10,10 @@ Nothing is bound at import time; `bind_ina_layer` is the only global registratio
 
 from __future__ import annotations
 
-from typing import Any
-
-from scapy.fields import BitField, FieldListField, SignedIntField
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
 
+from worker.scapy_layers import make_layer
 from worker.switchml.header import INA_UDP_PORT, MSG_DATA, MSG_RESULT, Codec
 
 __all__ = ["make_ina_layer", "bind_ina_layer", "MSG_TYPES"]
@@ -24,22 +22,15 @@ MSG_TYPES = {MSG_DATA: "DATA", MSG_RESULT: "RESULT"}
 
 
 def make_ina_layer(codec: Codec, name: str = "INA") -> type[Packet]:
-    """A Packet class: one BitField per `ina_h` field (JSON order and widths), then `values`, N signed int32."""
-    num = codec.num_elems
-    fields_desc: list[Any] = [BitField(f.name, 0, f.width) for f in codec.ina.fields]
-    fields_desc.append(FieldListField("values", [0] * num, SignedIntField("value", 0), count_from=lambda pkt: num))
+    """A Packet class: one BitField per `ina_h` field (JSON order and widths), then `values`, N signed int32
+    (worker.scapy_layers.make_layer, with SwitchML's own summary)."""
 
-    def mysummary(self: Packet) -> str:
-        kind = MSG_TYPES.get(self.msg_type, str(self.msg_type))
-        slot, set_ = self.pool_index & 0x7FFF, self.pool_index >> 15
-        return self.sprintf(f"INA {kind} job=%job_id% slot={slot} set={set_} id=%packet_id% exp=%exponent%")
+    def summary(pkt: Packet) -> str:
+        kind = MSG_TYPES.get(pkt.msg_type, str(pkt.msg_type))
+        slot, set_ = pkt.pool_index & 0x7FFF, pkt.pool_index >> 15
+        return pkt.sprintf(f"INA {kind} job=%job_id% slot={slot} set={set_} id=%packet_id% exp=%exponent%")
 
-    return type(name, (Packet,), {
-        "name": name,
-        "fields_desc": fields_desc,
-        "mysummary": mysummary,
-        "__doc__": f"INA header ({codec.ina.name}, {codec.header_len} bytes) and {num} int32 elements.",
-    })
+    return make_layer(codec.ina, codec.num_elems, name, summary)
 
 
 def bind_ina_layer(layer: type[Packet], port: int = INA_UDP_PORT) -> None:

@@ -264,6 +264,7 @@ class Window:
         job_id, width = self.job_id, self.width
         pending = self._pending
         stats = self.stats
+        cwnd = self.cwnd
         num_packets = self.plan.num_packets
         out: list[Outgoing | _Pending] = []
         rows: list[int] = []
@@ -313,7 +314,6 @@ class Window:
                     self._answered_seq = p.seq
                 out.extend(self._fast_retransmits(now))
             nxt = pid + width
-            cwnd = self.cwnd
             if cwnd is not None:
                 cwnd.on_delivered(1, now)  # per result, as taking them one by one would
             if cwnd is None or (not self._ready and len(pending) < cwnd.window):
