@@ -378,6 +378,9 @@ class PrimitiveLowerer:
             return [prim("modify_field_rng_uniform", [self.xl.lvalue(a[0]), self.arg(a[1]), self.arg(a[2])], si)]
         if name == "hash":
             algo = self.enum_member(a[1])
+            if not isinstance(a[3], ast.ListExpr) and not isinstance(self.info.types.get(a[3]), StructLikeT):
+                raise self.lc.error(a[3], f"{describe(a[3])}: expected a struct (hash() takes a list {{...}} of "
+                                          "fields, a struct or a header, as p4c-bm2-ss requires)")
             pre: list[Json] = []
             calc = make_calculation(self.lc, self.xl, call, algo, a[3], payload=False, pre=pre)
             return pre + [prim("modify_field_with_hash_based_offset",
@@ -439,9 +442,15 @@ class PrimitiveLowerer:
 
 
 def calc_inputs(lc: LowerContext, xl: ExprLowerer, data: ast.Expr, pre: list[Json] | None = None) -> list[Json]:
-    """The `input` list of a calculation: fields, headers and constants (with bitwidth) of a list expression. With
-    `pre`, any other value (`h.f ^ 0xFFFF`) is computed into a temporary by an assignment added to `pre` (BMv2
-    calculations take fields only; p4c makes the same temporaries)."""
+    """The `input` list of a calculation: fields, headers and constants (with bitwidth) of a list expression.
+
+    With `pre` (the `hash()` extern), every element is first copied into a temporary by an assignment added to
+    `pre`, as p4c's side-effect ordering does for the data argument of an extern call: a field into a scalar, a
+    header into a header temporary (`assign_header`, which copies the validity too). The difference shows in BMv2,
+    whose calculations leave out the fields of invalid headers: p4c's temporaries are always valid, so `{ipv4.src,
+    tcp.srcPort}` hashes 6 bytes whether or not `tcp` is valid. A nested list is flattened (p4c writes it nested,
+    which BMv2 refuses), and a bool becomes a bit<1> temporary (p4c writes an expression, which BMv2 refuses).
+    Checksum calculations (`pre` None) name the fields themselves, as p4c's do."""
     out: list[Json] = []
     elems = data.elements if isinstance(data, ast.ListExpr) else [data]
     for e in elems:
@@ -450,26 +459,34 @@ def calc_inputs(lc: LowerContext, xl: ExprLowerer, data: ast.Expr, pre: list[Jso
             continue
         t = lc.info.types.get(e)
         v = lc.info.values.get(e)
-        if v is not None:
-            w = width_of(t) if t is not None else None
-            if w is None:
-                raise lc.error(e, f"constant '{describe(e)}' in a field list needs a width")
-            out.append({"type": "hexstr", "value": hexval(int(v), w)["value"], "bitwidth": w})
-            continue
         if isinstance(t, StructLikeT) and t.kind == "header":
             h = xl.locate(e)
             if not isinstance(h, HeaderRef):
                 raise lc.unsupported(e, "this header in a field list")
+            if pre is not None:
+                tmp = lc.local_storage("tmp", t, e)
+                assert isinstance(tmp, HeaderRef)
+                pre.append(prim("assign_header", [{"type": "header", "value": tmp.name},
+                                                  {"type": "header", "value": h.name}], lc.source_info(e)))
+                h = tmp
             out.append({"type": "header", "value": h.name})
             continue
         if isinstance(t, StructLikeT):
             raise lc.unsupported(e, "a struct in a field list")
-        if pre is not None and not isinstance(e, (ast.Name, ast.Member)) and isinstance(t, (BitsT, BoolT)):
+        if pre is not None and isinstance(t, (BitsT, BoolT)):
+            if v is not None and width_of(t) is None:
+                raise lc.error(e, f"constant '{describe(e)}' in a field list needs a width")
             tmp = lc.add_scalar("tmp", t)
             pre.append(prim("assign", [{"type": "field", "value": [tmp.header, tmp.field]},
                                        xl.convert(e, wrap=True, convert_bool=isinstance(t, BoolT))],
                             lc.source_info(e)))
             out.append({"type": "field", "value": [tmp.header, tmp.field]})
+            continue
+        if v is not None:
+            w = width_of(t) if t is not None else None
+            if w is None:
+                raise lc.error(e, f"constant '{describe(e)}' in a field list needs a width")
+            out.append({"type": "hexstr", "value": hexval(int(v), w)["value"], "bitwidth": w})
             continue
         s = xl.locate(e)
         if not isinstance(s, FieldRef):

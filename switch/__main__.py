@@ -26,6 +26,7 @@ from typing import Sequence
 DEFAULT_GRPC_ADDR = "127.0.0.1:9559"
 DEFAULT_DROP_PORT = 511
 DEFAULT_MAX_PORT_COUNT = 512
+DEFAULT_MAX_LOOP = 1 << 20  # switch.v1model.switch.MAX_LOOP (not imported: --help stays fast)
 JSON_VERSION = "2.23"
 LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
 PROG = "python -m switch"
@@ -59,7 +60,16 @@ class Options:
     disable_swap: bool = False
     fault_plan: str | None = None
     """A fault plan file (switch.faults; our extension): faults applied to frames at the ports."""
+    max_loop: int = DEFAULT_MAX_LOOP
+    """Resubmit/recirculate passes after which a packet counts as an endless loop (our extension)."""
     warnings: list[str] = dataclasses.field(default_factory=list)
+
+
+def _positive(text: str) -> int:
+    v = _uint(text)
+    if v == 0:
+        raise argparse.ArgumentTypeError(f"'{text}' is not positive")
+    return v
 
 
 def _interface(text: str) -> tuple[int, str]:
@@ -145,6 +155,10 @@ def build_parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                    help="Choose a numerical value for the drop port (default is 511)")
     t.add_argument("--disable-swap", action="store_true",
                    help="Accepted for compatibility (pipeline swaps are always atomic here)")
+    t.add_argument("--max-loop", type=_positive, default=DEFAULT_MAX_LOOP, metavar="N",
+                   help=f"Drop (count and log) a packet still resubmitting or recirculating after N passes: an "
+                        f"endless loop. BMv2 has no bound; the default ({DEFAULT_MAX_LOOP}) is far above any program's loop "
+                        f"[our extension]")
     t.add_argument("--strict-bmv2", action="store_true",
                    help="Behave exactly like real simple_switch_grpc where this switch offers more: P4Runtime "
                         "register reads/writes answer UNIMPLEMENTED")
@@ -186,7 +200,7 @@ def parse_args(argv: Sequence[str]) -> Options:
                    thrift_port=g.thrift_port, log_console=g.log_console, log_file=g.log_file,
                    log_level=g.log_level or "trace", log_flush=g.log_flush, max_port_count=g.max_port_count,
                    strict_bmv2=t.strict_bmv2, disable_swap=t.disable_swap, seed=g.seed,
-                   fault_plan=g.fault_plan)
+                   fault_plan=g.fault_plan, max_loop=t.max_loop)
     if g.config is not None:
         if g.no_p4:
             opts.warnings.append("Warning: ignoring input config as '--no-p4' was used")
@@ -349,7 +363,7 @@ def run(opts: Options) -> int:
             raise StartupError(str(e)) from None
         print(faults.describe(), flush=True)
     sw = V1Switch(drop_port=opts.drop_port, cpu_port=opts.cpu_port, device_id=opts.device_id, trace=pkt_trace,
-                  seed=seed)
+                  seed=seed, max_loop=opts.max_loop)
     if program is not None:
         load_program(sw, opts.config, program)
 

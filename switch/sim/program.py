@@ -225,6 +225,13 @@ class Program:
             if hl.metadata:
                 tpl[hl.valid_slot] = 1
         self.template = tpl
+        # what BMv2 resets when a packet's PHV is reused (PHV::reset, reset_header_stacks; metadata at receive):
+        # slots [0, meta_end) and these; the fields of packet headers keep the last packet's values
+        self.reuse_reset = tuple(
+            [hl.valid_slot for hl in self.headers.values() if not hl.metadata]
+            + [hl.slots[VL_BITS] for hl in self.headers.values() if not hl.metadata and VL_BITS in hl.slots]
+            + [st.next_slot for st in self.stacks.values()] + [u.next_slot for u in self.union_stacks.values()]
+            + [self.scratch_slot])
 
         self.aliases: dict[str, tuple[str, str]] = {}
         for a in j.get("field_aliases", []):

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from switch.v1model.switch import V1Switch, _Loaded
 
 RECIRC = 4  # instance_type of a recirculated packet (switch.py)
+RELEASE = "POOL_MAX > len(POOL) and POOL.append(F)"  # V1Switch._release, one line
 
 
 def _receive_lines(L: "_Loaded", drop_port: int, dropped: str) -> list[str]:
@@ -35,7 +36,12 @@ def _receive_lines(L: "_Loaded", drop_port: int, dropped: str) -> list[str]:
     out = [
         "sw._n_received += 1",
         "sw._packet_id += 1",
-        "F = TPL[:]",
+        "if POOL:",  # V1Switch._phv
+        "    F = POOL.pop()",
+        f"    F[:{L.m1}] = HEAD",
+    ] + ([f"    {' = '.join(f'F[{s}]' for s in L.reuse_reset)} = 0"] if L.reuse_reset else []) + [
+        "else:",
+        "    F = TPL[:]",
         "if type(frame) is not bytes:",
         "    frame = bytes(frame)",
         "n = len(frame)",
@@ -65,6 +71,7 @@ def _receive_lines(L: "_Loaded", drop_port: int, dropped: str) -> list[str]:
              f"eport = F[{L.s_egress_spec}]",
              f"if eport == {drop_port}:",
              "    sw._n_dropped_ingress += 1",
+             f"    {RELEASE}",
              f"    return {dropped}",
              f"F[{L.s_instance_type}] = 0"]
     out += ["try:"] + ["    " + b for b in body] + [
@@ -97,6 +104,7 @@ def _egress_lines(L: "_Loaded", drop_port: int, qdepth: str, depth: str, dropped
              "    return None",
              f"if F[{L.s_egress_spec}] == {drop_port}:",
              "    sw._n_dropped_egress += 1",
+             f"    {RELEASE}",
              f"    return {dropped}",
              "out = deparse(F)",
              f"t = F[{P_TRUNC}]",
@@ -105,8 +113,10 @@ def _egress_lines(L: "_Loaded", drop_port: int, qdepth: str, depth: str, dropped
              f"rc = F[{P_RECIRC}]",
              "if rc:",
              f"    sw._reenter(L, F, rc, {RECIRC}, out, {depth})",
+             f"    {RELEASE}",
              "    return None",
-             "sw._n_transmitted += 1"] + emit
+             "sw._n_transmitted += 1",
+             RELEASE] + emit
     return ["try:"] + ["    " + b for b in body] + [
         "except Exception as exc:",
         "    sw._packet_failed(F, exc)",
@@ -169,6 +179,7 @@ def build_fast_paths(sw: "V1Switch", L: "_Loaded") -> dict[str, Callable[..., An
     ns: dict[str, Any] = {"sw": sw, "L": L, "TPL": L.template, "parse": L.parse, "verify": L.verify,
                           "ingress": L.ingress, "egress": L.egress, "deparse": L.deparse,
                           "_mono": time.monotonic_ns,
-                          "QUEUES": sw._queues, "ORDER": sw._order, "__builtins__": __builtins__}
+                          "QUEUES": sw._queues, "ORDER": sw._order, "POOL": sw._phvs, "POOL_MAX": sw.phv_pool,
+                          "HEAD": L.head, "__builtins__": __builtins__}
     exec(compile("\n".join(src) + "\n", "<v1switch fast path>", "exec"), ns)  # noqa: S102 - our own code
     return {k: ns["fast_" + k] for k in ("process", "receive", "egress")}

@@ -11,6 +11,7 @@ Packet walk (simple_switch.cpp): receive → parse (+ verify checksums) → ingr
 from __future__ import annotations
 
 import collections
+import logging
 import random
 import threading
 import time
@@ -31,9 +32,11 @@ from switch.v1model.primitives import v1model_primitives
 NORMAL, INGRESS_CLONE, EGRESS_CLONE, COALESCED, RECIRC, REPLICATION, RESUBMIT = 0, 1, 2, 3, 4, 5, 6
 
 QUEUE_CAPACITY = 64       # packets per egress FIFO (simple_switch default)
-MAX_LOOP = 64             # resubmit/recirculate passes one packet may make before it is dropped
+MAX_LOOP = 1 << 20        # resubmit/recirculate passes after which a packet is dropped as an endless loop
+PHV_POOL = 64             # PHVs of ended packets kept for reuse (see V1Switch._phv)
 
 TraceFn = Callable[[str, str], None]
+log = logging.getLogger(__name__)
 _monotonic_ns = time.monotonic_ns
 
 _SM_FIELDS = ("ingress_port", "egress_spec", "egress_port", "instance_type", "packet_length", "enq_timestamp",
@@ -93,6 +96,8 @@ class _Loaded:
         self.egress_clock = self.ts_egress is not None or self.deq_td is not None
         self.m0, self.m1 = prog.meta_start, prog.meta_end
         self.template = vec_template(prog.template, cg.vectors) if cg.vectors else prog.template
+        self.head = self.template[:self.m1]      # reserved slots and metadata of a fresh packet
+        self.reuse_reset = prog.reuse_reset      # what else a reused PHV resets (header validity, stack indices)
         self.field_lists = prog.field_lists
         # untraced: generated per-packet paths (fastpath.py), set by V1Switch._build
         self.fast_process: Callable[[int, bytes], list[tuple[int, bytes]] | None] | None = None
@@ -136,6 +141,8 @@ class V1Switch:
         self._order: collections.deque = collections.deque()        # ports in enqueue order (global FIFO)
         self._out: list[tuple[int, bytes]] = []
         self._copies: dict[str, int] = {}                           # trace ids: copies made per packet
+        self._phvs: list[list] = []                                 # PHVs of ended packets, last ended last
+        self.phv_pool = PHV_POOL
 
     @property
     def stats(self) -> collections.Counter[str]:
@@ -193,6 +200,7 @@ class V1Switch:
             if self._l is not None and was != (fn is not None):
                 old = self._l
                 self._l = self._build(old.json, old.prog, reuse=old.cg)
+                self._phvs.clear()  # the traced code lays out no vector slots
 
     def _emit_trace(self, F: list, msg: str) -> None:
         fn = self._trace
@@ -244,6 +252,7 @@ class V1Switch:
             self._hi.clear()
             self._queues.clear()
             self._order.clear()
+            self._phvs.clear()
 
     # --- data plane --------------------------------------------------------------------------------------------
     def now_us(self) -> int:
@@ -287,7 +296,7 @@ class V1Switch:
             self._stats["dropped_no_pipeline"] += 1
             return
         self._packet_id += 1
-        F = L.template[:]
+        F = self._phv(L)
         frame = bytes(frame)
         n = len(frame)
         F[P_PAYLOAD] = frame
@@ -354,9 +363,32 @@ class V1Switch:
         if self._trace is not None:
             self._trace(F[P_ID], f"Packet dropped: {self.last_error}")
 
+    def _phv(self, L: _Loaded) -> list:
+        """The PHV of a new packet. BMv2 takes it from a pool of the PHVs that ended packets released, last released
+        first (bm_sim/phv_source.cpp), and resets only metadata and validity (`PHV::reset`, `reset_metadata`): the
+        fields of a header the packet does not carry keep what the packet before left in them, and a program that
+        reads them (P4 leaves the value unspecified) sees that. So here: a packet ending (transmitted or dropped)
+        releases its PHV, the next packet (received, resubmitted, recirculated, cloned at ingress) takes the last
+        one released. With one packet in the switch at a time that is BMv2's reuse exactly; with several, BMv2's
+        threads decide the order. Deliberate difference: a multicast replica or an egress clone starts as a copy of
+        its original (BMv2 copies only the valid headers into a pooled PHV)."""
+        pool = self._phvs
+        if not pool:
+            return L.template[:]
+        F = pool.pop()
+        F[:L.m1] = L.head
+        for s in L.reuse_reset:
+            F[s] = 0
+        return F
+
+    def _release(self, F: list) -> None:
+        """The packet of PHV `F` has ended: its PHV goes back to the pool (see `_phv`)."""
+        if len(self._phvs) < self.phv_pool:
+            self._phvs.append(F)
+
     def _fresh(self, L: _Loaded, F: list, field_list: int, instance_type: int) -> list:
         """A new packet whose metadata is reset except the fields of `field_list` (copied from F)."""
-        G = L.template[:]
+        G = self._phv(L)
         for s in L.field_lists.get(field_list, ()):
             G[s] = F[s]
         G[L.s_instance_type] = instance_type
@@ -422,7 +454,7 @@ class V1Switch:
                 if T is not None:
                     T(F[P_ID], f"Clone session {clone & 0xFFFF} not configured: no clone")
             else:
-                G = L.template[:]
+                G = self._phv(L)
                 G[L.s_ingress_port] = F[L.s_ingress_port]
                 L.parse(G, data)
                 G[L.m0:L.m1] = L.template[L.m0:L.m1]
@@ -442,6 +474,7 @@ class V1Switch:
         if rs:
             F[P_RESUBMIT] = 0
             self._reenter(L, F, rs, RESUBMIT, data, depth)
+            self._release(F)
             return
 
         mg = L.s_mcast_grp
@@ -450,6 +483,7 @@ class V1Switch:
             if T is not None:
                 T(F[P_ID], f"Multicast requested for packet (group {F[mg]})")
             self._multicast(L, F, F[mg], depth)
+            self._release(F)
             return
 
         port = F[L.s_egress_spec]
@@ -457,6 +491,7 @@ class V1Switch:
             self._n_dropped_ingress += 1
             if T is not None:
                 T(F[P_ID], "Dropping packet at the end of ingress")
+            self._release(F)
             return
         F[L.s_instance_type] = NORMAL
         if T is not None:
@@ -497,6 +532,7 @@ class V1Switch:
             self._stats["dropped_priority"] += 1
             if self._trace is not None:
                 self._trace(F[P_ID], f"Priority {F[L.s_priority]} out of range, dropping packet")
+            self._release(F)
             return
         q = self._queues.get(port)
         if q is None:
@@ -561,6 +597,7 @@ class V1Switch:
             self._n_dropped_egress += 1
             if T is not None:
                 T(F[P_ID], "Dropping packet at the end of egress")
+            self._release(F)
             return
         frame = L.deparse(F)
         trunc = F[P_TRUNC]
@@ -570,14 +607,21 @@ class V1Switch:
         rc = F[P_RECIRC]
         if rc:
             self._reenter(L, F, rc, RECIRC, frame, depth)
+            self._release(F)
             return
         self._n_transmitted += 1
         if T is not None:
             T(F[P_ID], f"Transmitting packet of size {len(frame)} out of port {port}")
         self._out.append((port, frame))
+        self._release(F)
 
     def _loop_drop(self, F: list, what: str) -> None:
+        """BMv2 bounds neither resubmission nor recirculation; past `max_loop` passes a packet is taken for an
+        endless loop (which would hold the packet thread for ever) and dropped, counted and logged."""
         self._stats["dropped"] += 1
         self._stats["dropped_loop_limit"] += 1
+        msg = f"Dropping packet: more than {self.max_loop} resubmit/recirculate passes ({what}): an endless loop?"
+        self.last_error = msg
+        log.warning(msg)
         if self._trace is not None:
-            self._trace(F[P_ID], f"Dropping packet: more than {self.max_loop} resubmit/recirculate passes ({what})")
+            self._trace(F[P_ID], msg)
