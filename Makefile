@@ -32,6 +32,7 @@ RACKS       ?= 2
 LEVELS      ?= 2
 FAULTS      ?=
 PCAP        ?=
+TRACE       ?=
 WINDOW_CONTROL ?= fixed
 SOAK_RUNS   ?= 1000
 FUZZ        ?= 2000
@@ -46,7 +47,7 @@ all: help
 help:
 	@echo "make run           all-reduce through the switch in Mininet; prints which switch it chose and why (knobs PROTO/ALGO"
 	@echo "                   WORKERS SIZE LOSS BW DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1"
-	@echo "                   WINDOW_CONTROL=fixed|adaptive)"
+	@echo "                   WINDOW_CONTROL=fixed|adaptive TRACE=1: timeline -> results/trace.json, opens in Perfetto)"
 	@echo "make test          set up and run the test suite"
 	@echo "make perf          nccl-tests' all_reduce_perf columns for ALGO on WORKERS hosts (BW, PERF_ARGS=\"-b 4K -e 1M -f 4\")"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/scenarios/size-sweep.toml) -> results/<name>-<time>/"
@@ -110,7 +111,8 @@ run: build
 	$(PY) -m experiments.run --protocol $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
 	  --window-control $(WINDOW_CONTROL) \
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
-	  $(if $(FAULTS),--fault-plan $(FAULTS)) $(if $(filter-out 0,$(PCAP)),--pcap) --program-dir $(OUT)
+	  $(if $(FAULTS),--fault-plan $(FAULTS)) $(if $(filter-out 0,$(PCAP)),--pcap) \
+	  $(if $(filter-out 0,$(TRACE)),--trace results/trace.json) --program-dir $(OUT)
 
 # nccl-tests' all_reduce_perf columns for any algorithm on the Mininet star (root): PERF_ARGS="-b 4K -e 1M -f 4 -n 3 -w 1"
 PERF_ARGS   ?=

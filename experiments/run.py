@@ -45,6 +45,7 @@ from typing import Any
 from controller.base import ProgramController
 from controller.programs import CONTROLLERS
 from experiments.bound import Bound
+from switch.timeline import merge
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.fabric import Fabric
 from topo.network import Network
@@ -119,6 +120,11 @@ class ExperimentConfig:
     pcap: bool = False
     """Every switch writes a pcap per port and direction into run_dir/pcap/ (<iface>_in.pcap, <iface>_out.pcap;
     `python -m worker.scapy_layers PROGRAM.json FILE` decodes one)."""
+    trace: Path | None = None
+    """Write the run's timeline here (Chrome trace-event JSON, opens in Perfetto): every worker, the PS and every
+    embedded switch write theirs into run_dir/trace/, merged into this file once the network is down. The switch
+    then runs frames through its pipeline one by one (timings include the recording: read the order, not the
+    speed)."""
     cpus: str = "split"
     """CPU layout (topo.cpus): `split` gives each switch process a CPU of its own and the hosts' processes the
     others (with at least twice as many CPUs as switches), `shared` leaves placement to the scheduler."""
@@ -318,11 +324,12 @@ def _check_protocol(fabric: Fabric, protocol: str) -> None:
 def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None,
                  layout: CpuLayout) -> list[str]:
     delay = cfg.straggler_ms if rank == cfg.workers - 1 and cfg.straggler_ms else 0.0
+    trace = ["--trace", str(trace_dir(cfg) / f"{job_path.stem}-rank{rank}.json")] if cfg.trace else []
     return worker_argv(job_path, rank, cfg.protocol, cfg.size, dtype=cfg.dtype, seed=cfg.seed, window=cfg.window,
                        program_json=cfg.program_files[0], barrier=barrier, barrier_timeout=min(cfg.timeout_s, 60.0),
                        delay_ms=delay, extra=[*layout_worker_args(layout),
                                               *(["--adaptive-window"] if cfg.window_control == "adaptive" else []),
-                                              *cfg.worker_args])
+                                              *trace, *cfg.worker_args])
 
 
 def layout_worker_args(layout: CpuLayout) -> list[str]:
@@ -334,13 +341,34 @@ def layout_worker_args(layout: CpuLayout) -> list[str]:
     return ["--rx-coalesce", "0"] if layout.split else []
 
 
+def trace_dir(cfg: ExperimentConfig) -> Path:
+    """Where the processes of a traced run write their timelines."""
+    return cfg.run_dir / "trace"
+
+
+def merge_trace(cfg: ExperimentConfig) -> dict[str, Any]:
+    """The timelines of a traced run, merged into cfg.trace (switches first, then the PS, then the workers)."""
+    assert cfg.trace is not None
+    d = trace_dir(cfg)
+    files = sorted(d.glob("switch-*.json")) + sorted(d.glob("ps.json")) + sorted(
+        d.glob("job*-rank*.json"), key=lambda p: (p.name.split("-rank")[0], int(p.stem.split("-rank")[1])))
+    cfg.trace.parent.mkdir(parents=True, exist_ok=True)
+    return merge(files, cfg.trace)
+
+
 def run_experiment(cfg: ExperimentConfig) -> ExperimentResult:
     """Run one experiment in Mininet and return its outcome (the network is always torn down).
 
     Experiments in other processes of this machine wait for each other (MININET_LOCK).
     """
-    with ExperimentNetwork(cfg) as net:
-        return net.run(cfg)
+    if cfg.trace:
+        shutil.rmtree(trace_dir(cfg), ignore_errors=True)
+    try:
+        with ExperimentNetwork(cfg) as net:
+            return net.run(cfg)
+    finally:
+        if cfg.trace:  # the switches write theirs when they stop: after the network is down
+            merge_trace(cfg)
 
 
 class ExperimentNetwork:
@@ -390,7 +418,8 @@ class ExperimentNetwork:
         self.network = Network(fabric, target=cfg.target, program=cfg.program, program_files=cfg.program_files,
                                run_dir=cfg.run_dir, cpus=cfg.cpus, seed=cfg.seed, bw=cfg.bw,
                                fault_plan=self.fault_plan, ecn_threshold=cfg.ecn_threshold,
-                               pcap_dir=cfg.run_dir / "pcap" if cfg.pcap else None).__enter__()
+                               pcap_dir=cfg.run_dir / "pcap" if cfg.pcap else None,
+                               trace_dir=trace_dir(cfg) if cfg.trace else None).__enter__()
         self.network.install(self.jobs)
 
     # the network's parts, for the studies and tests that look inside
@@ -452,7 +481,7 @@ class ExperimentNetwork:
         """
         changed = [f"{f} {getattr(self.cfg, f)} -> {getattr(cfg, f)}"
                    for f in ("workers", "bw", "target", "program_files", "pool_size", "topo", "racks", "levels",
-                             "ecn_threshold", "fault_plan", "cpus", "pcap")
+                             "ecn_threshold", "fault_plan", "cpus", "pcap", "trace")
                    if getattr(cfg, f) != getattr(self.cfg, f)]
         if changed:
             raise ValueError("a run cannot change the network: " + ", ".join(changed))
@@ -544,7 +573,8 @@ class ExperimentNetwork:
         jobs = [a for f in (job_files or self.job_paths) for a in ("--job", str(f))]
         proc = self.ps_host.popen(self.cpu_layout.host_argv(
             [sys.executable, "-m", str(PROTOCOLS[self.cfg.protocol].ps_module), *jobs,
-             "--program-json", str(self.cfg.program_files[0]), "--stats", str(out)]),
+             "--program-json", str(self.cfg.program_files[0]), "--stats", str(out),
+             *(["--trace", str(trace_dir(self.cfg) / "ps.json")] if self.cfg.trace else [])]),
             cwd=str(ROOT), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         assert proc.stdout is not None
         ready = proc.stdout.readline()  # "atp_ps: serving ..." once bound (or nothing if it failed)
@@ -704,6 +734,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--pcap", action="store_true",
                    help="every switch writes a pcap per port and direction into RUN_DIR/pcap/ (decode one with "
                         "python -m worker.scapy_layers PROGRAM.json FILE)")
+    p.add_argument("--trace", type=Path, default=None, metavar="FILE",
+                   help="write the run's timeline to FILE (Chrome trace-event JSON: open it in https://ui.perfetto.dev"
+                        " or chrome://tracing): a track per worker and slot/aggregator, the switch and the PS")
     p.add_argument("--ecn-threshold", type=at_least(1), default=None, metavar="PACKETS",
                    help="atp: mark ECN on packets that leave an egress queue at least this deep (default: off)")
     return p
@@ -721,7 +754,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                seed=args.seed, run_dir=args.run_dir,
                                topo=args.topo, racks=args.racks, levels=args.levels, ecn_threshold=args.ecn_threshold,
                                fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
-                               restart_switch_after_s=args.restart_switch_after, cpus=args.cpus, pcap=args.pcap)
+                               restart_switch_after_s=args.restart_switch_after, cpus=args.cpus, pcap=args.pcap,
+                               trace=args.trace)
         cfg.check()
     except (ValueError, OSError) as err:
         return fail(prog, str(err))
@@ -737,6 +771,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(result.table())
     if cfg.fault_plan is not None:
         print("\n" + fault_report(cfg, result.switch_log))
+    if cfg.trace:
+        print(f"\ntimeline in {cfg.trace} (open it in https://ui.perfetto.dev or chrome://tracing)")
     if cfg.pcap:
         print(f"\npcaps in {cfg.run_dir / 'pcap'} (python -m worker.scapy_layers {cfg.program_files[0]} FILE "
               "decodes one)")

@@ -62,6 +62,10 @@ class Options:
     """A fault plan file (switch.faults; our extension): faults applied to frames at the ports."""
     max_loop: int = DEFAULT_MAX_LOOP
     """Resubmit/recirculate passes after which a packet counts as an endless loop (our extension)."""
+    timeline: str | None = None
+    """--trace: where to write the timeline (switch.packet_timeline; our extension)."""
+    trace_track: str | None = None
+    trace_fields: list[str] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
 
 
@@ -141,6 +145,15 @@ def build_parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
                    help="Apply the fault plan FILE (JSON, see switch/faults.py: drop, duplicate, delay or corrupt "
                         "chosen frames, reset registers at a chosen frame) at the ports; seeded by --seed unless the "
                         "plan has its own seed (an extension: simple_switch has no such flag)")
+    g.add_argument("--trace", metavar="FILE", default=None,
+                   help="Write a timeline to FILE at exit (Chrome trace-event JSON, opens in Perfetto): a span per "
+                        "frame with the ports it left on, the fault plan's actions; frames then go through the "
+                        "pipeline one by one (an extension: simple_switch has no such flag)")
+    g.add_argument("--trace-track", metavar="HDR.FIELD[&MASK]", default=None,
+                   help="With --trace: one track per value of this field (e.g. ina.pool_index&0x7fff: per slot), "
+                        "else per ingress port")
+    g.add_argument("--trace-field", metavar="HDR.FIELD", action="append", default=[],
+                   help="With --trace: record this field of each frame in and out (repeatable)")
     g.add_argument("config", nargs="?", help=argparse.SUPPRESS)
 
     target = _Parser(prog=f"{PROG} ... --", add_help=False, usage=argparse.SUPPRESS)
@@ -200,7 +213,14 @@ def parse_args(argv: Sequence[str]) -> Options:
                    thrift_port=g.thrift_port, log_console=g.log_console, log_file=g.log_file,
                    log_level=g.log_level or "trace", log_flush=g.log_flush, max_port_count=g.max_port_count,
                    strict_bmv2=t.strict_bmv2, disable_swap=t.disable_swap, seed=g.seed,
-                   fault_plan=g.fault_plan, max_loop=t.max_loop)
+                   fault_plan=g.fault_plan, max_loop=t.max_loop, timeline=g.trace, trace_track=g.trace_track,
+                   trace_fields=g.trace_field)
+    if g.trace_track is not None:
+        from switch.packet_timeline import parse_track
+        try:
+            parse_track(g.trace_track)
+        except ValueError as e:
+            general.error(f"argument --trace-track: {e}")
     if g.config is not None:
         if g.no_p4:
             opts.warnings.append("Warning: ignoring input config as '--no-p4' was used")
@@ -322,6 +342,7 @@ def _import_server():
 
 def run(opts: Options) -> int:
     """Start everything, serve until SIGTERM/SIGINT, shut down. StartupError on any startup failure."""
+    from switch.packet_timeline import PacketTimeline
     from switch.ports import AfPacketPort, PacketLoop, PortError
 
     running: list[PacketLoop] = []
@@ -370,11 +391,15 @@ def run(opts: Options) -> int:
     ports = []
     loop = None
     server = None
+    timeline = None
     try:
         for number, name in opts.interfaces:
             print(f"Adding interface {name} as port {number}", flush=True)
             ports.append(AfPacketPort(number, name))
-        loop = PacketLoop(sw, ports, cpu_port=opts.cpu_port, pcap_dir=opts.pcap, trace=trace, faults=faults)
+        if opts.timeline is not None:
+            timeline = PacketTimeline(sw, opts.trace_track, opts.trace_fields)
+        loop = PacketLoop(sw, ports, cpu_port=opts.cpu_port, pcap_dir=opts.pcap, trace=trace, faults=faults,
+                          timeline=timeline)
         server = server_cls(sw, device_id=opts.device_id, cpu_port=opts.cpu_port, strict_bmv2=opts.strict_bmv2,
                             inject=loop.inject)
         loop.packet_in = server.packet_in
@@ -412,6 +437,11 @@ def run(opts: Options) -> int:
                 p.close()
         if trace is not None:
             trace.close()
+        if timeline is not None and opts.timeline is not None:
+            try:
+                timeline.write(opts.timeline)
+            except OSError as e:
+                print(f"switch: cannot write --trace {opts.timeline}: {e.strerror}", file=sys.stderr, flush=True)
     return 0
 
 

@@ -188,6 +188,8 @@ class FaultPlan:
         self._held: dict[tuple[str, int], deque[list[Any]]] = {}
         """(direction, port) -> [remaining frames to wait, deadline, frame] in arrival order."""
         self._next_event = 0
+        self.on_fault: Callable[[str, str, int], None] | None = None
+        """Called with (action, direction, port) whenever a rule fires (the switch's timeline)."""
 
     # -- building -------------------------------------------------------------------------------------------------
 
@@ -281,6 +283,8 @@ class FaultPlan:
         else:
             rule.fired += 1
             self.stats[rule.action] += 1
+            if self.on_fault is not None:
+                self.on_fault(rule.action, direction, port)
             if rule.action == "duplicate":
                 out += [(port, frame), (port, frame)]
             elif rule.action == "corrupt":

@@ -29,6 +29,7 @@ import time
 from typing import BinaryIO, Callable, Iterable, Protocol
 
 from switch.faults import FaultPlan
+from switch.packet_timeline import PacketTimeline
 
 ETH_P_ALL = 0x0003
 SOL_PACKET = 263
@@ -386,14 +387,20 @@ class PacketLoop:
 
     `sw` follows the engine contract (`receive`, `drain`, `lock`; `process` as fallback). `packet_in(frame)` receives
     frames the program sends to `cpu_port`. `pcap_dir` enables BMv2-style per-interface pcap files. `trace` (a
-    `switch.trace.Trace`) is flushed once per batch.
+    `switch.trace.Trace`) is flushed once per batch. With `timeline` (a `switch.packet_timeline.PacketTimeline`)
+    frames go through the pipeline one by one (`process`), each recorded with what it sent, and so do the fault plan's
+    actions.
     """
 
     def __init__(self, sw: object, ports: Iterable[Port], cpu_port: int | None = None,
                  packet_in: Callable[[bytes], None] | None = None, pcap_dir: str | None = None,
-                 trace: object | None = None, batch: int = BATCH, faults: FaultPlan | None = None) -> None:
+                 trace: object | None = None, batch: int = BATCH, faults: FaultPlan | None = None,
+                 timeline: PacketTimeline | None = None) -> None:
         self.sw = sw
         self.faults = faults
+        self.timeline = timeline
+        if faults is not None and timeline is not None:
+            faults.on_fault = lambda action, direction, port: timeline.fault(action, direction, port, time.monotonic())
         self.ports: dict[int, Port] = {}
         for p in ports:
             if p.number in self.ports:
@@ -493,6 +500,9 @@ class PacketLoop:
             if reg is None:
                 self.stats["fault_reset_unknown_register"] += 1
                 return
+            if self.timeline is not None:
+                self.timeline.event("fault: reset register", time.monotonic(), register=name, first=first,
+                                    count=count)
             end = reg.size if count is None else min(reg.size, first + count)
             for i in range(first, end):
                 reg.values[i] = 0
@@ -518,6 +528,17 @@ class PacketLoop:
         with sw.lock:
             if not getattr(sw, "loaded", True):
                 stats["dropped_no_pipeline"] += len(batch)
+            elif self.timeline is not None:
+                record = self.timeline.packet
+                for port, frame in batch:
+                    start = time.monotonic()
+                    try:
+                        sent = sw.process(port, frame)
+                    except Exception as e:
+                        self._engine_error(e)
+                        continue
+                    record(port, frame, sent, start, time.monotonic())
+                    out.extend(sent)
             elif hasattr(sw, "drain"):
                 receive = sw.receive
                 for port, frame in batch:

@@ -30,6 +30,7 @@ from controller.local import LocalClient
 from controller.registers import P4RuntimeRegisters
 from controller.switchml import EPOCHS, SwitchMLController
 from switch.faults import FaultPlan, FaultRule
+from switch.timeline import Timeline
 from topo.addresses import SWITCH
 from topo.frames import udp_frame
 from worker.atp.header import ATP_UDP_PORT, AtpCodec
@@ -337,10 +338,13 @@ class SwitchMLNetwork(InProcessNetwork):
 
     def __init__(self, program: Mapping[str, Any], job: JobConfig, *, p4info: Any = None,
                  faults: FaultPlan | None = None, seed: int = 0, options: WindowOptions = DEFAULT_OPTIONS,
-                 latency: float = 50e-6, jitter: float = 0.0, engine: Any = None, epoch: int | None = None) -> None:
+                 latency: float = 50e-6, jitter: float = 0.0, engine: Any = None, epoch: int | None = None,
+                 timelines: Sequence[Timeline] | None = None) -> None:
         super().__init__(program, faults or FaultPlan(seed=seed), seed, latency, jitter, engine=engine, p4info=p4info)
         self.job = job
         self.options = options
+        self.timelines = timelines
+        """Rank r's window records into timelines[r] (simulated time)."""
         self.codec = Codec.from_program_json(program)
         self.controller = SwitchMLController(self.client, self.registers)
         self.epoch = seed % EPOCHS + 1 if epoch is None else epoch
@@ -379,7 +383,8 @@ class SwitchMLNetwork(InProcessNetwork):
             Float32Plan(x, job.num_elems, n, w) if dtype == "float32" else Int32Plan(x, job.num_elems)
             for x in inputs]
         wins = [Window(plan=plans[r], job_id=job.job_id, rank=r, slots=[job.pool.base + i for i in range(w)],
-                       first_set=self._next_set[:w], options=self.options) for r in range(n)]
+                       first_set=self._next_set[:w], options=self.options,
+                       timeline=self.timelines[r] if self.timelines else None) for r in range(n)]
         self.hosts = {}
         dst = (job.switch.mac, job.switch.ip, INA_UDP_PORT)
         encode = lambda o: self.codec.encode_fields(o.fields, o.values)  # noqa: E731
@@ -467,7 +472,7 @@ class AtpNetwork(InProcessNetwork):
                  loss: float = 0.0, seed: int = 0, faults: FaultPlan | None = None,
                  options: WindowOptions = DEFAULT_OPTIONS, atp: AtpOptions | None = None,
                  switch_aggregation: bool = True, latency: float = 50e-6, jitter: float = 0.0,
-                 engine: Any = None) -> None:
+                 engine: Any = None, timelines: Mapping[tuple[int, int], Timeline] | None = None) -> None:
         plan = faults or FaultPlan(seed=seed)
         if loss:
             plan.rules.append(loss_rule(loss))
@@ -477,6 +482,8 @@ class AtpNetwork(InProcessNetwork):
         self.options = options
         self.atp = atp or AtpOptions()
         self.switch_aggregation = switch_aggregation
+        self.timelines = timelines
+        """(job id, rank)'s window records into timelines[job id, rank] (simulated time)."""
         self.codec = AtpCodec.from_program_json(program)
         self.cores = {j.job_id: PsCore(j, self.codec.num_elems) for j in self.jobs}
         self.maps = {(j.job_id, w.rank): aggregator_map(j, self.options.width(j.pool.size, ATP_WINDOW))
@@ -521,7 +528,7 @@ class AtpNetwork(InProcessNetwork):
                 plans[jid, r] = FixedPointPlan(arr, job.num_elems, dtype, self.atp.scale_bits)
                 # each worker has its own aggregator map (they stay equal by construction)
                 wins[jid, r] = AtpWindow(plans[jid, r], job, r, self.next_seq[jid], self.maps[jid, r], self.options,
-                                         self.atp.initial_cwnd)
+                                         self.atp.initial_cwnd, timeline=(self.timelines or {}).get((jid, r)))
                 delay = (start_at or {}).get((jid, r), 0.0)
                 assert job.ps is not None
                 self.attach(WorkerHost(job, r, wins[jid, r], (job.ps.mac, job.ps.ip, ATP_UDP_PORT),

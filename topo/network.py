@@ -38,6 +38,7 @@ from topo.p4switch import P4Switch
 from topo.star import check_link_rates, prepare_hosts
 from topo.target import Target
 from worker.job import JobConfig
+from worker.protocols import PROTOCOLS
 
 __all__ = ["MININET_LOCK", "Network", "mininet_lock"]
 
@@ -90,9 +91,11 @@ class Network:
     def __init__(self, fabric: Fabric, *, target: Target, program: str, program_files: tuple[Path, Path],
                  run_dir: Path, cpus: str = "split", seed: int = 1, bw: float | None = None,
                  fault_plan: Path | None = None, ecn_threshold: int | None = None,
-                 pcap_dir: Path | None = None) -> None:
+                 pcap_dir: Path | None = None, trace_dir: Path | None = None) -> None:
         self.fabric = fabric
         self.pcap_dir = pcap_dir
+        self.trace_dir = trace_dir
+        """Every embedded switch writes its timeline here when it stops (switch-<name>.json)."""
         self.target, self.program, self.program_files = target, program, program_files
         self.run_dir, self.seed, self.bw = run_dir, seed, bw
         self.fault_plan, self.ecn_threshold = fault_plan, ecn_threshold
@@ -121,9 +124,14 @@ class Network:
         setLogLevel("warning")
         if self.pcap_dir is not None:
             self.pcap_dir.mkdir(parents=True, exist_ok=True)
+        timeline = None
+        if self.trace_dir is not None:
+            self.trace_dir.mkdir(parents=True, exist_ok=True)
+            spec = next((p for p in PROTOCOLS.values() if p.in_network and p.program == self.program), None)
+            timeline = (str(self.trace_dir), spec.trace_track if spec else None, spec.trace_fields if spec else ())
         switch_cls = partial(P4Switch, target=self.target, log_dir=str(self.run_dir), seed=self.seed,
                              fault_plan=str(self.fault_plan) if self.fault_plan else None, cpu_layout=self.cpu_layout,
-                             pcap_dir=str(self.pcap_dir) if self.pcap_dir is not None else None)
+                             pcap_dir=str(self.pcap_dir) if self.pcap_dir is not None else None, timeline=timeline)
         self.net = net = Mininet(topo=self.fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
                                  link=TCLink if self.bw is not None else Link)
         net.start()

@@ -55,6 +55,7 @@ class P4Switch(Switch):
         seed: int | None = None,
         fault_plan: str | None = None,
         cpu_layout: CpuLayout | None = None,
+        timeline: tuple[str, str | None, tuple[str, ...]] | None = None,
         **params: Any,
     ) -> None:
         super().__init__(name, **params)
@@ -77,6 +78,11 @@ class P4Switch(Switch):
         self.cpu_layout = cpu_layout or CpuLayout()
         """Where the process runs: the layout's CPU for switch number device_id - 1 (shared: anywhere)."""
         self.process: subprocess.Popen[bytes] | None = None
+        if timeline is not None and self.target is not Target.EMBEDDED:
+            timeline = None  # simple_switch writes no timeline (its --log-file is the nearest thing)
+        self.timeline = timeline
+        """(directory, track field, fields): the embedded switch's `--trace DIR/switch-<name>.json`, `--trace-track`,
+        `--trace-field`."""
 
     @property
     def grpc_address(self) -> str:
@@ -103,6 +109,11 @@ class P4Switch(Switch):
             args += ["--seed", str(self.seed)]
         if self.fault_plan is not None:
             args += ["--fault-plan", self.fault_plan]
+        if self.timeline is not None:
+            directory, track, fields = self.timeline
+            args += ["--trace", str(Path(directory) / f"switch-{self.name}.json"),
+                     *(["--trace-track", track] if track else [])]
+            args += [a for f in fields for a in ("--trace-field", f)]
         args.append(self.json_path if self.json_path else "--no-p4")
         args += ["--", "--grpc-server-addr", self.grpc_address]
         if self.cpu_port is not None:

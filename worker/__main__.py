@@ -26,6 +26,7 @@ import sys
 import time
 from typing import NoReturn, Sequence
 
+from switch.timeline import Timeline
 from worker.atp.worker import AtpOptions, AtpUnreachable
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.codec import CodecError
@@ -120,6 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--connect-timeout", type=float, default=30.0, metavar="S",
                    help="host baselines: wait at most S seconds for the peers' TCP connections (default 30)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument("--trace", metavar="FILE",
+                   help="write a timeline of the run to FILE (Chrome trace-event JSON; opens in Perfetto): the "
+                        "all-reduce, and for switchml/atp a track per slot/aggregator with each packet, timeout and "
+                        "retransmission; written also when the run fails")
     return p
 
 
@@ -146,13 +151,21 @@ def _fail(code: int, message: str, as_json: bool, **extra: object) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     passed: list[bool] = []  # set once this worker got through its start barrier
-    code = _main(args, passed)
+    timeline = Timeline(f"worker {args.rank} ({args.protocol})", pid=args.rank + 1) if args.trace else None
+    try:
+        code = _main(args, passed, timeline)
+    finally:
+        if timeline is not None:
+            try:
+                timeline.write(args.trace)
+            except OSError as exc:
+                print(f"worker: cannot write --trace {args.trace}: {exc.strerror}", file=sys.stderr)
     if code != EXIT_OK and args.barrier and not passed:
         mark_failed(args.barrier, args.rank)  # the other workers stop waiting for this one
     return code
 
 
-def _main(args: argparse.Namespace, passed: list[bool]) -> int:
+def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | None = None) -> int:
     try:
         job = JobConfig.load(args.job)
         job.worker(args.rank)
@@ -175,7 +188,7 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
                                 adapt_window=args.adapt_window)
         copts = CollectiveOptions(window=options, program_json=args.program_json, bind_ip=args.bind,
                                   switch_port=args.switch_port, connect_timeout=args.connect_timeout,
-                                  atp=AtpOptions(scale_bits=args.scale_bits))
+                                  atp=AtpOptions(scale_bits=args.scale_bits), timeline=timeline)
     except (JobConfigError, ValueError) as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
     data = rank_input(args.size, args.seed, args.rank, args.dtype)
@@ -188,7 +201,14 @@ def _main(args: argparse.Namespace, passed: list[bool]) -> int:
             if args.delay_ms > 0:
                 time.sleep(args.delay_ms / 1000)
             cpu0 = time.process_time()
-            run = coll.run(data, args.dtype)
+            t0 = time.monotonic()
+            try:
+                run = coll.run(data, args.dtype)
+            finally:
+                if timeline is not None:
+                    timeline.track(0, "all-reduce")
+                    timeline.span(f"all-reduce {args.size} {args.dtype}", 0, t0, time.monotonic(), "run",
+                                  elements=args.size)
             cpu_s = time.process_time() - cpu0
             peak_rss_kb = _peak_rss_kb()  # before --verify's own arrays
             verdict = None

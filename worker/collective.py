@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from switch.timeline import Timeline
 from worker.atp.worker import AtpOptions
 from worker.driver import WindowOptions
 from worker.stats import RunResult
@@ -65,6 +66,8 @@ class CollectiveOptions:
     """Host baselines: how long a send or receive may stall before the peer is declared gone."""
     atp: AtpOptions = field(default_factory=AtpOptions)
     """ATP: fixed-point scaling and initial congestion window."""
+    timeline: Timeline | None = None
+    """INA protocols: where the window records its events (`switch.timeline`; None: nowhere)."""
 
 
 class UdpCollective:

@@ -77,6 +77,11 @@ class ProtocolSpec:
     """With needs_ps: the module the parameter server host runs (`python -m <ps_module>`)."""
     faults: str | None = None
     """In-network protocols: its fault model for `worker.faults` ("module:attribute")."""
+    trace_track: str | None = None
+    """In-network protocols: the header field (`header.field[&MASK]`) whose value makes a track of the switch's
+    timeline (`python -m switch --trace-track`): its slot or aggregator."""
+    trace_fields: tuple[str, ...] = ()
+    """Fields the switch's timeline records of every frame in and out (`--trace-field`)."""
     uplink_in_order: bool = False
     """The protocol assumes a worker's packets reach the switch in the order sent (SwitchML's window: a
     retransmission overtaking a later use of its slot would count twice), so fault plans reorder only downlinks."""
@@ -150,14 +155,17 @@ def open_collective(name: str, job: JobConfig, rank: int, options: CollectiveOpt
 SWITCHML = register(ProtocolSpec("switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating "
                                   "point, shadow-copy slots)", SwitchMLCollective, in_network=True,
                       default_window=SWITCHML_WINDOW, header_type=INA_HEADER_TYPE, udp_port=INA_UDP_PORT,
-                      codec="worker.switchml.header:Codec", faults="worker.switchml.faults:FAULTS", uplink_in_order=True))
+                      codec="worker.switchml.header:Codec", faults="worker.switchml.faults:FAULTS", uplink_in_order=True,
+                      trace_track="ina.pool_index&0x7fff",
+                      trace_fields=("ina.msg_type", "ina.packet_id", "ina.pool_index", "ina.worker_rank")))
 RING = register(ProtocolSpec(Ring.name, Ring.description, open_host(Ring)))
 PS = register(ProtocolSpec(ShardedPS.name, ShardedPS.description, open_host(ShardedPS)))
 ATP = register(ProtocolSpec("atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by jobs, "
                              "collisions and loss completed by a parameter server host)", AtpCollective,
                       program="atp", controller="controller.atp:AtpController", in_network=True, needs_ps=True,
                       levels=2, default_window=ATP_WINDOW, header_type=ATP_HEADER_TYPE, udp_port=ATP_UDP_PORT,
-                      codec="worker.atp.header:AtpCodec", faults="worker.atp.faults:FAULTS", ps_module="worker.atp.ps"))
+                      codec="worker.atp.header:AtpCodec", faults="worker.atp.faults:FAULTS", ps_module="worker.atp.ps",
+                      trace_track="atp.agtr", trace_fields=("atp.seq", "atp.flags", "atp.rank", "ipv4.diffserv")))
 
 DEFAULT_PROTOCOL = SWITCHML.name
 """What `make run` and every CLI use unless told otherwise."""

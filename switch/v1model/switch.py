@@ -15,7 +15,7 @@ import logging
 import random
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from switch.errors import LoadError
 from switch.sim.codegen import Codegen, PacketAbort
@@ -253,6 +253,30 @@ class V1Switch:
             self._queues.clear()
             self._order.clear()
             self._phvs.clear()
+
+    def peek(self, frame: bytes, names: Sequence[str]) -> dict[str, int | None]:
+        """What the program's parser puts in the named fields (`header.field`) for `frame`: None for a field of a
+        header it leaves invalid, a name the program lacks or a frame it cannot parse. Not a packet: no pipeline,
+        no counters (for timelines and tools)."""
+        with self.lock:
+            L = self._l
+            if L is None:
+                return dict.fromkeys(names)
+            F = L.template[:]
+            try:
+                L.parse(F, bytes(frame))
+            except Exception:  # noqa: BLE001 - a frame the parser chokes on has no values to show
+                return dict.fromkeys(names)
+            out: dict[str, int | None] = {}
+            for name in names:
+                slot = L.prog.lookup_slot(name)
+                hl = L.prog.headers.get(name.partition(".")[0])
+                if slot is None or hl is None or not F[hl.valid_slot]:
+                    out[name] = None
+                    continue
+                vec = next((v for v in L.cg.vectors if v.owns(slot)), None)
+                out[name] = int(F[vec.vslot][slot - vec.first]) if vec is not None else int(F[slot])
+            return out
 
     # --- data plane --------------------------------------------------------------------------------------------
     def now_us(self) -> int:

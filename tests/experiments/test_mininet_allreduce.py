@@ -136,3 +136,26 @@ def test_split_cpu_layout_runs_the_switch_and_the_hosts_on_their_own_cpus(progra
         probe = "import json, os; print(json.dumps({'cpus': sorted(os.sched_getaffinity(0))}))"
         outcomes = net.launch(lambda rank: [sys.executable, "-c", probe], 30.0)
         assert [o.report.get("cpus") for o in outcomes] == [list(layout.hosts)] * 2
+
+
+def test_a_traced_run_puts_every_process_in_one_timeline(program: tuple[Path, Path], tmp_path: Path) -> None:
+    """`make run TRACE=1` with a fault plan: one Chrome trace with the switch and every worker as processes; the
+    switch shows the plan's drops and the multicasts of completed slots, rank 1 the retransmissions on slot 2."""
+    plan = ROOT / "experiments" / "faults" / "lose-a-retransmission.toml"
+    trace = tmp_path / "out" / "trace.json"
+    result = run_experiment(config(program, tmp_path, workers=3, size=2048, dtype="int32", fault_plan=plan,
+                                   trace=trace))
+    assert result.correct, result.table()
+    doc = json.loads(trace.read_text())
+    events = doc["traceEvents"]
+    procs = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert sorted(procs.values()) == ["switch", "worker 0 (switchml)", "worker 1 (switchml)", "worker 2 (switchml)"]
+    pid = {name: p for p, name in procs.items()}
+    switch = [e for e in events if e["pid"] == pid["switch"]]
+    assert [e["name"] for e in switch if e["ph"] == "i"].count("fault: drop") == 2
+    assert any(e["ph"] == "X" and e["name"] == "to ports 1,2,3" for e in switch)  # results multicast to the job
+    tracks = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    rank1 = [e for e in events if e["pid"] == pid["worker 1 (switchml)"] and e["ph"] == "i"
+             and tracks[(e["pid"], e["tid"])] == "slot 2"]
+    assert [e["name"] for e in rank1].count("retransmit") >= 2
+    assert min(e["ts"] for e in events if e["ph"] != "M") == 0

@@ -28,7 +28,8 @@ class AtpCollective(UdpCollective):
         self.transport = UdpTransport((options.bind_ip or me.ip, me.udp_port), (job.ps.ip, ATP_UDP_PORT),
                                       accept_any_source=True)
         try:
-            self.worker = AtpWorker(job, rank, self.transport, codec, options.window, options.atp)
+            self.worker = AtpWorker(job, rank, self.transport, codec, options.window, options.atp,
+                                    timeline=options.timeline)
         except BaseException:
             self.transport.close()
             raise

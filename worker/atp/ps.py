@@ -33,6 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
+from switch.timeline import Timeline
 from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, AtpCodec, AtpHeader
 from worker.codec import CodecError, MalformedPacket
 from worker.job import JobConfig, JobConfigError
@@ -222,7 +223,8 @@ class PsCore:
 class ParameterServer:
     """One UDP socket on the PS's address (port 48865) serving the PsCore of each job; ACKs go to the switch."""
 
-    def __init__(self, jobs: Sequence[JobConfig], codec: AtpCodec, *, bind_ip: str | None = None) -> None:
+    def __init__(self, jobs: Sequence[JobConfig], codec: AtpCodec, *, bind_ip: str | None = None,
+                 timeline: Timeline | None = None) -> None:
         if not jobs:
             raise JobConfigError("the parameter server needs at least one job")
         ips = {j.ps.ip if j.ps else None for j in jobs}
@@ -238,6 +240,8 @@ class ParameterServer:
         self.sock.bind((bind_ip or ips.pop() or "", ATP_UDP_PORT))
         self.malformed = 0
         self._stop = False
+        self.timeline = timeline
+        """Where to record each packet (`switch.timeline`): a span per packet on its aggregator's track."""
 
     def stop(self, *_: object) -> None:
         self._stop = True
@@ -265,11 +269,24 @@ class ParameterServer:
             if core is None:
                 self.malformed += 1
                 continue
-            for h, v in core.on_packet(hdr, values):
+            replies = core.on_packet(hdr, values)
+            if self.timeline is not None:
+                self._record(hdr, replies, last)
+            for h, v in replies:
                 try:
                     self.sock.sendto(self.codec.encode(h, v), self.switch[hdr.job_id])
                 except OSError:
                     pass  # a full buffer is a lost ACK: the workers' retransmissions ask again
+
+    def _record(self, hdr: AtpHeader, replies: list[tuple[AtpHeader, np.ndarray]], start: float) -> None:
+        tl = self.timeline
+        assert tl is not None
+        tl.track(hdr.agtr + 1, f"aggregator {hdr.agtr}")
+        what = ("complete" if any(h.flags & ACK for h, _ in replies) else "merged" if not replies else "reply")
+        if hdr.flags & COLLISION:
+            what = "collision, " + what
+        tl.span(f"seq {hdr.seq}: {what}", hdr.agtr + 1, start, time.monotonic(), "ps", job=hdr.job_id, seq=hdr.seq,
+                contributions=hdr.bitmap0, flags=hdr.flags, replies=len(replies))
 
     def report(self) -> dict[str, object]:
         return {"jobs": {str(j): {**asdict(c.stats), "switch_fraction": round(c.stats.switch_fraction, 4),
@@ -288,13 +305,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--bind", metavar="IP", help="address to bind instead of the jobs' ps.ip")
     p.add_argument("--idle-exit", type=float, default=None, metavar="S", help="stop after S seconds without packets")
     p.add_argument("--stats", metavar="FILE", help="also write the statistics to FILE")
+    p.add_argument("--trace", metavar="FILE", help="write a timeline to FILE when stopped (Chrome trace-event JSON, "
+                   "opens in Perfetto): a span per packet on its aggregator's track")
     args = p.parse_args(argv)
     from worker.atp.worker import find_atp_json
 
     try:
         jobs = [JobConfig.load(j) for j in args.job]
         codec = AtpCodec.from_program_json(args.program_json or find_atp_json())
-        ps = ParameterServer(jobs, codec, bind_ip=args.bind)
+        timeline = Timeline("parameter server", pid=100) if args.trace else None
+        ps = ParameterServer(jobs, codec, bind_ip=args.bind, timeline=timeline)
     except (JobConfigError, CodecError) as exc:
         print(f"atp_ps: error: {exc}", file=sys.stderr)
         return 3
@@ -312,6 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.stats:
             with open(args.stats, "w") as f:
                 f.write(report + "\n")
+        if timeline is not None:
+            timeline.write(args.trace)
         ps.close()
     return 0
 

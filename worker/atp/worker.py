@@ -35,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
+from switch.timeline import Timeline
 from worker.atp.header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.codec import CodecError, find_program_json
 from worker.driver import WindowOptions, drive
@@ -195,6 +196,9 @@ class AtpWindow:
     options: WindowOptions = field(default_factory=WindowOptions)
     initial_cwnd: int | None = None
     stats: AtpStats = field(default_factory=AtpStats)
+    timeline: Timeline | None = None
+    """Where to record the run's events (`switch.timeline`): a track per aggregator with a span per packet from its
+    first transmission to its ACK; instants for timeouts, retransmissions, collisions, ECN marks and raw resends."""
     _pending: dict[int, _Pending] = field(default_factory=dict, init=False)
     _heap: list[tuple[float, int, int]] = field(default_factory=list, init=False)
     _acked: list[bool] = field(default_factory=list, init=False)
@@ -250,6 +254,8 @@ class AtpWindow:
             timeout = self.rto.rto if self.options.adaptive else self.options.timeout
             p = _Pending(i, hdr, raw, now, now + timeout, timeout)
             self._pending[i] = p
+            if self.timeline is not None:
+                self.timeline.track(hdr.agtr + 1, f"aggregator {hdr.agtr}")  # track 0: the all-reduce
             heapq.heappush(self._heap, (p.deadline, i, 0))
             self.stats.packets_sent += 1
             self.stats.raw_resends += raw
@@ -281,11 +287,22 @@ class AtpWindow:
             p.raw = True
             p.header = p.header.with_flags(self.plan.raw_flags)
             self.stats.raw_resends += 1
+            if self.timeline is not None:
+                self.timeline.instant("raw resend", p.header.agtr + 1, now, "overflow", seq=hdr.seq)
             return [self._rearm(p, now, p.timeout, count_retx=False)]
         if p is None:
             self.stats.duplicates_ignored += 1  # a result for a sequence this worker has not sent: impossible
             return []
         del self._pending[i]
+        tl = self.timeline
+        if tl is not None:
+            agtr = p.header.agtr + 1
+            tl.span(f"seq {hdr.seq}", agtr, p.first_sent, now, "packet", seq=hdr.seq,
+                    retransmissions=p.retries + p.fast, raw=p.raw)
+            if hdr.flags & COLLISION:
+                tl.instant("collision", agtr, now, "collision", seq=hdr.seq, next_aggregator=hdr.agtr_next)
+            if hdr.flags & ECN:
+                tl.instant("ECN", agtr, now, "ecn", seq=hdr.seq)
         self.plan.result(i, values, bool(hdr.flags & RAW))
         self._acked[i] = True
         self._answered += 1
@@ -318,7 +335,7 @@ class AtpWindow:
                 if q is not None and not q.fast and not q.retries:
                     q.fast = True
                     self.stats.fast_retransmissions += 1
-                    out.append(self._rearm(q, now, q.timeout))
+                    out.append(self._rearm(q, now, q.timeout, why="fast"))
         out.extend(self._send_new(now))
         if self.done:
             self.stats.elapsed = now - self._start
@@ -327,8 +344,12 @@ class AtpWindow:
 
     on_packet = on_ack  # the name worker.driver.drive calls
 
-    def _rearm(self, p: _Pending, now: float, timeout: float, count_retx: bool = True) -> tuple[AtpHeader, np.ndarray]:
-        """Send p again (flagged RESEND when it is a retransmission) with a new timer."""
+    def _rearm(self, p: _Pending, now: float, timeout: float, count_retx: bool = True,
+               why: str = "timeout") -> tuple[AtpHeader, np.ndarray]:
+        """Send p again (flagged RESEND when it is a retransmission, `why` "timeout" or "fast") with a new timer."""
+        if count_retx and self.timeline is not None:
+            self.timeline.instant("retransmit", p.header.agtr + 1, now, "retransmit", seq=p.header.seq,
+                                  why=why, transmission=p.retries + p.fast + 1)
         p.generation += 1
         p.timeout = timeout
         p.deadline = now + timeout
@@ -362,6 +383,9 @@ class AtpWindow:
             _, i, _ = heapq.heappop(self._heap)
             p = self._pending[i]
             self.stats.timeouts += 1
+            if self.timeline is not None:
+                self.timeline.instant("timeout", p.header.agtr + 1, now, "timeout", seq=p.header.seq,
+                                      waited_ms=round((now - p.first_sent) * 1000, 3))
             if p.retries >= self.options.max_retries:
                 raise AtpUnreachable(self.job.job_id, p.header.seq, p.header.agtr, p.retries + 1 + p.fast,
                                      now - p.first_sent, None if self._last_ack is None else now - self._last_ack)
@@ -374,7 +398,7 @@ class AtpWorker:
 
     def __init__(self, job: JobConfig, rank: int, transport: Transport, codec: AtpCodec,
                  options: WindowOptions | None = None, atp: AtpOptions | None = None, *,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, timeline: Timeline | None = None) -> None:
         job.worker(rank)
         if job.ps is None:
             raise JobConfigError(f"job {job.job_id}: ATP needs a parameter server (\"ps\" in the job file)")
@@ -385,6 +409,7 @@ class AtpWorker:
         self.options = options or WindowOptions()
         self.atp = atp or AtpOptions()
         self.clock = clock
+        self.timeline = timeline
         self.agtr = aggregator_map(job, self.options.width(job.pool.size, ATP_WINDOW))
         self.next_seq = 1
 
@@ -392,7 +417,8 @@ class AtpWorker:
         arr = np.asarray(array)
         mode = dtype or ("int32" if np.issubdtype(arr.dtype, np.integer) else "float32")
         plan = FixedPointPlan(arr, self.job.num_elems, mode, self.atp.scale_bits)
-        win = AtpWindow(plan, self.job, self.rank, self.next_seq, self.agtr, self.options, self.atp.initial_cwnd)
+        win = AtpWindow(plan, self.job, self.rank, self.next_seq, self.agtr, self.options, self.atp.initial_cwnd,
+                        timeline=self.timeline)
         if plan.num_packets:
             self._drive(win)
         self.next_seq = (self.next_seq + plan.num_packets - 1) % (1 << 32) + 1

@@ -28,7 +28,7 @@ class SwitchMLCollective(UdpCollective):
         self.world_size = job.num_workers
         self.transport = UdpTransport((options.bind_ip or me.ip, me.udp_port), (job.switch.ip, options.switch_port))
         try:
-            self.worker = Worker(job, rank, self.transport, codec, options.window)
+            self.worker = Worker(job, rank, self.transport, codec, options.window, timeline=options.timeline)
         except BaseException:
             self.transport.close()
             raise

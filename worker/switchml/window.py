@@ -42,6 +42,7 @@ from typing import Sequence
 
 import numpy as np
 
+from switch.timeline import Timeline
 from worker.driver import WindowOptions
 from worker.switchml.cwnd import BdpWindow
 from worker.rto import RtoEstimator
@@ -171,6 +172,9 @@ class Window:
     """Set of each slot position's first use in this run (continues the alternation of earlier runs)."""
     options: WindowOptions = field(default_factory=WindowOptions)
     stats: Stats = field(default_factory=Stats)
+    timeline: Timeline | None = None
+    """Where to record the run's events (`switch.timeline`): a track per slot with a span per packet from its first
+    transmission to its result, and instants for timeouts, retransmissions and giving up."""
     _pending: dict[int, _Pending] = field(default_factory=dict, init=False)
     _heap: list[tuple[float, int, int]] = field(default_factory=list, init=False)
     _answered: int = field(default=0, init=False)
@@ -207,6 +211,8 @@ class Window:
             self.cwnd = BdpWindow(self.width)
         for i, slot in enumerate(self.slots):
             self._index_of[slot] = self._index_of[slot | SET_BIT] = i
+            if self.timeline is not None:
+                self.timeline.track(slot + 1, f"slot {slot}")  # track 0: the whole all-reduce
 
     width: int = field(default=0, init=False)
     """W (len(slots))."""
@@ -291,6 +297,9 @@ class Window:
                     self._mismatch = (pool & (SET_BIT - 1), (pool >> 15) & 1, pid, user.packet_id)
                 continue
             del pending[pid % width]
+            if self.timeline is not None:
+                self.timeline.span(f"packet {pid}", (pool & (SET_BIT - 1)) + 1, p.first_sent, now, "packet",
+                                   packet=pid, set=int(bool(pool & SET_BIT)), retransmissions=p.retries + p.fast_count)
             if p.dequeued:
                 self._dequeued -= 1
             rows.append(row)
@@ -401,10 +410,14 @@ class Window:
         if p.fast_count < self.options.max_fast_retransmits:
             self._refast.append(p)
         self.stats.fast_retransmissions += 1
-        return self._retransmit(p, now, p.timeout)
+        return self._retransmit(p, now, p.timeout, "fast")
 
-    def _retransmit(self, p: _Pending, now: float, timeout: float) -> Outgoing:
-        """Re-arm p's timer with timeout and return its packet, flagged as a retransmission."""
+    def _retransmit(self, p: _Pending, now: float, timeout: float, why: str) -> Outgoing:
+        """Re-arm p's timer with timeout and return its packet, flagged as a retransmission (`why`: "timeout" or
+        "fast")."""
+        if self.timeline is not None:
+            self.timeline.instant("retransmit", (p.pool_index & (SET_BIT - 1)) + 1, now, "retransmit",
+                                  packet=p.packet_id, why=why, transmission=p.retries + p.fast_count + 1)
         p.generation += 1
         p.timeout = timeout
         p.deadline = now + timeout
@@ -451,8 +464,13 @@ class Window:
                 heapq.heappush(self._heap, (p.deadline, p.packet_id, p.generation))
                 continue
             self.stats.timeouts += 1
+            if self.timeline is not None:
+                self.timeline.instant("timeout", (p.pool_index & (SET_BIT - 1)) + 1, now, "timeout", packet=pid,
+                                      waited_ms=round((now - p.first_sent) * 1000, 3))
             if p.retries >= self.options.max_retries:
                 slot, set_ = self.position(pid)
+                if self.timeline is not None:
+                    self.timeline.instant("gave up", slot + 1, now, "error", packet=pid)
                 raise SwitchUnreachable(
                     job_id=self.job_id,
                     slot=slot,
@@ -464,7 +482,8 @@ class Window:
                     mismatch=self._mismatch,
                 )
             p.retries += 1
-            out.append(self._retransmit(p, now, min(p.timeout * self.options.backoff, self.options.max_timeout)))
+            out.append(self._retransmit(p, now, min(p.timeout * self.options.backoff, self.options.max_timeout),
+                                        "timeout"))
 
     def next_first_set(self) -> list[int]:
         """first_set for the next run on the same slots (each slot continues alternating)."""

@@ -13,6 +13,7 @@ from typing import Callable
 
 import numpy as np
 
+from switch.timeline import Timeline
 from worker.codec import CodecError, find_program_json
 from worker.driver import WindowOptions, drive
 from worker.job import JobConfig
@@ -43,6 +44,7 @@ class Worker:
         options: WindowOptions | None = None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        timeline: Timeline | None = None,
     ) -> None:
         job.worker(rank)  # validates the rank
         if codec.num_elems != job.num_elems:
@@ -56,6 +58,7 @@ class Worker:
         self.codec = codec
         self.options = options or WindowOptions()
         self.clock = clock
+        self.timeline = timeline
         self._next_set = [0] * job.pool.size
 
     def window_for(self, num_blocks: int) -> int:
@@ -84,6 +87,7 @@ class Worker:
             slots=[base + i for i in range(w)],
             first_set=self._next_set[:w],
             options=self.options,
+            timeline=self.timeline,
         )
         self._drive(win)
         self._next_set[:w] = win.next_first_set()
