@@ -9,6 +9,7 @@ from typing import Any
 
 from switch.errors import LoadError
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
+from switch.sim.common_values import simplify_actions
 from switch.sim.optimize import optimize_body
 from switch.sim.program import (
     P_EXIT,
@@ -383,7 +384,8 @@ class ActionGen:
         return fn
 
     def build_actions(self) -> None:
-        for a in self.j.get("actions", []):
+        # untraced: temporaries that recompute a value drop out (common_values.py); traced: BMv2's primitives as given
+        for a in (self.j if self.trace else simplify_actions(self.j)).get("actions", []):
             name = a.get("name")
             aid = a.get("id")
             if not isinstance(aid, int):

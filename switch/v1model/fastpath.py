@@ -139,8 +139,8 @@ def _enqueue_lines(L: "_Loaded") -> list[str]:
 
 def _queue_lines(L: "_Loaded") -> list[str]:
     """`_enqueue` of `F` on `eport`: the generic method when the queue does not exist yet or the priority is out of
-    range; a full queue first egresses its head packets (simple_switch's ingress thread blocks until the egress
-    thread makes room). Failures are the packet's, as in `_receive`."""
+    range; a full queue first egresses its head packets (`V1Switch._enqueue` says why this is not simple_switch's
+    drop). Failures are the packet's, as in `_receive`."""
     out = []
     if L.s_priority is not None:
         out += [f"if F[{L.s_priority}] >= sw.priority_queues:",

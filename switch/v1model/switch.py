@@ -562,7 +562,10 @@ class V1Switch:
         if q is None:
             q = self._queues[port] = collections.deque()
         while len(q) >= self.queue_capacity:
-            # simple_switch blocks its ingress thread until the egress thread makes room: do that egress work now
+            # a full queue: do the egress work that makes room now. simple_switch 1.15 drops the packet instead
+            # (simple_switch.h: egress queues are non-blocking), when its egress thread falls behind its ingress
+            # thread; here egress runs between batches in the same thread, so a queue fills only with a batch
+            # larger than it, and a drop would be an artefact of the batch size, not of the switch's speed
             self._n_queue_full_waits += 1
             self._order.remove(port)
             G, d = q.popleft()
