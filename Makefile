@@ -40,13 +40,13 @@ GRPC_ADDR   ?= 127.0.0.1:9559
 DEVICE_ID   ?= 0
 REPS        ?= 3
 
-.PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train figures test build bench bench-loss bench-switch p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train figures test build bench bench-loss bench-switch difftest p4runtime-shell controller-shell clean help
 
 all: help
 
 help:
 	@echo "make run           all-reduce through the switch in Mininet; prints which switch it chose and why (knobs PROTO/ALGO"
-	@echo "                   WORKERS SIZE LOSS BW DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1"
+	@echo "                   WORKERS SIZE LOSS BW=MBIT|auto DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1"
 	@echo "                   WINDOW_CONTROL=fixed|adaptive TRACE=1: timeline -> results/trace.json, opens in Perfetto)"
 	@echo "make test          set up and run the test suite"
 	@echo "make perf          nccl-tests' all_reduce_perf columns for ALGO on WORKERS hosts (BW, PERF_ARGS=\"-b 4K -e 1M -f 4\")"
@@ -70,6 +70,8 @@ help:
 	@echo "make bench-switch  switches side by side (embedded, BMv2 if installed; root): kpps at ~0 % loss, SwitchML"
 	@echo "                   elements/s, ratios; writes results/bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\";"
 	@echo "                   BENCH_COMPARE=DIR|REV adds that version's embedded switch)"
+	@echo "make difftest      the same frames through the embedded switch and real BMv2 (else p4c's JSON), outputs compared"
+	@echo "                   (DIFFTEST_PROGRAMS, TUTORIALS=<p4lang/tutorials checkout>, DIFFTEST_ARGS)"
 	@echo "make docs          build the documentation site (docs/, mkdocs.yml; mkdocs build --strict) -> site/"
 	@echo "make clean         remove build outputs and emulation leftovers"
 
@@ -199,6 +201,13 @@ BENCH_LOSS_REPS ?= 80
 bench-loss: build
 	$(PY) -m experiments.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out results/bench/loss-share \
 	  --workers 4 --loss 0 0.01 --reps $(BENCH_LOSS_REPS)
+
+# the same program, entries and frames on two switches, every output compared (root for bmv2): real simple_switch_grpc
+# when on PATH, else p4c's JSON against ours; DIFFTEST_PROGRAMS (default: the test programs), TUTORIALS=<a
+# p4lang/tutorials checkout> adds its solutions with their s1-runtime.json; DIFFTEST_ARGS="--against process --packets 500"
+DIFFTEST_PROGRAMS ?= $(wildcard tests/p4/*.p4) $(wildcard tests/compiler/p4/*.p4)
+difftest: setup
+	$(PY) -m perf.difftest $(DIFFTEST_PROGRAMS) $(if $(TUTORIALS),--tutorials $(TUTORIALS)) $(DIFFTEST_ARGS)
 
 bench-switch: setup
 	$(PY) -m perf.switchbench --out results/bench/switch.md $(if $(BENCH_COMPARE),--compare-version $(BENCH_COMPARE)) \

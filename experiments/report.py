@@ -120,6 +120,8 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
               "repetitions, interleaved.",
               f"- Mininet star, one switch ({sc.target} target), links "
               + (f"{sc.bw_mbps:g} Mbit/s (htb)" if sc.bw_mbps else "unlimited (veth)")
+              + (", calibrated to the switch (bw_mbps = \"auto\", experiments.calibrate; the lowest rate of: "
+                 + "; ".join(sc.calibration) + ")" if sc.calibration else "")
               + "; loss is the P4 drop simulator's, on every worker port in both directions.",
               f"- SwitchML's window: {sc.window or 'the pool'} slots"
               + (", at most rate x (min RTT + 5 ms) of them in flight (window_control = adaptive)"

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -676,6 +676,10 @@ def _num_elems(program_json: Path) -> int:
     return protocol_of_program(program_json)[2]
 
 
+def _bw(text: str) -> float | str:
+    return "auto" if text == "auto" else positive_float(text)
+
+
 def _rank_after(text: str) -> tuple[int, float]:
     rank, sep, after = text.partition(":")
     try:
@@ -693,8 +697,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=at_least(1), default=d.size, help="tensor elements per worker")
     p.add_argument("--loss", type=probability(below_one=True), default=d.loss,
                    help="drop probability per port and direction, in [0, 1)")
-    p.add_argument("--bw", type=positive_float, default=None, metavar="MBIT",
-                   help="limit every link to MBIT Mbit/s (htb; default: unlimited veth)")
+    p.add_argument("--bw", type=_bw, default=None, metavar="MBIT|auto",
+                   help="limit every link to MBIT Mbit/s (htb; default: unlimited veth); auto: the highest rate at "
+                        "which the switch stays below 60 %% of a CPU with every link full, from a probe run "
+                        "(experiments.calibrate)")
     p.add_argument("--dtype", choices=["float32", "int32"], default=d.dtype)
     p.add_argument("--target", choices=[t.value for t in Target], default=None,
                    help="switch target (default: $TARGET, else bmv2 if installed, else embedded)")
@@ -747,7 +753,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:  # every value checked before anything is started or written
         target, why = Target.explain(args.target)
-        cfg = ExperimentConfig(protocol=args.protocol, bw=args.bw, workers=args.workers, size=args.size,
+        cfg = ExperimentConfig(protocol=args.protocol, bw=None if args.bw == "auto" else args.bw,
+                               workers=args.workers, size=args.size,
                                loss=args.loss, dtype=args.dtype, target=target, program_json=args.program_json,
                                p4info=args.p4info, program_dir=args.program_dir, pool_size=args.pool_size,
                                window=args.window, window_control=args.window_control, timeout_s=args.timeout,
@@ -764,6 +771,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     print(why, flush=True)
     try:
+        if args.bw == "auto":
+            from experiments.calibrate import calibrate
+
+            cal = calibrate(cfg)
+            print(f"link rate auto: {cal.describe()}", flush=True)
+            cfg = replace(cfg, bw=cal.bw_mbps)
         result = run_experiment(cfg)
     except Exception as err:  # one clear line (plus the switch log if it is a startup failure)
         print(f"error: {err}", file=sys.stderr)

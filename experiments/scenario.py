@@ -9,7 +9,8 @@
 
     [network]
     topology = "star"
-    bw_mbps = 10                    # link rate (htb); omit for unlimited veth links
+    bw_mbps = 10                    # link rate (htb); "auto": calibrated to the switch and the hosts
+                                    # (experiments.calibrate); omit for unlimited veth links
     target = "embedded"             # or "bmv2"
     pool_size = 64                  # SwitchML slots of the job
     window = 64                     # INA packets in flight per worker; omit for the protocol's default
@@ -79,7 +80,10 @@ class Scenario:
     seed: int = 1
     timeout_s: float = 120.0
     topology: str = "star"
-    bw_mbps: float | None = None
+    bw_mbps: float | str | None = None
+    """Mbit/s per link; "auto" until `experiments.calibrate` chose the rate (then `calibration` says how)."""
+    calibration: tuple[str, ...] = ()
+    """With bw_mbps = "auto": each protocol's calibration probe, in words (summary.md's Method)."""
     target: str = "embedded"
     pool_size: int = 64
     window: int | None = None
@@ -178,7 +182,8 @@ def load_scenario(path: str | Path) -> Scenario:
     if "topology" in net:
         kw["topology"] = r.choice("network.topology", net["topology"], ["star"])
     if "bw_mbps" in net:
-        kw["bw_mbps"] = float(r.number("network.bw_mbps", net["bw_mbps"], 0.1, 100_000))
+        kw["bw_mbps"] = "auto" if net["bw_mbps"] == "auto" else float(
+            r.number("network.bw_mbps", net["bw_mbps"], 0.1, 100_000))
     if "target" in net:
         kw["target"] = r.choice("network.target", net["target"], ["embedded", "bmv2"])
     if "pool_size" in net:

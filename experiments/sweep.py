@@ -46,7 +46,10 @@ def background_commands(mbps: float, timeout_s: float) -> list[str]:
 
 def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, progress: bool = True,
                  log: Callable[[str], None] = print) -> list[Row]:
-    """Run every point of sc `repetitions` times; rows are appended to out/runs.csv as they finish."""
+    """Run every point of sc `repetitions` times; rows are appended to out/runs.csv as they finish. A link rate of
+    "auto" must have been resolved (`calibrated`)."""
+    if sc.bw_mbps == "auto":
+        raise ValueError(f"{sc.name}: bw_mbps = \"auto\": calibrate the rate first (experiments.sweep.calibrated)")
     rows: list[Row] = []
     points = sc.runs()
     log_rows = CsvLog(out / "runs.csv", CSV_FIELDS)
@@ -95,6 +98,29 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
     finally:
         bar.close()
     return rows
+
+
+def calibrated(sc: Scenario, program_json: Path, p4info: Path, log: Callable[[str], None] = print) -> Scenario:
+    """sc with bw_mbps = "auto" resolved: each protocol probed with the most workers of the sweep (the rate that
+    keeps the switch below its share then holds for every point), the lowest rate taken."""
+    from experiments.calibrate import calibrate
+
+    if sc.bw_mbps != "auto":
+        return sc
+    cals = []
+    for protocol in sc.protocols:
+        own = PROTOCOLS[protocol].program == SWITCHML.program
+        cfg = ExperimentConfig(protocol=protocol, workers=max(sc.workers), target=Target(sc.target),
+                               program_dir=program_json.parent, program_json=program_json if own else None,
+                               p4info=p4info if own else None, pool_size=sc.pool_size, window=sc.window,
+                               window_control=sc.window_control, dtype=sc.dtype, timeout_s=sc.timeout_s,
+                               run_dir=Path("/tmp/ina-testbed") / f"{sc.name}-calibration", cpus=sc.cpus)
+        cal = calibrate(cfg)
+        log(f"calibration: {cal.describe()}")
+        cals.append(cal)
+    rate = min(c.bw_mbps for c in cals)
+    log(f"calibration: links at {rate:g} Mbit/s")
+    return replace(sc, bw_mbps=rate, calibration=tuple(c.describe() for c in cals))
 
 
 def open_network(cfg: ExperimentConfig, log: Callable[[str], None] = print) -> ExperimentNetwork | None:
@@ -158,6 +184,11 @@ def main(argv: Iterable[str] | None = None) -> int:
     what = "real BMv2 (simple_switch_grpc)" if sc.target == "bmv2" else "embedded (python -m switch)"
     print(f"switch: {what}, as the scenario's network.target = \"{sc.target}\" says", file=sys.stderr)
     print(f"{sc.name}: {len(sc.runs())} points x {sc.repetitions} repetitions -> {out}", file=sys.stderr)
+    try:
+        sc = calibrated(sc, args.program_json, args.p4info, lambda m: print(m, file=sys.stderr))
+    except Exception as exc:  # the probe's network or run failed: nothing to calibrate from
+        print(f"error: calibrating the link rate: {exc}", file=sys.stderr)
+        return 1
     rows = run_scenario(sc, out, program_json=args.program_json, p4info=args.p4info, progress=not args.no_progress)
     summary = write_report(sc, rows, out)
     print(summary)

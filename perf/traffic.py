@@ -175,6 +175,46 @@ def cmd_recv_server(args: argparse.Namespace) -> int:
                       flush=True)
 
 
+def cmd_exchange_server(args: argparse.Namespace) -> int:
+    """The far ends of a switch's ports (perf.difftest): each request {"port", "frame"} sends the frame into that
+    port and answers {"out": [[port, hex], ...]}, every frame the switch sent on any port until `quiet` seconds pass
+    without one (at most `limit` seconds). Frames left over from earlier requests are discarded first."""
+    ports = {}
+    for spec in args.port:
+        num, _, iface = spec.partition("@")
+        ports[int(num)] = AfPacketPort(int(num), iface)
+    poll = select.poll()
+    by_fd = {p.fileno(): n for n, p in ports.items()}
+    for fd in by_fd:
+        poll.register(fd, select.POLLIN)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        req = json.loads(line)
+        quiet, limit = float(req.get("quiet", args.quiet)), float(req.get("limit", args.limit))
+        for p in ports.values():  # stale frames
+            while p.recv_batch(256):
+                pass
+        try:
+            ports[int(req["port"])].send(bytes.fromhex(req["frame"]))
+        except OSError as exc:
+            print(json.dumps({"out": [], "error": f"cannot send: {exc.strerror}"}), flush=True)
+            continue
+        out: list[list[Any]] = []
+        end = time.monotonic() + limit
+        last = time.monotonic()
+        while time.monotonic() < end:
+            wait = min(end, last + quiet) - time.monotonic()
+            if wait <= 0:
+                break
+            events = poll.poll(wait * 1000)
+            for fd, _ in events:
+                for f in ports[by_fd[fd]].recv_batch(256):
+                    out.append([by_fd[fd], f.hex()])
+                    last = time.monotonic()
+        print(json.dumps({"out": out}), flush=True)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m perf.traffic", description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -197,9 +237,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             pr.add_argument("--count", type=int, default=0)
             pr.add_argument("--idle", type=float, default=0.0)
             pr.add_argument("--keep", type=int, default=0)
+    px = sub.add_parser("exchange-server", help="the far ends of a switch's ports: a frame in, what came out")
+    px.add_argument("--iface", help="ignored (the helpers' common flag)")
+    px.add_argument("--port", action="append", required=True, metavar="N@IFACE", help="switch port N's far end")
+    px.add_argument("--quiet", type=float, default=0.05, help="seconds without a frame that end a collection")
+    px.add_argument("--limit", type=float, default=2.0, help="longest collection, seconds")
     args = p.parse_args(argv)
     return {"send": cmd_send, "recv": cmd_recv, "send-server": cmd_send_server,
-            "recv-server": cmd_recv_server}[args.cmd](args)
+            "recv-server": cmd_recv_server, "exchange-server": cmd_exchange_server}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -41,12 +41,13 @@ class Compiled:
     p4info: Path
 
 
-def compile_program(source: Path, out_dir: Path, *, include: Path | None = None,
-                    timeout: float = 300.0) -> Compiled:
-    """Compile `source` into out_dir/<stem>.json and .p4info.txt; RuntimeError with the compiler's message."""
+def compile_program(source: Path, out_dir: Path, *, include: Path | None = None, timeout: float = 300.0,
+                    command: list[str] | None = None) -> Compiled:
+    """Compile `source` into out_dir/<stem>.json and .p4info.txt with `command` (default: `compiler_command()`);
+    RuntimeError with the compiler's message."""
     out_dir.mkdir(parents=True, exist_ok=True)
     out = Compiled(out_dir / f"{source.stem}.json", out_dir / f"{source.stem}.p4info.txt")
-    argv = [*compiler_command(), *(["-I", str(include)] if include else []), "-o", str(out.json),
+    argv = [*(command or compiler_command()), *(["-I", str(include)] if include else []), "-o", str(out.json),
             "--p4runtime-files", str(out.p4info), str(source)]
     r = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=timeout)
     if r.returncode != 0 or not out.json.exists():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -159,3 +160,16 @@ def test_a_traced_run_puts_every_process_in_one_timeline(program: tuple[Path, Pa
              and tracks[(e["pid"], e["tid"])] == "slot 2"]
     assert [e["name"] for e in rank1].count("retransmit") >= 2
     assert min(e["ts"] for e in events if e["ph"] != "M") == 0
+
+
+def test_calibrated_links_make_a_network_bound_run(program: tuple[Path, Path], tmp_path: Path) -> None:
+    """BW=auto: the probe's rate, then a run at that rate whose own measurements show the links binding it."""
+    from experiments.calibrate import calibrate
+
+    cfg = config(program, tmp_path, workers=3, size=262144)
+    cal = calibrate(cfg)
+    assert cal.switch_cpu_s > 0 and cal.hosts_cpu_s > 0 and cal.uplink_bits > 3 * 262144 * 32
+    assert 0.1 <= cal.bw_mbps <= 1000
+    result = run_experiment(dataclasses.replace(cfg, bw=cal.bw_mbps, size=65536))
+    assert result.correct, result.table()
+    assert result.bound is not None and result.bound.verdict == "network", (cal.describe(), result.bound.describe())
