@@ -143,11 +143,16 @@ class PrimitiveLowerer:
 
     def header_operand(self, e: ast.Expr) -> Json:
         """The source of an assign_header: a header, a stack element, or `c ? a : b` of those (BMv2's TERNARY_OP
-        on headers, as p4c writes a header-valued conditional)."""
+        on headers, as p4c writes a header-valued conditional), as a whole primitive parameter (an expression
+        wrapped once more, as BMv2 reads it)."""
+        return param_json(self.header_node(e))
+
+    def header_node(self, e: ast.Expr) -> Json:
+        """`header_operand` as an operand inside an expression."""
         if isinstance(e, ast.Ternary):
             cond = self.xl.cond(e.cond)
-            return {"type": "expression", "value": {"op": "?", "left": self.header_operand(e.then),
-                                                    "right": self.header_operand(e.else_), "cond": cond}}
+            return {"type": "expression", "value": {"op": "?", "left": self.header_node(e.then),
+                                                    "right": self.header_node(e.else_), "cond": cond}}
         src = self.xl.locate(e)
         if isinstance(src, StackLast):  # `hs.last` as a whole header: the element at lastIndex
             assert isinstance(src.stack.type.element, StructLikeT)
@@ -261,10 +266,9 @@ class PrimitiveLowerer:
             if isinstance(lt, StructLikeT) and lt.kind == "header" \
                     and isinstance(s.rhs, (ast.Name, ast.Member, ast.Index, ast.Ternary)):
                 # h = c ? src : h, BMv2's TERNARY_OP on headers (p4c's Predication of a header copy)
-                left = self.xl.lvalue(s.lhs)
-                val = {"op": "?", "left": self.header_operand(s.rhs), "right": left, "cond": c}
-                return [prim("assign_header", [left, {"type": "expression", "value": val}],
-                             self.lc.source_info(s))]
+                val = {"type": "expression", "value": {"op": "?", "left": self.header_node(s.rhs),
+                                                       "right": self.header_node(s.lhs), "cond": c}}
+                return [prim("assign_header", [self.xl.lvalue(s.lhs), param_json(val)], self.lc.source_info(s))]
             if not isinstance(lt, (BitsT, BoolT, ErrorT, EnumT)) or isinstance(s.lhs, ast.Slice):
                 raise self.lc.unsupported(s, "this assignment inside an if statement in an action")
             left = self.xl.lvalue(s.lhs)
@@ -324,9 +328,9 @@ class PrimitiveLowerer:
             if not isinstance(h, (HeaderRef, DynHeaderRef)):
                 raise self.lc.unsupported(call, f"{name}() on this value")
             if name == "setValid":
-                return [prim("add_header", [self.xl.storage_json(h, call)], si)]
+                return [prim("add_header", [self.xl.param_json(h, call)], si)]
             if name == "setInvalid":
-                return [prim("remove_header", [self.xl.storage_json(h, call)], si)]
+                return [prim("remove_header", [self.xl.param_json(h, call)], si)]
             raise self.lc.unsupported(call, f"'{name}()' as a statement")
         if isinstance(owner, StackT):
             assert isinstance(call.callee, ast.Member)
@@ -439,6 +443,12 @@ class PrimitiveLowerer:
 
     def lc_calculation(self, node: ast.Node, algo: str, data: ast.Expr, payload: bool) -> str:
         return make_calculation(self.lc, self.xl, node, algo, data, payload)
+
+
+def param_json(node: Json) -> Json:
+    """An operand node as a whole primitive parameter: BMv2 reads an expression parameter's value as an expression
+    node, so an expression is wrapped once more (`{"type": "expression", "value": {"type": "expression", ...}}`)."""
+    return {"type": "expression", "value": node} if node.get("type") == "expression" else node
 
 
 def calc_inputs(lc: LowerContext, xl: ExprLowerer, data: ast.Expr, pre: list[Json] | None = None) -> list[Json]:

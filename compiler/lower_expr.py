@@ -172,8 +172,17 @@ class ExprLowerer:
     # ------------------------------------------------------------------------------------------------ lvalues
 
     def lvalue(self, e: ast.Expr) -> Json:
-        s = self.locate(e)
-        return self.storage_json(s, e)
+        """A primitive's destination. A stack element at a run-time index is an expression parameter, whose value
+        BMv2 reads as an expression node: `{"type": "expression", "value": {"type": "expression", ...}}`, the form
+        p4c writes (bm_sim/P4Objects.cpp build_expression; the single form fails to load on simple_switch)."""
+        return self.param_json(self.locate(e), e)
+
+    def param_json(self, s: Storage, e: ast.Node) -> Json:
+        """`storage_json` of s as a whole primitive parameter (see `lvalue`)."""
+        j = self.storage_json(s, e)
+        if isinstance(s, (DynHeaderRef, DynFieldRef)):
+            return {"type": "expression", "value": j}
+        return j
 
     def storage_json(self, s: Storage, e: ast.Node) -> Json:
         if isinstance(s, FieldRef):

@@ -305,7 +305,9 @@ class ParserLowerer:
                 raise self.lc.unsupported(lhs, f"lookahead into '{describe(lhs)}'")
             val = expr_json(">>", tmp_j, hexval(shift)) if shift else tmp_j
             val = expr_json("&", val, hexval((1 << w) - 1, w))
-            ops.append({"parameters": [self.xl.storage_json(dst, lhs), val], "op": "set"})
+            # a parser `set` reads its source's value as an expression node: wrapped once more, as p4c writes it
+            ops.append({"parameters": [self.xl.storage_json(dst, lhs), {"type": "expression", "value": val}],
+                        "op": "set"})
         return ops
 
     def call(self, c: ast.MethodCall, s: ast.Stmt) -> list[Json]:

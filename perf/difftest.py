@@ -280,7 +280,8 @@ class Switch(Protocol):
 
 class EngineSwitch:
     """The embedded switch's engine in this process, programmed over P4Runtime (controller.local). With `ports`, what
-    it sends to a port outside 1..ports is not an output (a switch process has no interface there: it is lost)."""
+    it sends to a port outside 1..ports, or shorter than an Ethernet header, is not an output (a switch process has
+    no interface there, and no interface sends such a frame: it is lost)."""
 
     def __init__(self, name: str, compiled: Compiled, runtime: Runtime, ports: int | None = None) -> None:
         from switch.v1model import V1Switch
@@ -296,7 +297,10 @@ class EngineSwitch:
 
     def exchange(self, port: int, frame: bytes) -> Output:
         out = self.sw.process(port, frame)
-        return out if self.ports is None else [(p, f) for p, f in out if 1 <= p <= self.ports]
+        if self.ports is None:
+            return out
+        # a port has an interface only for 1..ports, and no interface sends a frame shorter than an Ethernet header
+        return [(p, f) for p, f in out if 1 <= p <= self.ports and len(f) >= MIN_FRAME]
 
     def close(self) -> None:
         pass

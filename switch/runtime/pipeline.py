@@ -118,10 +118,13 @@ def verify(config: p4r.ForwardingPipelineConfig) -> Pipeline:
         candidates = actions.get(act.name)
         if not candidates:
             raise invalid(f"P4Info action '{act.name}' is not in the device config (BMv2 JSON)")
-        json_params = [(p.get("bitwidth")) for p in candidates[0].get("runtime_data", [])]
-        if json_params != [w for _, _, w in act.params]:
-            raise invalid(f"P4Info action '{act.name}': parameter widths {[w for _, _, w in act.params]} "
-                          f"differ from the BMv2 JSON's {json_params}")
+        # p4c writes a directly called action once more under the same name, its arguments bound (no runtime
+        # data): the P4Info action is the one of that name whose parameters it declares
+        want = [w for _, _, w in act.params]
+        found = [[p.get("bitwidth") for p in c.get("runtime_data", [])] for c in candidates]
+        if want not in found:
+            raise invalid(f"P4Info action '{act.name}': parameter widths {want} differ from the BMv2 JSON's "
+                          f"{' or '.join(map(str, found))}")
     for tbl in index.tables.values():
         jt = tables.get(tbl.name)
         if jt is None:

@@ -118,3 +118,24 @@ def test_inconsistent_p4info_is_invalid_argument(client: Client) -> None:
     for action in (Set.VERIFY, Set.VERIFY_AND_COMMIT):
         err = rpc_error(client.set_pipeline, RUNTIME_IO_JSON.read_bytes(), action=action, p4info=p4info)
         assert err.code() == grpc.StatusCode.INVALID_ARGUMENT and "duplicate id" in err.details()
+
+
+def test_a_directly_called_action_beside_its_table_copy(tmp_path) -> None:
+    """p4c (and ours) write a directly called action a second time under the same name, arguments bound: the P4Info
+    action is the copy with parameters, and a table entry runs it (difftest found the pipeline refused)."""
+    import finsy
+
+    from compiler import compile_file
+    from controller.local import LocalClient
+    from switch.v1model import V1Switch
+    from tests.paths import TESTS
+
+    result = compile_file(TESTS / "compiler" / "p4" / "direct_call_args.p4")
+    assert [len(a["runtime_data"]) for a in result.json["actions"] if a["name"] == "Ing.put"] in ([0, 1], [1, 0])
+    (tmp_path / "p.txt").write_text(str(result.p4info))
+    sw = V1Switch()
+    sw.load(result.json)
+    client = LocalClient(sw, tmp_path / "p.txt", result.json)
+    client.insert(finsy.P4TableEntry("Ing.t", match=finsy.P4TableMatch({"hdr.i.k": 5}),
+                                     action=finsy.P4TableAction("Ing.put", val=0x20)))
+    assert sw.process(0, bytes.fromhex("05100000")) == [(1, bytes.fromhex("05101121"))]
