@@ -42,6 +42,7 @@ import finsy
 from controller.client import ControllerError, P4RuntimeClient
 from controller.local import LocalClient
 from perf.workloads import Compiled, compile_program
+from switch.errors import LoadError
 from topo.netns import Host, NsProcess, SwitchProcess, free_tcp_port, quiet_link, sh
 
 __all__ = ["Report", "Runtime", "frames", "load_runtime", "run_difftest", "main"]
@@ -72,7 +73,9 @@ def load_runtime(path: Path | None) -> Runtime:
         if e.get("default_action"):
             rt.updates.append(("MODIFY", finsy.P4TableEntry(e["table"], action=action, is_default_action=True)))
             continue
-        match = {k: tuple(v) if isinstance(v, list) else v for k, v in e.get("match", {}).items()}
+        # lpm [value, plen] and ternary [value, mask] are pairs; an exact key may be written as a 1-element list
+        match = {k: (tuple(v) if len(v) > 1 else v[0]) if isinstance(v, list) else v
+                 for k, v in e.get("match", {}).items()}
         rt.updates.append(("INSERT", finsy.P4TableEntry(e["table"], match=finsy.P4TableMatch(match), action=action,
                                                         priority=int(e.get("priority", 0)))))
         for k, v in match.items():
@@ -375,6 +378,9 @@ def _veths(count: int) -> Iterator[dict[int, tuple[str, str]]]:
 # --- comparing ------------------------------------------------------------------------------------------------
 @dataclass
 class Report:
+    """One program's comparison: frames sent, frames whose outputs were alike, frames the first switch sent out,
+    and a line per frame that differed."""
+
     program: str
     a: str
     b: str
@@ -488,7 +494,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for prog, rt in todo:
         try:
             report = difftest_program(prog, rt, against, args)
-        except (OSError, RuntimeError, ValueError, ControllerError) as err:
+        except (OSError, RuntimeError, ValueError, ControllerError, LoadError) as err:
             failed += 1
             print(f"{prog}: not compared: {str(err).strip().splitlines()[-1][:300]}")
             continue

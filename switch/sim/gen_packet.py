@@ -415,6 +415,12 @@ class PacketGen:
             "    b0, b1 = start >> 3, (end + 7) >> 3",
             "    v = int.from_bytes(data[b0:b1], 'big')",
             "    return (v >> (b1 * 8 - end)) & ((1 << w) - 1)",
+            "def _lak(data, pos, off, w):",
+            "    start = pos * 8 + off",
+            "    end = start + w",
+            "    b0, b1 = start >> 3, (end + 7) >> 3",
+            "    v = int.from_bytes(data[b0:b1].ljust(b1 - b0, b'\\0'), 'big')",
+            "    return (v >> (b1 * 8 - end)) & ((1 << w) - 1)",
         ])
 
     def extract_vl_lines(self, hl: HeaderLayout, slots: list[str] | None, valid: str, size: str) -> list[str]:
@@ -588,8 +594,11 @@ class PacketGen:
                 if signed:  # the key is the field's bytes (BMv2: Field::get_bytes), not its signed value
                     src = f"({src}) & {(1 << w) - 1}"
             elif t == "lookahead":
+                # BMv2 (ParseSwitchKeyBuilder) peeks at a select key's lookahead bits without checking the packet's
+                # length (past its end it reads the buffer's next bytes: zeros here), unlike a `set` from lookahead,
+                # which raises PacketTooShort
                 w = int(k["value"][1])
-                src = self.expr(k, where, parser=True)[0]
+                src = f"_lak(data, pos, {int(k['value'][0])}, {w})"
             elif t == "union_stack_field":  # [union stack, member, field] of the last extracted union
                 v = k.get("value")
                 ust = self.p.union_stacks.get(v[0]) if isinstance(v, list) and len(v) == 3 else None

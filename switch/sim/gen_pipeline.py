@@ -34,8 +34,9 @@ class PipelineGen:
                     raise LoadError(f"unsupported table type {t.get('type')!r} (action profiles/selectors) in {where}")
                 if t.get("direct_meters"):
                     raise LoadError(f"unsupported direct_meters {t['direct_meters']!r} in {where}")
-                if t.get("support_timeout"):
-                    raise LoadError(f"unsupported support_timeout (idle timeout) in {where}")
+                # support_timeout (idle timeout): the table works, its entries do not age; a P4Runtime entry with
+                # an idle_timeout_ns is refused with UNIMPLEMENTED (switch/runtime/tables.py), a clear refusal where
+                # refusing the program would stop every other use of it (the P4 tutorials' flowcache)
                 key = []
                 for k in t.get("key", []):
                     mt = k.get("match_type")
