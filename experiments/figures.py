@@ -41,8 +41,8 @@ class Figure:
         return ROOT / "experiments" / "scenarios" / f"{self.name}.toml"
 
 
-FIGURES = (Figure("workers-sweep", ("time", "goodput")), Figure("size-sweep"), Figure("loss-sweep"),
-           Figure("straggler"), Figure("background"))
+FIGURES = (Figure("workers-sweep", ("time", "goodput")), Figure("size-sweep"), Figure("size-sweep-calibrated"),
+           Figure("loss-sweep"), Figure("straggler"), Figure("background"))
 """The scenario figures of the docs (README: workers-sweep; docs/experiments.md: all of them)."""
 
 
