@@ -115,6 +115,40 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
     return rows
 
 
+def jain(values: Sequence[float]) -> float:
+    """Jain's fairness index (Σx)² / (n Σx²): 1 when every job gets the same, 1/n when one gets everything."""
+    if not values or not any(values):
+        return 0.0
+    return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100), linear between the closest ranks (numpy's default)."""
+    xs = sorted(values)
+    k = (len(xs) - 1) * q / 100
+    lo = int(k)
+    return xs[lo] + (xs[min(lo + 1, len(xs) - 1)] - xs[lo]) * (k - lo)
+
+
+def jct_lines(rows: Sequence[JobRow]) -> list[str]:
+    """Per protocol, job completion times over every job of every repetition (mean, median, p99, max) and Jain's
+    fairness index of the jobs' goodputs within a repetition (median and lowest over the repetitions); a repetition
+    with a job that did not verify counts that job's goodput as 0."""
+    out = ["| protocol | jobs x reps | JCT mean s | p50 | p99 | max | Jain's index (median, lowest) |",
+           "|---|---|---|---|---|---|---|"]
+    for proto in COMPARED:
+        rs = [r for r in rows if r.protocol == proto]
+        t = [r.completion_s for r in rs if r.verified]
+        if not t:
+            continue
+        reps = sorted({r.rep for r in rs})
+        fair = [jain([r.goodput_elems_per_s if r.verified else 0.0 for r in rs if r.rep == k]) for k in reps]
+        out.append(f"| {proto} | {len(t)} of {len(rs)} verified | {statistics.mean(t):.3f} | "
+                   f"{percentile(t, 50):.3f} | {percentile(t, 99):.3f} | {max(t):.3f} | "
+                   f"{statistics.median(fair):.3f}, {min(fair):.3f} |")
+    return out
+
+
 def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
             pools: dict[str, int], machine: dict[str, str]) -> str:
     """summary.md: the method, then per protocol and job the median completion time (min-max), fraction aggregated
@@ -144,6 +178,9 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
     if all(p in means for p in COMPARED):
         ratio = statistics.mean(means[ATP.name]) / statistics.mean(means[SWITCHML.name])
         lines += ["", f"Mean job completion time, ATP / SwitchML: {ratio:.2f}x."]
+    lines += ["", "## Job completion times and fairness", "",
+              "Over every job of every repetition (p99 of a few dozen runs is close to their maximum); Jain's index of "
+              "the jobs' goodputs in one repetition: 1.0 when every job got the same.", ""] + jct_lines(rows)
     return "\n".join(lines) + "\n"
 
 
