@@ -165,8 +165,15 @@ class ParserLowerer:
             if isinstance(t, BoolT) and j.get("type") == "expression" and j["value"].get("op") == "d2b" \
                     and j["value"]["right"].get("type") == "field":
                 j = j["value"]["right"]
-            if j.get("type") in ("field", "lookahead", "stack_field"):
+            if j.get("type") in ("field", "stack_field"):
                 key.append(j)
+                continue
+            if j.get("type") == "lookahead":
+                # as p4c writes it: the bits set into a temporary first, then the temporary is the key. BMv2 checks
+                # the packet's length for a set from lookahead (PacketTooShort past its end), not for a lookahead key
+                tmp = self.lc.add_scalar("tmp", t if not isinstance(t, BoolT) else BitsT(1))
+                pre.append({"parameters": [{"type": "field", "value": [tmp.header, tmp.field]}, j], "op": "set"})
+                key.append({"type": "field", "value": [tmp.header, tmp.field]})
                 continue
             tmp = self.lc.add_scalar("tmp", t if not isinstance(t, BoolT) else BitsT(1))
             right = self.xl.finish(j, t, wrap=True, convert_bool=True)

@@ -99,3 +99,22 @@ def test_loop_bound_on_the_command_line() -> None:
     with pytest.raises(SystemExit):
         parse_args(["--no-p4", "--", "--max-loop", "0"])
 
+
+
+def test_a_lookahead_select_key_past_the_end_is_no_parser_error() -> None:
+    """A select keyed directly on lookahead bits (older p4c, hand-written JSON): BMv2 peeks without checking the
+    packet's length (ParseSwitchKeyBuilder), so past the end there is no PacketTooShort; simple_switch 1.15.5 gave
+    `... 00 ff` for this frame of header_union_stacks.p4 with the key written so (perf.difftest), `... 00 00` with
+    the set-then-key form p4c and our compiler write."""
+    program = compile_file(P4 / "header_union_stacks.p4").json
+    elem = next(s for p in program["parsers"] for s in p["parse_states"] if s["name"] == "elem")
+    assert elem["parser_ops"][0]["op"] == "set" and elem["parser_ops"][0]["parameters"][1]["type"] == "lookahead"
+    frame = bytes.fromhex("000000000000" "ffffffffffff" "78e5" "0000")
+    sw = V1Switch()
+    sw.load(program)
+    assert sw.process(0, frame) == [(1, frame)]  # PacketTooShort: `done` never runs
+    elem["transition_key"] = [elem["parser_ops"][0]["parameters"][1]]
+    elem["parser_ops"] = []
+    sw = V1Switch()
+    sw.load(program)
+    assert sw.process(0, frame) == [(1, frame[:-1] + b"\xff")]  # lastIndex of the empty stack
