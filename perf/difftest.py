@@ -313,8 +313,11 @@ class VethSwitch:
     """A switch process taking simple_switch_grpc's flags on `ports` veth pairs whose other ends sit in a namespace
     of their own; frames go in and come out through an exchange helper there (perf.traffic exchange-server)."""
 
-    def __init__(self, name: str, command: Sequence[str], compiled: Compiled, runtime: Runtime, ports: int) -> None:
+    def __init__(self, name: str, command: Sequence[str], compiled: Compiled, runtime: Runtime, ports: int,
+                 quiet: float = 0.05) -> None:
         self.name = name
+        self.quiet = quiet
+        """Seconds without a frame that end one frame's outputs (longer for programs that loop a packet)."""
         self._stack = contextlib.ExitStack()
         try:
             ifaces = self._stack.enter_context(_veths(ports))
@@ -342,7 +345,8 @@ class VethSwitch:
             raise
 
     def exchange(self, port: int, frame: bytes) -> Output:
-        got = self.io.ask({"port": port, "frame": frame.hex()})
+        got = self.io.ask({"port": port, "frame": frame.hex(), "quiet": self.quiet,
+                           "limit": max(2.0, 20 * self.quiet)}, timeout=60.0 + 20 * self.quiet)
         return [(p, bytes.fromhex(f)) for p, f in got["out"]]
 
     def close(self) -> None:
@@ -447,9 +451,9 @@ def difftest_program(program: Path, runtime_file: Path | None, against: str, arg
     a = EngineSwitch("embedded", ours, runtime, args.ports if against in ("bmv2", "process") else None)
     b: Switch
     if against == "bmv2":
-        b = VethSwitch("bmv2", ["simple_switch_grpc"], ours, runtime, args.ports)
+        b = VethSwitch("bmv2", ["simple_switch_grpc"], ours, runtime, args.ports, args.quiet)
     elif against == "process":
-        b = VethSwitch("embedded process", [sys.executable, "-m", "switch"], ours, runtime, args.ports)
+        b = VethSwitch("embedded process", [sys.executable, "-m", "switch"], ours, runtime, args.ports, args.quiet)
     elif against == "p4c":
         b = EngineSwitch("embedded+p4c-json", _compile(program, work / "p4c", ["p4c-bm2-ss"]), runtime)
         a.name = "embedded+our-json"
@@ -475,6 +479,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--against", choices=("bmv2", "p4c", "process", "self"), default=None,
                    help="the reference (default: bmv2 if simple_switch_grpc is on PATH, else p4c if p4c-bm2-ss is)")
     p.add_argument("--other-json", type=Path, default=None, help="self: the second engine's JSON instead")
+    p.add_argument("--quiet", type=float, default=0.05, metavar="S",
+                   help="bmv2/process: a frame's outputs end after S seconds without one (raise it for programs that "
+                        "loop a packet many times; default %(default)s)")
     p.add_argument("--work-dir", type=Path, default=None)
     p.add_argument("--show", type=int, default=5, help="differences printed per program")
     args = p.parse_args(argv)
