@@ -15,7 +15,6 @@ rates (one network, one rate: the comparison stays on equal links).
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -107,7 +106,7 @@ def calibrate(cfg: ExperimentConfig, size: int = PROBE_SIZE,
     if not result.correct or result.bound is None:
         raise RuntimeError(f"the calibration probe ({probe.protocol}, {probe.workers} workers) failed:\n"
                            f"{result.table()}")
-    cpus = len(result.cpu_layout.hosts) or os.cpu_count() or 1
+    cpus = result.cpu_layout.host_cpus
     switch_cpu = result.bound.switch_busy * result.elapsed_s
     hosts_cpu = result.bound.host_busy * result.elapsed_s * cpus
     bits = result.wire[1] * 8.0

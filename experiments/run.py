@@ -517,7 +517,7 @@ class ExperimentNetwork:
         cpu = network.switch_cpu_s()
         switch_cpu = max((cpu[sw] - cpu_before.get(sw, 0.0) for sw in cpu), default=0.0)
         run_s = max((float(o.report.get("elapsed_s", 0.0)) for o in outcomes), default=0.0)
-        host_cpus = len(network.cpu_layout.hosts) or os.cpu_count() or 1
+        host_cpus = network.cpu_layout.host_cpus
         workers_cpu = sum(float(o.report.get("cpu_s", 0.0)) for o in outcomes)
         results = []
         for k, job in enumerate(self.jobs):

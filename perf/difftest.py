@@ -39,11 +39,14 @@ from typing import Any, Iterator, Protocol, Sequence
 
 import finsy
 
-from controller.client import ControllerError, P4RuntimeClient
+from controller.client import ControllerError
 from controller.local import LocalClient
 from perf.workloads import Compiled, compile_program
 from switch.errors import LoadError
-from topo.netns import Host, NsProcess, SwitchProcess, free_tcp_port, quiet_link, sh
+from perf.harness import SwitchUnderTest
+from perf.switchbench import running_switch
+from topo.frames import ip_int, mac_int
+from topo.netns import Host, NsProcess, quiet_link, sh
 
 __all__ = ["Report", "Runtime", "frames", "load_runtime", "run_difftest", "main"]
 
@@ -90,16 +93,12 @@ def _int(value: Any) -> int | None:
     """A key value of a runtime file as an integer (ints, "10.0.1.1", "08:00:00:00:01:11", "0x..."), else None."""
     if isinstance(value, int):
         return value
-    if isinstance(value, str):
-        try:
-            if value.count(".") == 3:
-                return int.from_bytes(bytes(int(x) for x in value.split(".")), "big")
-            if value.count(":") == 5:
-                return int(value.replace(":", ""), 16)
-            return int(value, 0)
-        except ValueError:
-            return None
-    return None
+    if not isinstance(value, str):
+        return None
+    try:
+        return ip_int(value) if value.count(".") == 3 else mac_int(value) if value.count(":") == 5 else int(value, 0)
+    except (ValueError, OSError):  # inet_aton refuses a malformed address with OSError
+        return None
 
 
 # --- frames ---------------------------------------------------------------------------------------------------
@@ -311,7 +310,8 @@ class EngineSwitch:
 
 class VethSwitch:
     """A switch process taking simple_switch_grpc's flags on `ports` veth pairs whose other ends sit in a namespace
-    of their own; frames go in and come out through an exchange helper there (perf.traffic exchange-server)."""
+    of their own, started and programmed as the switch benchmark does (`perf.switchbench.running_switch`); frames go
+    in and come out through an exchange helper in that namespace (perf.traffic exchange-server)."""
 
     def __init__(self, name: str, command: Sequence[str], compiled: Compiled, runtime: Runtime, ports: int,
                  quiet: float = 0.05) -> None:
@@ -320,25 +320,13 @@ class VethSwitch:
         """Seconds without a frame that end one frame's outputs (longer for programs that loop a packet)."""
         self._stack = contextlib.ExitStack()
         try:
-            ifaces = self._stack.enter_context(_veths(ports))
-            grpc = f"127.0.0.1:{free_tcp_port()}"
-            args = ["--device-id", "1", *[a for p, (sw_if, _) in ifaces.items() for a in ("-i", f"{p}@{sw_if}")],
-                    "--no-p4", "--", "--grpc-server-addr", grpc]
-            if command[0].endswith("simple_switch_grpc"):
-                args[2:2] = ["--thrift-port", str(free_tcp_port())]
-            proc = SwitchProcess(args, ready_timeout=30.0, command=tuple(command))
-            self._stack.callback(proc.stop)
-            client = P4RuntimeClient(grpc, device_id=1, timeout=10.0)
-            client.connect()
-            self._stack.callback(client.close)
-            client.set_pipeline(compiled.p4info, compiled.json)
+            peers = self._stack.enter_context(_veths(ports))
+            _, client, _ = self._stack.enter_context(
+                running_switch(SwitchUnderTest(name, tuple(command)), peers, compiled, start_timeout=30.0))
             if runtime.updates:
                 client.write(runtime.updates)
-            first_if, ns = ifaces[1][1].split("@")
-            peer = Host(ns, first_if, ifaces[1][0], "00:00:00:00:00:00", "0.0.0.0", 1)
-            self.io = NsProcess(peer, "exchange-server", *[a for p, (_, h) in ifaces.items()
-                                                           for a in ("--port", f"{p}@{h.split('@')[0]}")],
-                                wait_ready=True)
+            self.io = NsProcess(peers[0], "exchange-server",
+                                *[a for h in peers for a in ("--port", f"{h.port}@{h.ifname}")], wait_ready=True)
             self._stack.callback(self.io.close)
         except BaseException:
             self._stack.close()
@@ -354,14 +342,15 @@ class VethSwitch:
 
 
 @contextlib.contextmanager
-def _veths(count: int) -> Iterator[dict[int, tuple[str, str]]]:
-    """Ports 1..count: (switch-side interface, "<peer interface>@<namespace>"), the peers in one fresh namespace."""
+def _veths(count: int) -> Iterator[list[Host]]:
+    """Ports 1..count: veth pairs whose switch ends stay in the root namespace and whose far ends (the `Host`s, no
+    addresses) share one fresh namespace."""
     tag = secrets.token_hex(3)
     ns = f"inadt-{tag}"
     made: list[str] = []
     sh("ip", "netns", "add", ns)
     try:
-        out = {}
+        out = []
         for p in range(1, count + 1):
             sw_if, h_if = f"dt{tag}s{p}", f"dt{tag}h{p}"
             sh("ip", "link", "add", sw_if, "type", "veth", "peer", "name", h_if)
@@ -371,7 +360,7 @@ def _veths(count: int) -> Iterator[dict[int, tuple[str, str]]]:
             quiet_link(h_if, ns)
             sh("ip", "link", "set", sw_if, "up")
             sh("ip", "netns", "exec", ns, "ip", "link", "set", h_if, "up")
-            out[p] = (sw_if, f"{h_if}@{ns}")
+            out.append(Host(ns, h_if, sw_if, "00:00:00:00:00:00", "0.0.0.0", p))
         yield out
     finally:
         for link in made:

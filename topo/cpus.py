@@ -44,6 +44,11 @@ class CpuLayout:
     def split(self) -> bool:
         return bool(self.switches)
 
+    @property
+    def host_cpus(self) -> int:
+        """CPUs the hosts' processes may use: the layout's, or every CPU of the machine when shared."""
+        return len(self.hosts) or os.cpu_count() or 1
+
     def switch_argv(self, argv: Sequence[str], index: int = 0) -> list[str]:
         """argv confined to the CPU of switch process `index` (unchanged when shared)."""
         if not self.switches:

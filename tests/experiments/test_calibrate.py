@@ -3,7 +3,6 @@ lower of the switch's and the workers' limits, on the 1-2-5 series; scenarios re
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -107,4 +106,4 @@ def test_a_scenario_resolves_auto_to_the_lowest_rate_of_its_protocols(tmp_path: 
 def test_a_bad_rate_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError, match="network.bw_mbps"):
         load_scenario(scenario(tmp_path, '"fast"'))
-    assert replace(load_scenario(scenario(tmp_path, "2.5"))).bw_mbps == 2.5
+    assert load_scenario(scenario(tmp_path, "2.5")).bw_mbps == 2.5
