@@ -1712,12 +1712,40 @@ class Checker:
             raise self.error(e, "packet_out.emit() is only allowed in a deparser")
         return t
 
-    @staticmethod
-    def fill_defaults(e: ast.MethodCall, params: list[ast.Param]) -> None:
-        """Append the default values of the trailing parameters `e` leaves out (p4c's DefaultArguments), each a copy
-        of its own, so every call site is typed by itself."""
+    def fill_defaults(self, e: ast.MethodCall, params: list[ast.Param]) -> None:
+        """Put named arguments in parameter order and append the default values of the parameters `e` leaves out
+        (p4c's DefaultArguments), each a copy of its own, so every call site is typed by itself."""
+        if self.bind_named(e, e.args, params, strict=True):
+            return
         if len(e.args) < len(params) and all(p.default is not None for p in params[len(e.args):]):
             e.args.extend(copy.deepcopy(p.default) for p in params[len(e.args):])  # type: ignore[misc]
+
+    def bind_named(self, where: ast.Node, args: list[ast.Expr], params: list[ast.Param], strict: bool) -> bool:
+        """Rewrite `args` in place from `name = value` form to positional (P4_16 8.20: all arguments named or none;
+        an omitted parameter takes its default). False when no argument is named; with `strict=False`, also when the
+        names do not fit `params` (another overload may take them)."""
+        if not any(isinstance(a, ast.NamedArg) for a in args):
+            return False
+        if not all(isinstance(a, ast.NamedArg) for a in args):
+            raise self.error(where, "either all arguments are named or none")
+        named: dict[str, ast.Expr] = {}
+        for a in args:
+            assert isinstance(a, ast.NamedArg)
+            if a.name in named:
+                raise self.error(a, f"argument '{a.name}' given twice")
+            named[a.name] = a.value
+        names = [p.name for p in params]
+        unknown = [n for n in named if n not in names]
+        missing = [p.name for p in params if p.name not in named and p.default is None]
+        if unknown or missing:
+            if not strict:
+                return False
+            if unknown:
+                raise self.error(where, f"no parameter named '{unknown[0]}'")
+            raise self.error(where, f"no argument for parameter '{missing[0]}'")
+        args[:] = [named[p.name] if p.name in named else copy.deepcopy(p.default)  # type: ignore[misc]
+                   for p in params]
+        return True
 
     def sub_control_apply(self, e: ast.MethodCall, owner: BlockT, ctx: _Ctx) -> P4Type:
         """`inst.apply(args)` of a control instance: arguments checked against the control's parameters."""
@@ -1772,7 +1800,8 @@ class Checker:
     def call_args(self, call: ast.Node, decls: list[ast.MethodDecl], args: list[ast.Expr], ctx: _Ctx,
                   bindings: dict[str, P4Type], what: str, type_args: list[ast.Type] | None = None) -> P4Type:
         if any(isinstance(a, ast.NamedArg) for a in args):
-            raise self.unsupported(call, "named arguments")
+            decls = [m for m in decls if self.bind_named(call, list(args), m.params, strict=False)][:1] or decls[:1]
+            self.bind_named(call, args, decls[0].params, strict=True)
         cands = [m for m in decls if sum(1 for p in m.params if p.default is None) <= len(args) <= len(m.params)]
         if not cands:
             counts = sorted({len(m.params) for m in decls})

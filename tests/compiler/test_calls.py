@@ -49,6 +49,14 @@ CASES = [
     ("void f(in bit<8> x) { }", "", "f(_);", BODY_LINE, 11, "don't care argument is only allowed for out parameters"),
     ("", "action a(inout bit<8> x) { x = 1; }", "a(_);", BODY_LINE, 11,
      "don't care argument is only allowed for out parameters"),
+    # named arguments: all or none, each names a parameter once, every parameter without a default gets one
+    ("void f(in bit<8> x, in bit<8> y) { }", "", "f(x = 1, 2);", BODY_LINE, 9,
+     "either all arguments are named or none"),
+    ("void f(in bit<8> x, in bit<8> y) { }", "", "f(x = 1, z = 2);", BODY_LINE, 9, "no parameter named 'z'"),
+    ("void f(in bit<8> x, in bit<8> y) { }", "", "f(y = 1);", BODY_LINE, 9, "no argument for parameter 'x'"),
+    ("", "action a(in bit<8> x) { }", "a(x = 1, x = 2);", BODY_LINE, 18, "argument 'x' given twice"),
+    ("", "register<bit<8>>(4) r;", "r.read(index = 0, value = meta.a);", BODY_LINE, 9,
+     "no parameter named 'value'"),
 ]
 
 
