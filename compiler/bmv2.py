@@ -19,8 +19,10 @@ from compiler.cpmodel import (
     CPControllerHeader,
     CPCounter,
     CPDirectCounter,
+    CPDirectMeter,
     CPField,
     CPMatchField,
+    CPMeter,
     CPModel,
     CPRegister,
     CPTable,
@@ -83,6 +85,16 @@ class ProgramLowering(LowerContext):
         elif kind == "direct_counter":
             dc = CPDirectCounter(name, "", kw["unit"], list(d.annotations), d.loc)
             self._pending_direct[name] = dc
+        elif kind == "meter":
+            cp.meters.append(CPMeter(name, kw["size"], kw["unit"], list(d.annotations), d.loc))
+        elif kind == "direct_meter":
+            self._pending_meters[name] = CPDirectMeter(name, "", kw["unit"], list(d.annotations), d.loc)
+
+    def cp_direct_meter_binding(self, meter: str, table: str) -> None:
+        dm = self._pending_meters.get(meter)
+        if dm is not None and not dm.table:
+            dm.table = table
+            self.cp.direct_meters.append(dm)
 
     def cp_direct_counter_binding(self, counter: str, table: str) -> None:
         dc = self._pending_direct.get(counter)
@@ -98,6 +110,8 @@ class ProgramLowering(LowerContext):
             return self.extern_order.get(name, (-1, (), 0))
 
         self.cp.direct_counters.sort(key=lambda d: extern_key(d.name))
+        self.cp.meters.sort(key=lambda m: extern_key(m.name))
+        self.cp.direct_meters.sort(key=lambda m: extern_key(m.name))
         self.cp.counters.sort(key=lambda c: extern_key(c.name))
         self.cp.registers.sort(key=lambda r: extern_key(r.name))
 
@@ -109,7 +123,8 @@ class ProgramLowering(LowerContext):
         return None
 
     def cp_table(self, cl: Any, t: ast.TableDecl, name: str, keys: list[Any], recs: list[Any], scopes: list[str],
-                 size: int, const_default: Any, has_entries: bool, counter: str | None) -> None:
+                 size: int, const_default: Any, has_entries: bool, counter: str | None,
+                 meter: str | None = None) -> None:
         fields = [CPMatchField(kname, w, kind, list(ke.annotations), enum=self._serializable_enum(ke.expr))
                   for kname, w, kind, ke in keys]
         refs: list[CPActionRef] = []
@@ -129,7 +144,7 @@ class ProgramLowering(LowerContext):
             name=name, match_fields=fields, action_refs=refs,
             const_default_action=const_default.name if const_default is not None else None,
             size=size, is_const_table=bool(ents is not None and ents.is_const), has_initial_entries=has_entries,
-            direct_counter=counter,
+            direct_counter=counter, direct_meter=meter,
             support_timeout=bool(isinstance(timeout, ast.ValueProperty) and self.info.values.get(timeout.value)),
             annotations=list(t.annotations), hidden=False, loc=t.loc))
 
@@ -137,6 +152,7 @@ class ProgramLowering(LowerContext):
 
     def run(self) -> Json:
         self._pending_direct = {}
+        self._pending_meters: dict[str, CPDirectMeter] = {}
         self._cp_order: dict[str, tuple[object, ...]] = {}
         self.names = NameGen(_identifiers(self.program))
         self.names.used.update({"scalars", "scalars_0", "standard_metadata"})
@@ -181,6 +197,13 @@ class ProgramLowering(LowerContext):
         for c in self.counter_arrays:
             if c.get("is_direct") and c.get("binding") is None:
                 self.diags.warning(self.program.loc, f"direct_counter '{c['name']}' is not attached to a table")
+        for m in self.meter_arrays:
+            if m.get("is_direct") and m["binding"] is None:
+                self.diags.warning(self.program.loc, f"direct_meter '{m['name']}' is not attached to a table")
+            elif m.get("is_direct") and m["result_target"] is None:
+                self.diags.error(self.program.loc, f"direct_meter '{m['name']}' of table '{m['binding']}' is never "
+                                 "read: BMv2 needs the field its read() writes the colour into")
+        self.meter_arrays[:] = [m for m in self.meter_arrays if not m.get("is_direct") or m["binding"] is not None]
         return {
             "header_types": self.header_types,
             "headers": self.headers,
@@ -194,7 +217,7 @@ class ProgramLowering(LowerContext):
             "parsers": [parser_json],
             "parse_vsets": self.parse_vsets,
             "deparsers": [deparser_json],
-            "meter_arrays": [],
+            "meter_arrays": self.meter_arrays,
             "counter_arrays": self.counter_arrays,
             "register_arrays": self.register_arrays,
             "calculations": self.calculations,

@@ -358,6 +358,21 @@ class PrimitiveLowerer:
         elif ext == "direct_counter" and name == "count":
             self.instance_name(call)
             return []  # BMv2 counts direct counters on every hit of the owning table
+        elif ext == "meter" and name == "execute_meter":
+            mtr = {"type": "meter_array", "value": self.instance_name(call)}
+            return [prim("execute_meter", [mtr, self.arg(call.args[0]), self.xl.lvalue(call.args[1])], si)]
+        elif ext == "direct_meter" and name == "read":
+            # BMv2 executes a direct meter on every hit of its table and writes the colour to one field, the
+            # meter's result_target; p4c takes that field from the read() calls, which must all name it
+            m = self.lc.meter_json(self.instance_name(call))
+            target = self.xl.lvalue(call.args[0])
+            if target.get("type") != "field":
+                raise self.lc.unsupported(call.args[0], "this direct_meter.read() destination")
+            if m["result_target"] not in (None, target["value"]):
+                raise self.lc.error(call, f"direct_meter '{m['name']}' is read into two different places; BMv2 "
+                                          "writes its colour into one field")
+            m["result_target"] = target["value"]
+            return []
         elif ext in ("packet_in", "packet_out"):
             raise self.lc.error(call, f"{ext}.{name}() is only allowed in a parser or deparser")
         raise self.lc.unsupported(call, f"extern method {ext}.{name}()")

@@ -230,6 +230,7 @@ class LowerContext:
     calculations: list[Json] = field(default_factory=list)
     checksums: list[Json] = field(default_factory=list)
     counter_arrays: list[Json] = field(default_factory=list)
+    meter_arrays: list[Json] = field(default_factory=list)
     register_arrays: list[Json] = field(default_factory=list)
     parse_vsets: list[Json] = field(default_factory=list)
     # param/variable declaration → storage root
@@ -483,9 +484,42 @@ class LowerContext:
                 j["source_info"] = si
             self.counter_arrays.append(j)
             self.cp_extern("direct_counter", name, d, unit=unit)
+        elif ext in ("meter", "direct_meter"):
+            direct = ext == "direct_meter"
+            unit = self.meter_unit(d.args[0 if direct else 1] if len(d.args) > (0 if direct else 1) else None, d)
+            j = {"name": name, "id": len(self.meter_arrays)}
+            if si is not None:
+                j["source_info"] = si
+            if direct:  # p4c: the size is the owning table's, the result field the one direct_meter.read() writes
+                j.update({"is_direct": True, "rate_count": 2, "type": unit.lower(), "size": 0, "binding": None,
+                          "result_target": None})
+                self.cp_extern("direct_meter", name, d, unit=unit)
+            else:
+                size = self.info.values.get(d.args[0]) if d.args else None
+                if not isinstance(size, int) or not 0 < size < MAX_SIZE:
+                    raise self.error(d, f"meter size must be a compile-time constant in 1..{MAX_SIZE - 1}")
+                j.update({"is_direct": False, "size": size, "rate_count": 2, "type": unit.lower()})
+                self.cp_extern("meter", name, d, size=size, unit=unit)
+            self.meter_arrays.append(j)
         else:
             raise self.unsupported(d, f"extern '{ext}'")
         return name
+
+    def meter_unit(self, e: ast.Expr | None, where: ast.Node) -> str:
+        m = e.member if isinstance(e, ast.Member) else ""
+        if m not in ("packets", "bytes"):
+            raise self.error(e or where, "a meter's type must be MeterType.packets or MeterType.bytes")
+        return m.upper()
+
+    def meter_json(self, name: str) -> Json:
+        return next(m for m in self.meter_arrays if m["name"] == name)
+
+    def bind_direct_meter(self, meter: str, table: str, size: int, where: ast.Node) -> None:
+        m = self.meter_json(meter)
+        if m["binding"] not in (None, table):
+            raise self.error(where, f"direct_meter '{meter}' is already attached to table '{m['binding']}'")
+        m["binding"], m["size"] = table, size
+        self.cp_direct_meter_binding(meter, table)
 
     def counter_unit(self, e: ast.Expr) -> str:
         m = e.member if isinstance(e, ast.Member) else ""
@@ -509,6 +543,10 @@ class LowerContext:
     def cp_direct_counter_binding(self, counter: str, table: str) -> None:
         pass
 
+    def cp_direct_meter_binding(self, meter: str, table: str) -> None:
+        pass
+
     def cp_table(self, cl: Any, t: ast.TableDecl, name: str, keys: list[Any], recs: list[Any], scopes: list[str],
-                 size: int, const_default: Any, has_entries: bool, counter: str | None) -> None:
+                 size: int, const_default: Any, has_entries: bool, counter: str | None,
+                 meter: str | None = None) -> None:
         pass

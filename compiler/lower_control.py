@@ -711,6 +711,15 @@ class ControlLowerer:
             ref = self.xl.params.get(cd)
             counters = ref.name if isinstance(ref, InstanceRef) else self.lc.instance_names[cd]
             self.lc.bind_direct_counter(counters, name, cp_prop)
+        meters = None
+        mp = t.get_property("meters")
+        if isinstance(mp, ast.ValueProperty):
+            md = self.info.refs.get(mp.value) if isinstance(mp.value, ast.Name) else None
+            if md is None or not (isinstance(self.xl.params.get(md), InstanceRef) or md in self.lc.instance_names):
+                raise self.lc.unsupported(mp, "this meters property")
+            mref = self.xl.params.get(md)
+            meters = mref.name if isinstance(mref, InstanceRef) else self.lc.instance_names[md]
+            self.lc.bind_direct_meter(meters, name, size, mp)
         timeout = t.get_property("support_timeout")
         support_timeout = bool(isinstance(timeout, ast.ValueProperty) and self.info.values.get(timeout.value))
         next_tables: dict[str, str | None] = {}
@@ -735,7 +744,7 @@ class ControlLowerer:
             "max_size": size,
             "with_counters": counters is not None,
             "support_timeout": support_timeout,
-            "direct_meters": None,
+            "direct_meters": meters,
             "action_ids": list(recs),
             "actions": [r.name for r in recs],
             "base_default_next": base_default_next,
@@ -748,7 +757,7 @@ class ControlLowerer:
             j["entries"] = self.const_entries(t, ents, key_json)
         self.tables.append(((at.loc.line, at.loc.col), j))
         self.lc.cp_table(self, t, name, cp_keys, recs, scopes, size, default_rec if default_const else None,
-                         ents is not None, counters)
+                         ents is not None, counters, meters)
         return ref
 
     def keys(self, t: ast.TableDecl) -> tuple[list[Json], list[tuple[str, int, str, ast.KeyElement]]]:

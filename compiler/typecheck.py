@@ -908,9 +908,13 @@ class Checker:
             t = self.expr(p.value, ctx)
             if not (isinstance(t, ExternT) and t.name == "direct_counter"):
                 self.diags.error(p.value.loc, f"counters property must name a direct_counter, not {t}")
+        elif p.name == "meters":
+            t = self.expr(p.value, ctx)
+            if not (isinstance(t, ExternT) and t.name == "direct_meter"):
+                self.diags.error(p.value.loc, f"meters property must name a direct_meter, not {t}")
         elif p.name == "support_timeout":
             self.expr(p.value, ctx, BOOL)
-        elif p.name in ("implementation", "meters", "priority_delta"):
+        elif p.name in ("implementation", "priority_delta"):
             self.diags.unsupported(p.loc, f"table property '{p.name}'")
         elif p.name == "largest_priority_wins":
             t = self.expr(p.value, ctx, BOOL)

@@ -12,7 +12,7 @@ from typing import Any
 from finsy.proto import p4r
 
 from switch.errors import LoadError
-from switch.runtime import externs, pipeline, pre, tables, valuesets
+from switch.runtime import externs, meters, pipeline, pre, tables, valuesets
 from switch.runtime.p4info import P4InfoIndex
 from switch.runtime.status import Code, P4RuntimeError, invalid
 
@@ -142,8 +142,10 @@ class Device:
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "No extern support yet")
             elif kind in ("action_profile_member", "action_profile_group"):
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "Action profiles are not supported")
-            elif kind in ("meter_entry", "direct_meter_entry"):
-                raise P4RuntimeError(Code.UNIMPLEMENTED, "Meters are not supported")
+            elif kind == "meter_entry":
+                meters.meter_write(self, update.type, entity.meter_entry)
+            elif kind == "direct_meter_entry":
+                tables.direct_meter_write(self, update.type, entity.direct_meter_entry)
             elif kind == "value_set_entry":
                 valuesets.write(self, update.type, entity.value_set_entry)
             elif kind == "digest_entry":
@@ -183,8 +185,10 @@ class Device:
                     tables.direct_counter_read(self, entity.direct_counter_entry, out)
                 elif kind == "register_entry":
                     externs.register_read(self, entity.register_entry, out)
-                elif kind in ("meter_entry", "direct_meter_entry"):
-                    raise P4RuntimeError(Code.UNIMPLEMENTED, "Meters are not supported")
+                elif kind == "meter_entry":
+                    meters.meter_read(self, entity.meter_entry, out)
+                elif kind == "direct_meter_entry":
+                    tables.direct_meter_read(self, entity.direct_meter_entry, out)
                 elif kind in ("action_profile_member", "action_profile_group"):
                     raise P4RuntimeError(Code.UNIMPLEMENTED, "Action profiles are not supported")
                 elif kind == "value_set_entry":

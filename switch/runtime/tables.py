@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from finsy.proto import p4i, p4r
 
 from switch.errors import MatchError
-from switch.runtime import codec
+from switch.runtime import codec, meters
 from switch.runtime.p4info import ACTION, DIRECT_COUNTER, DIRECT_METER, TABLE, TableInfo
 from switch.runtime.status import Code, P4RuntimeError, from_match_error, invalid
 
@@ -78,7 +78,9 @@ def _check_resources(device: Device, table: TableInfo, te: p4r.TableEntry) -> No
     if te.HasField("meter_config") or te.HasField("meter_counter_data"):
         if table.direct_resource(DIRECT_METER) is None:
             raise invalid("Table has no direct meters")
-        raise P4RuntimeError(Code.UNIMPLEMENTED, "Direct meters are not supported")
+        if te.HasField("meter_counter_data"):
+            raise P4RuntimeError(Code.UNIMPLEMENTED, "Meter counters are not supported")
+        meters._rates(te.meter_config)  # validated before anything changes
     if te.HasField("counter_data") and table.direct_resource(DIRECT_COUNTER) is None:
         raise invalid("Table has no direct counters")
     if te.idle_timeout_ns < 0:
@@ -149,6 +151,8 @@ def _insert(device: Device, table: TableInfo, mt: Any, te: p4r.TableEntry) -> No
     entry = mt.insert(key, name, data, priority)
     if te.HasField("counter_data"):
         _set_counters(device, table, entry, te.counter_data)
+    if te.HasField("meter_config"):
+        meters.set_entry_config(device, table, entry, te.meter_config)
     device.entry_meta[entry] = EntryMeta(bytes(te.metadata), te.controller_metadata, te.idle_timeout_ns)
 
 
@@ -175,6 +179,8 @@ def _modify(device: Device, table: TableInfo, mt: Any, te: p4r.TableEntry) -> No
         device.entry_meta[entry] = EntryMeta(bytes(te.metadata), te.controller_metadata, te.idle_timeout_ns)
     if te.HasField("counter_data") and entry is not None:
         _set_counters(device, table, entry, te.counter_data)
+    if te.HasField("meter_config") and entry is not None:
+        meters.set_entry_config(device, table, entry, te.meter_config)
 
 
 def _delete(device: Device, table: TableInfo, mt: Any, te: p4r.TableEntry) -> None:
@@ -213,6 +219,9 @@ def _entry_message(device: Device, table: TableInfo, entry: Any, requested: p4r.
     if requested.HasField("counter_data") and table.direct_resource(DIRECT_COUNTER) is not None:
         msg.counter_data.packet_count = entry.packets
         msg.counter_data.byte_count = entry.bytes
+    config = meters.entry_config(entry)
+    if requested.HasField("meter_config") and config is not None:
+        msg.meter_config.CopyFrom(config)
     return msg
 
 
@@ -263,6 +272,47 @@ def read(device: Device, requested: p4r.TableEntry, out: list[p4r.Entity]) -> No
             _read_one(device, table, requested, out)
     else:
         _read_one(device, table_info(device, requested.table_id), requested, out)
+
+
+# --- direct meters -----------------------------------------------------------------------------------------------
+
+def _direct_meter_table(device: Device, dme: p4r.DirectMeterEntry) -> TableInfo:
+    if not dme.HasField("table_entry"):
+        raise invalid("Missing table_entry field in DirectMeterEntry")
+    table = table_info(device, dme.table_entry.table_id)
+    meters.direct_array(device, table)
+    return table
+
+
+def direct_meter_write(device: Device, update_type: int, dme: p4r.DirectMeterEntry) -> None:
+    """MODIFY sets (or, without config, resets) the direct meter of one entry."""
+    table = _direct_meter_table(device, dme)
+    meters.direct_meter_write(device, update_type, dme, table, _handle(device, table, dme.table_entry))
+
+
+def direct_meter_read(device: Device, dme: p4r.DirectMeterEntry, out: list[p4r.Entity]) -> None:
+    """Direct meter of one entry, or of every entry of the table when the match is empty."""
+    if dme.HasField("table_entry") and dme.table_entry.table_id == 0:
+        raise P4RuntimeError(Code.UNIMPLEMENTED, "Reading all direct meters for ALL tables is not supported yet")
+    table = _direct_meter_table(device, dme)
+    te = dme.table_entry
+    pairs: list[tuple[p4r.TableEntry, Any]] = []
+    if len(te.match) or te.is_default_action:
+        pairs.append((te, _handle(device, table, te)))
+    else:
+        for entry in device.switch.tables[table.name].entries:
+            key = p4r.TableEntry(table_id=table.id)
+            key.match.extend(codec.field_matches(table, entry.key))
+            if table.needs_priority:
+                key.priority = entry.priority
+            pairs.append((key, entry))
+    for key, entry in pairs:
+        msg = p4r.DirectMeterEntry()
+        msg.table_entry.CopyFrom(key)
+        config = meters.entry_config(entry)
+        if config is not None:
+            msg.config.CopyFrom(config)
+        out.append(p4r.Entity(direct_meter_entry=msg))
 
 
 # --- direct counters ---------------------------------------------------------------------------------------------

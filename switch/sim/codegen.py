@@ -23,6 +23,7 @@ from typing import Any
 
 from switch.errors import LoadError
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
+from switch.sim.meters import MeterArray
 from switch.sim.gen_actions import ActionGen
 from switch.sim.gen_base import Emitter, PacketAbort, ParserError, _fmt, _noop, _sat, _six, _usat
 from switch.sim.gen_expr import ExprGen
@@ -56,6 +57,7 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         self.action_by_name: dict[str, dict] = {}
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, CounterArray] = {}
+        self.meters: dict[str, MeterArray] = {}
         self.value_sets: dict[str, ValueSet] = {}
         self.calcs: dict[str, str] = {}      # calculation name → generated function name
         self.tables: dict[str, MatchTable] = {}
@@ -163,6 +165,7 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
     def build(self) -> dict[str, Any]:
         """Generate, compile and execute the module; returns its namespace (parse, deparse, pipe_*, tables...)."""
         self.build_externs()
+        self.build_meters()
         self.build_calculations()
         self.build_actions()
         self.build_tables()

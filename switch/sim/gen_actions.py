@@ -9,6 +9,7 @@ from typing import Any
 
 from switch.errors import LoadError
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
+from switch.sim.meters import MeterArray
 from switch.sim.common_values import simplify_actions
 from switch.sim.optimize import optimize_body
 from switch.sim.program import (
@@ -58,6 +59,33 @@ class ActionGen:
             raise LoadError(f"unknown counter array {name!r} in {where}")
         return self.counters[name]
 
+    def meter(self, name: str, where: str) -> MeterArray:
+        if name not in self.meters:
+            raise LoadError(f"unknown meter array {name!r} in {where}")
+        return self.meters[name]
+
+    def build_meters(self) -> None:
+        """Meter arrays of the JSON (`meter_arrays`), kept from `reuse` when the same program is rebuilt."""
+        if self.reuse is not None:
+            self.meters = self.reuse.meters
+        else:
+            for m in self.j.get("meter_arrays") or []:
+                name = m.get("name") if isinstance(m, dict) else None
+                size, rc, mtype = m.get("size", 0), m.get("rate_count", 2), m.get("type")
+                if not isinstance(name, str) or not isinstance(size, int) or size < 0 or mtype not in (
+                        "packets", "bytes") or not isinstance(rc, int) or rc < 1:
+                    raise LoadError(f"bad meter array {m!r}")
+                table = target = None
+                if m.get("is_direct"):
+                    table, tgt = m.get("binding"), m.get("result_target")
+                    if not isinstance(table, str) or not (isinstance(tgt, list) and len(tgt) == 2):
+                        raise LoadError(f"direct meter {name!r} needs a binding and a result_target")
+                    target = (tgt[0], tgt[1])
+                self.meters[name] = MeterArray(name, m.get("id", len(self.meters)), size, mtype == "packets", rc,
+                                               table, target)
+        for ma in self.meters.values():
+            self.ns[f"M{ma.id}"] = ma.cells
+
     def build_externs(self) -> None:
         for name, (vid, bw, size) in self.p.vsets.items():
             old = self.reuse.value_sets.get(name) if self.reuse is not None else None
@@ -101,6 +129,8 @@ class ActionGen:
             written = None
             if op in ("assign", "modify_field") or op == "register_read":
                 written = self.lvalue(prim["parameters"][0], where)[0]
+            elif op == "execute_meter":
+                written = self.lvalue(prim["parameters"][2], where)[0]
             if op in ("register_write", "count"):
                 pass
             elif written is None or not written.isdigit() or f"F[{written}]" in self._idx:
@@ -192,6 +222,16 @@ class ActionGen:
             idx, ibits = ex(params[1])
             lines.extend(self.index_line(idx))
             lines.extend(_guarded(_in_range(ibits, c.size), f"C{c.id}p[i] += 1; C{c.id}b[i] += F[{P_INLEN}]"))
+        elif op == "execute_meter":
+            m = self.meter(params[0]["value"], w)
+            if m.is_direct:
+                raise LoadError(f"execute_meter on direct meter {m.name!r} in {w}")
+            idx, ibits = ex(params[1])
+            slot, fw, _sg = self.lvalue(params[2], w)
+            mask = "" if fw >= 2 else f" & {(1 << fw) - 1}"
+            lines.extend(self.index_line(idx))
+            # BMv2 (primitives.cpp): out of bounds, neither the meter nor the destination is updated
+            lines.extend(_guarded(_in_range(ibits, m.size), f"F[{slot}] = M{m.id}[i].execute(F[{P_INLEN}]){mask}"))
         elif op == "register_read":
             slot, fw, _sg = self.lvalue(params[0], w)
             reg = self.register(params[1]["value"], w)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from switch.sim.program import P_EXIT, P_INLEN
+from switch.sim.program import P_EXIT
 from switch.sim.tables import ActionInfo
 
 MAX_DEPTH = 40          # nesting levels of generated blocks (Python's tokenizer stops at 100 indents)
@@ -149,7 +149,6 @@ class FlowGen:
         """(lines applying table `t`, [(branch header line, next node)]) for the structured pipeline."""
         kind, ksrc = key
         tv = f"T{t.get('id', 0)}"
-        wc = bool(t.get("with_counters"))
         ex = [f"if F[{P_EXIT}]: return"] if self.uses_exit_any() else []
         branches = self._table_branches(t)
         de = t.get("default_entry") or {}
@@ -179,8 +178,7 @@ class FlowGen:
             lines.append(f"    e = {tv}.default")
             lines.append("    h = False")
             lines.append("else:")
-            if wc:
-                lines.append(f"    e.packets += 1; e.bytes += F[{P_INLEN}]")
+            lines.extend("    " + h for h in self.hit_lines(t))
             lines.append("    h = True")
             lines.extend(self._call_action(t))
             lines.extend(ex)
@@ -188,9 +186,10 @@ class FlowGen:
         if kind != "keyless":
             lines.append("if e is None:")
             lines.append(f"    e = {tv}.default")
-            if wc:
+            hit = self.hit_lines(t)
+            if hit:
                 lines.append("else:")
-                lines.append(f"    e.packets += 1; e.bytes += F[{P_INLEN}]")
+                lines.extend("    " + h for h in hit)
         lines.extend(self._call_action(t))
         lines.extend(ex)
         if len(branches) == 1:

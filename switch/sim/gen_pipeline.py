@@ -32,8 +32,9 @@ class PipelineGen:
                 where = f"table {name!r}"
                 if t.get("type", "simple") != "simple":
                     raise LoadError(f"unsupported table type {t.get('type')!r} (action profiles/selectors) in {where}")
-                if t.get("direct_meters"):
-                    raise LoadError(f"unsupported direct_meters {t['direct_meters']!r} in {where}")
+                dm = t.get("direct_meters")
+                if dm and (dm not in self.meters or self.meters[dm].table != name):
+                    raise LoadError(f"direct_meters {dm!r} of {where} is not a direct meter bound to it")
                 # support_timeout (idle timeout): the table works, its entries do not age; a P4Runtime entry with
                 # an idle_timeout_ns is refused with UNIMPLEMENTED (switch/runtime/tables.py), a clear refusal where
                 # refusing the program would stop every other use of it (the P4 tutorials' flowcache)
@@ -258,6 +259,21 @@ class PipelineGen:
             keys.append(src)
         return keys
 
+    def hit_lines(self, t: dict) -> list[str]:
+        """What a hit does before the action (BMv2 MatchTableAbstract::apply_action): the entry's direct counters
+        count the packet, its direct meter colours it into the meter's result field (0 while unconfigured)."""
+        out = []
+        if t.get("with_counters"):
+            out.append(f"e.packets += 1; e.bytes += F[{P_INLEN}]")
+        dm = t.get("direct_meters")
+        if dm:
+            m = self.meter(dm, f"table {t.get('name')!r}")
+            assert m.target is not None
+            slot, fw, _sg = self.lvalue({"type": "field", "value": list(m.target)}, f"direct meter {m.name!r}")
+            mask = "" if fw >= 2 else f" & {(1 << fw) - 1}"
+            out.append(f"F[{slot}] = (e.meter.execute(F[{P_INLEN}]){mask}) if e.meter is not None else 0")
+        return out
+
     def gen_table_node(self, t: dict, fn: str, ref: Callable[[str | None, str], str], fixups: list[str]) -> None:
         name = t["name"]
         where = f"table {name!r}"
@@ -282,7 +298,6 @@ class PipelineGen:
             lines.append(f"    e = {tv}.lookup(({', '.join(keys)},))")
             # (single-field LPM tables probe one dict per prefix length inside lookup())
         hitmiss = "__HIT__" in nt or "__MISS__" in nt
-        wc = bool(t.get("with_counters"))
         lines.append("    if e is None:")
         lines.append(f"        e = {tv}.default")
         if self.trace:
@@ -295,8 +310,7 @@ class PipelineGen:
             lines.append(f"        return {ref(nt.get('__MISS__'), where)}")
         else:
             lines.append(f"        return NX_{fn}.get(e.aid, {ref(t.get('base_default_next'), where)})")
-        if wc:
-            lines.append(f"    e.packets += 1; e.bytes += F[{P_INLEN}]")
+        lines.extend("    " + h for h in self.hit_lines(t))
         if self.trace:
             lines.append(f"    _T(F, {('Table ' + repr(name) + ': hit with handle ')!r} + str(e.handle))")
             lines.append("    _T(F, 'Action entry is ' + e.action + ' - ' + ''.join(format(d, 'x') + ',' for d in e.data))")

@@ -152,7 +152,7 @@ class Program:
                     or not (size is None or isinstance(size, int) and size >= 0):
                 raise LoadError(f"bad parse_vset {v!r}")
             self.vsets[v["name"]] = (v.get("id", len(self.vsets)), bw, size)
-        for key in ("meter_arrays", "learn_lists", "extern_instances"):
+        for key in ("learn_lists", "extern_instances"):
             if j.get(key):
                 raise LoadError(f"unsupported {key}: {[x.get('name') for x in j[key] if isinstance(x, dict)]}")
 

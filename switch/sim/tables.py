@@ -43,6 +43,7 @@ class Entry:
     aid: int = field(repr=False)
     packets: int = 0
     bytes: int = 0
+    meter: Any = field(default=None, repr=False)  # the entry's direct meter cell once configured (sim/meters.py)
     is_const: bool = False
     handle: int = -1   # per-table entry handle, as BMv2 numbers entries (for traces and STF `= handle`)
     # internal match representation (lpm: masked tuple; ternary: per-field tests)

@@ -94,6 +94,5 @@ def v1model_primitives(drop_port: int) -> dict[str, Callable[[Codegen, list, str
         "clone_egress_pkt_to_egress": _clone,
         "resubmit": _resubmit,
         "recirculate": _recirculate,
-        "execute_meter": _refuse("meters are not implemented"),
         "generate_digest": _refuse("digests are not implemented"),
     }

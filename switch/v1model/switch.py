@@ -23,6 +23,7 @@ from switch.sim.program import (P_CLONE, P_CLONE_FL, P_EXIT, P_ID, P_INLEN, P_LE
                                 P_TRUNC, Program, parse_json)
 from switch.sim.tables import ActionInfo, MatchTable
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
+from switch.sim.meters import MeterArray
 from switch.sim.vectors import NotVectorizable, template as vec_template
 from switch.v1model.fastpath import build_fast_paths
 from switch.v1model.pre import Mirror, Pre
@@ -125,6 +126,7 @@ class V1Switch:
         self.actions: dict[str, ActionInfo] = {}
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, CounterArray] = {}
+        self.meters: dict[str, MeterArray] = {}  # `set_rates(index, [(CIR, CBS), (PIR, PBS)])`, rates per µs
         self.value_sets: dict[str, ValueSet] = {}  # parser value sets by name: `set_members([...])`
         self._stats: collections.Counter[str] = collections.Counter()
         # the per-packet counts are plain int attributes (a Counter item costs ~4x an attribute increment);
@@ -248,6 +250,7 @@ class V1Switch:
             self.actions = new.cg.action_infos
             self.registers = new.cg.registers
             self.counters = new.cg.counters
+            self.meters = new.cg.meters
             self.value_sets = new.cg.value_sets
             self._hi.clear()
             self._queues.clear()
