@@ -223,6 +223,8 @@ class ActionGen:
             lines.extend(self.index_line(idx))
             lines.extend(_guarded(_in_range(ibits, c.size), f"C{c.id}p[i] += 1; C{c.id}b[i] += F[{P_INLEN}]"))
         elif op == "execute_meter":
+            if len(params) != 3 or not isinstance(params[0], dict) or params[0].get("type") != "meter_array":
+                raise LoadError(f"{w}: expected a meter_array, an index and a field, got {params!r}")
             m = self.meter(params[0]["value"], w)
             if m.is_direct:
                 raise LoadError(f"execute_meter on direct meter {m.name!r} in {w}")

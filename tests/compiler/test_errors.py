@@ -103,7 +103,7 @@ def test_unknown_match_kind() -> None:
 
 
 UNSUPPORTED = [
-    ("", "meter(32w16, MeterType.packets) m;", "meta.a = 1;", LOCALS_LINE, 5, "unsupported: extern 'meter'"),
+    ("", "action_profile(32w16) ap;", "meta.a = 1;", LOCALS_LINE, 5, "unsupported: extern 'action_profile'"),
     ("", "action a() { if (meta.a == 1) { mark_to_drop(sm); } }", "a();", LOCALS_LINE, 37,
      "unsupported: 'mark_to_drop(sm)' inside an if statement in an action (BMv2 can only predicate assignments)"),
     ("", "table t { key = { meta.a: exact; } actions = { NoAction; } implementation = 5; }", "t.apply();",

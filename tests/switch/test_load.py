@@ -40,9 +40,12 @@ def test_version_and_syntax(bf):
 
 def test_unsupported_primitive_named_with_action(bf):
     act = next(a for a in bf["actions"] if a["name"] == "MyIngress.drop")
-    act["primitives"].append({"op": "execute_meter", "parameters": []})
+    act["primitives"].append({"op": "generate_digest", "parameters": []})
     msg = _refused(bf)
-    assert "execute_meter" in msg and "MyIngress.drop" in msg
+    assert "generate_digest" in msg and "MyIngress.drop" in msg
+    act["primitives"][-1] = {"op": "execute_meter", "parameters": []}
+    msg = _refused(bf)
+    assert "primitive 'execute_meter' in action 'MyIngress.drop': expected a meter_array" in msg
     act["primitives"][-1] = {"op": "frobnicate", "parameters": []}
     msg = _refused(bf)
     assert "unsupported primitive 'frobnicate' in action 'MyIngress.drop'" in msg
@@ -65,8 +68,16 @@ def test_unknown_field_names_location(bf):
 
 
 def test_unsupported_top_level_objects(bf):
-    bf["meter_arrays"] = [{"name": "MyIngress.m", "id": 0, "size": 4, "type": "bytes", "rate_count": 2, "is_direct": False}]
-    assert "meter_arrays" in _refused(bf) and "MyIngress.m" in _refused(bf)
+    bf["learn_lists"] = [{"id": 1, "name": "MyIngress.dg", "elements": []}]
+    assert "learn_lists" in _refused(bf) and "MyIngress.dg" in _refused(bf)
+
+
+def test_bad_meter_arrays(bf):
+    good = {"name": "MyIngress.m", "id": 0, "size": 4, "type": "bytes", "rate_count": 2, "is_direct": False}
+    V1Switch().load(dict(bf, meter_arrays=[good]))
+    assert "bad meter array" in _refused(dict(bf, meter_arrays=[dict(good, type="colours")]))
+    direct = dict(good, is_direct=True, binding="MyIngress.ipv4_lpm")  # no result_target
+    assert "needs a binding and a result_target" in _refused(dict(bf, meter_arrays=[direct]))
 
 
 def test_bad_hash_algorithm(bf):
