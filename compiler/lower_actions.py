@@ -524,7 +524,7 @@ def make_calculation(lc: LowerContext, xl: ExprLowerer, node: ast.Node, algo: st
                      payload: bool, pre: list[Json] | None = None) -> str:
     if algo not in HASH_ALGOS:
         raise lc.unsupported(node, f"hash algorithm '{algo}'")
-    if algo in ("random", "crc16_custom", "crc32_custom"):
+    if algo == "random":
         raise lc.unsupported(node, f"hash algorithm '{algo}' on this target")
     name = lc.names.new("calc")
     inputs = calc_inputs(lc, xl, data, pre)

@@ -79,6 +79,47 @@ def identity(data: bytes) -> int:
     return int.from_bytes(data[:8], "big")
 
 
+def _reflect(x: int, bits: int) -> int:
+    return int(format(x, f"0{bits}b")[::-1], 2)
+
+
+class CustomCrc:
+    """BMv2's `crcN_custom` (calculations.cpp crc_custom): one instance per calculation, whose parameters the
+    control plane may change (simple_switch_CLI `set_crc16_parameters` / `set_crc32_parameters`); until then the
+    defaults are those of crc16 and crc32."""
+
+    DEFAULTS = {16: (0x8005, 0x0000, 0x0000, True, True), 32: (0x04C11DB7, 0xFFFFFFFF, 0xFFFFFFFF, True, True)}
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.configure(*self.DEFAULTS[width])
+
+    def configure(self, polynomial: int, initial: int, final_xor: int, reflect_data: bool,
+                  reflect_remainder: bool) -> None:
+        w, mask = self.width, (1 << self.width) - 1
+        for v in (polynomial, initial, final_xor):
+            if not 0 <= v <= mask:
+                raise ValueError(f"crc{w}_custom parameter {v:#x} does not fit {w} bits")
+        self.config = (polynomial, initial, final_xor, reflect_data, reflect_remainder)
+        table = []
+        for dividend in range(256):
+            r = dividend << (w - 8)
+            for _ in range(8):
+                r = ((r << 1) ^ polynomial) if r & (1 << (w - 1)) else r << 1
+            table.append(r & mask)
+        self._table = table
+        self._in = [_reflect(b, 8) if reflect_data else b for b in range(256)]
+
+    def __call__(self, data: bytes) -> int:
+        w, mask, table, inp = self.width, (1 << self.width) - 1, self._table, self._in
+        _poly, r, final_xor, _rd, reflect_remainder = self.config
+        for b in data:
+            r = table[inp[b] ^ (r >> (w - 8))] ^ ((r << 8) & mask)
+        return (_reflect(r, w) if reflect_remainder else r) ^ final_xor
+
+
+CUSTOM_WIDTHS = {"crc16_custom": 16, "crc32_custom": 32}
+
 ALGORITHMS: dict[str, Callable[[bytes], int]] = {
     "crc16": crc16,
     "crc32": crc32,

@@ -23,6 +23,7 @@ from typing import Any
 
 from switch.errors import LoadError
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
+from switch.sim.calculations import CustomCrc
 from switch.sim.meters import MeterArray
 from switch.sim.gen_actions import ActionGen
 from switch.sim.gen_base import Emitter, PacketAbort, ParserError, _fmt, _noop, _sat, _six, _usat
@@ -60,6 +61,7 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         self.meters: dict[str, MeterArray] = {}
         self.value_sets: dict[str, ValueSet] = {}
         self.calcs: dict[str, str] = {}      # calculation name → generated function name
+        self.custom_crcs: dict[str, CustomCrc] = {}  # crcN_custom calculations by name (their parameters)
         self.tables: dict[str, MatchTable] = {}
         self.action_infos: dict[str, ActionInfo] = {}
         self.slot_names = prog.slot_names()

@@ -44,10 +44,16 @@ class PacketGen:
             name = c.get("name")
             where = f"calculation {name!r}"
             algo = c.get("algo")
-            if algo not in calculations.ALGORITHMS:
+            if algo not in calculations.ALGORITHMS and algo not in calculations.CUSTOM_WIDTHS:
                 raise LoadError(f"unsupported hash algorithm {algo!r} in {where}")
             fn = f"CALC{c.get('id', len(self.calcs))}"
-            self.ns[f"H_{algo}"] = calculations.ALGORITHMS[algo]
+            if algo in calculations.CUSTOM_WIDTHS:  # one per calculation: its parameters are its own
+                old = self.reuse.custom_crcs.get(name) if self.reuse is not None else None
+                self.custom_crcs[name] = old or calculations.CustomCrc(calculations.CUSTOM_WIDTHS[algo])
+                algo = fn
+                self.ns[f"H_{fn}"] = self.custom_crcs[name]
+            else:
+                self.ns[f"H_{algo}"] = calculations.ALGORITHMS[algo]
             lines = [f"def {fn}(F):", "    acc = 0", "    nb = 0"]
             last_hdr = -1
             payload = any(inp.get("type") == "payload" for inp in c.get("input", []))

@@ -155,6 +155,18 @@ class CounterOp(Command):
     bytes: int | None = None
 
 
+@dataclass(frozen=True)
+class MeterOp(Command):
+    """`meter_set_rates <meter> <index> <rate>:<burst> ...`, `meter_array_set_rates <meter> <rate>:<burst> ...`,
+    `meter_get_rates <meter> <index>` (simple_switch_CLI's: rates in units per microsecond, committed first; a
+    direct meter's index is its entry's handle)."""
+
+    verb: str
+    meter: str
+    index: int | None = None
+    rates: tuple[tuple[float, int], ...] = ()
+
+
 @dataclass
 class StfScript:
     """A parsed STF file: its commands in order and the name used in messages."""

@@ -237,6 +237,21 @@ class ControlPlane:
         if not 0 <= index < size:
             raise ControlError(f"index {index} out of range for {name!r} (size {size})")
 
+    def meter_op(self, cmd: c.MeterOp) -> str:
+        mname = resolve(cmd.meter, self.sw.meters.keys(), "meter")
+        array = self.sw.meters[mname]
+        if array.is_direct:
+            if cmd.index is None:
+                raise ControlError(f"{cmd.verb}: meter {mname!r} is direct: name an entry handle")
+            cells = [array.entry_cell(self.entry_of(self.sw.tables[array.table], cmd.index))]
+        else:
+            cells = array.cells if cmd.index is None else [array.cell(cmd.index)]
+        if cmd.verb == "meter_get_rates":
+            return f"{mname}[{cmd.index}]: " + " ".join(f"{r}:{b}" for r, b in cells[0].config)
+        for cell in cells:
+            cell.set_rates(list(cmd.rates))
+        return f"{mname}: rates set"
+
     def counter_op(self, cmd: c.CounterOp) -> str:
         cname = resolve(cmd.counter, self.sw.counters.keys(), "counter")
         ctr = self.sw.counters[cname]

@@ -230,8 +230,24 @@ def parse_line(text: str, line: int) -> c.Command | None:
     if verb == "counter_reset":
         _nargs(verb, toks, 1, "<counter>")
         return c.CounterOp(line, verb, normalize_name(toks[0]))
+    if verb == "meter_get_rates":
+        _nargs(verb, toks, 2, "<meter> <index>")
+        return c.MeterOp(line, verb, normalize_name(toks[0]), _int(toks[1], "index"))
     if verb in _METERS:
-        raise ValueError(f"{verb}: meters are not supported by the embedded switch")
+        with_index = verb == "meter_set_rates"
+        if len(toks) < 2 + with_index:
+            raise ValueError(f"{verb}: usage: {verb} <meter>{' <index>' if with_index else ''} <rate>:<burst> ...")
+        rates = []
+        for tok in toks[1 + with_index:]:
+            rate, sep, burst = tok.partition(":")
+            try:
+                rates.append((float(rate), _int(burst, "burst")))
+            except ValueError:
+                raise ValueError(f"{verb}: bad rate {tok!r} (expected <rate>:<burst>)") from None
+            if not sep:
+                raise ValueError(f"{verb}: bad rate {tok!r} (expected <rate>:<burst>)")
+        return c.MeterOp(line, verb, normalize_name(toks[0]), _int(toks[1], "index") if with_index else None,
+                         tuple(rates))
     raise ValueError(f"unknown STF command {verb!r}")
 
 

@@ -126,6 +126,8 @@ class StfRunner:
             return ctl.multicast(cmd)
         if isinstance(cmd, c.CounterOp):
             return ctl.counter_op(cmd)
+        if isinstance(cmd, c.MeterOp):
+            return ctl.meter_op(cmd)
         if isinstance(cmd, c.RegisterOp):
             rname, msg, cells = ctl.register_op(cmd)
             if cmd.check is not None:

@@ -23,6 +23,7 @@ from switch.sim.program import (P_CLONE, P_CLONE_FL, P_EXIT, P_ID, P_INLEN, P_LE
                                 P_TRUNC, Program, parse_json)
 from switch.sim.tables import ActionInfo, MatchTable
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
+from switch.sim.calculations import CustomCrc
 from switch.sim.meters import MeterArray
 from switch.sim.vectors import NotVectorizable, template as vec_template
 from switch.v1model.fastpath import build_fast_paths
@@ -233,6 +234,15 @@ class V1Switch:
             fast = build_fast_paths(self, L)
             L.fast_process, L.fast_receive, L.fast_egress = fast["process"], fast["receive"], fast["egress"]
         return L
+
+    def crc_custom(self, calculation: str) -> CustomCrc:
+        """The parameters of a crc16_custom / crc32_custom calculation of the loaded program, by its JSON name
+        (`configure(polynomial, initial, final_xor, reflect_data, reflect_remainder)`, as simple_switch_CLI's
+        set_crc16_parameters / set_crc32_parameters); KeyError naming the candidates otherwise."""
+        crcs = self._l.cg.custom_crcs if self._l is not None else {}
+        if calculation not in crcs:
+            raise KeyError(f"no crc16_custom/crc32_custom calculation {calculation!r} (have: {sorted(crcs)})")
+        return crcs[calculation]
 
     def load(self, source: str | bytes | dict) -> None:
         """Load a BMv2 JSON program (text, bytes or dict). LoadError if refused; the old program then stays."""
