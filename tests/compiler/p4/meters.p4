@@ -1,8 +1,7 @@
 /* Meters as BMv2 runs them: an indexed meter (execute_meter, cell = etherType[3:0], packets) and a direct meter on
  * table `dmac` (bytes), each a two-rate three-colour marker (0 green, 1 yellow, 2 red). Out: eth.src[7:0] = the
  * indexed meter's colour, eth.src[15:8] = the direct meter's (written by the table on a hit only), port = dmac's.
- * Unconfigured meters mark green, so the STF (which cannot set rates) sees 0s; tests/switch/runtime/test_meters.py
- * sets rates over P4Runtime. */
+ * The STF sets rates as simple_switch_CLI does; tests/switch/runtime/test_meters.py sets them over P4Runtime. */
 #include <core.p4>
 #include <v1model.p4>
 
