@@ -151,10 +151,11 @@ class ControlLowerer:
             self.synth: list[ActionRecord] = []
             self.nodes: list[NodeRef] = []
             self.applied: set[tuple[str, ast.TableDecl]] = set()
+            self.emitted: dict[tuple[str, ast.TableDecl], tuple[NodeRef, tuple]] = {}
         else:  # an inlined sub-control adds to its parent's graph
             self.tables, self.conditionals = parent.tables, parent.conditionals
             self.actions, self.copies, self.synth = parent.actions, parent.copies, parent.synth
-            self.nodes, self.applied = parent.nodes, parent.applied
+            self.nodes, self.applied, self.emitted = parent.nodes, parent.applied, parent.emitted
 
     # ------------------------------------------------------------------------------------------------ entry
 
@@ -196,8 +197,7 @@ class ControlLowerer:
             owner, _ = self.info.calls.get(n, (None, ""))
             if isinstance(owner, TableT):
                 if (self.prefix, owner.decl) in self.applied:
-                    self.lc.unsupported(n, f"applying table '{owner.decl.name}' more than once")
-                    self.failed = True
+                    continue  # applied again: one node if every application continues alike (apply_table)
                 self.applied.add((self.prefix, owner.decl))
             try:
                 if n in self.info.actions:
@@ -653,6 +653,19 @@ class ControlLowerer:
     def apply_table(self, t: ast.TableDecl, at: ast.Node, nxt: str | None, labels: dict[str, str | None],
                     default_entry: str | None, is_switch: bool) -> str:
         name = control_plane_name(t, self.prefix)
+        # a BMv2 table is one node with one set of successors: a table applied in several places is that node
+        # when every application continues to the same nodes (p4c's check, with its messages); the graph is built
+        # back to front, so a later application was emitted first
+        sig = (id(nxt), tuple(sorted((k, id(v)) for k, v in labels.items())), id(default_entry), is_switch)
+        seen = self.emitted.get((self.prefix, t))
+        if seen is not None:
+            if seen[1] == sig:
+                return seen[0]
+            if seen[0] is nxt or any(v is seen[0] for v in labels.values()):
+                raise self.lc.error(t, f"Program can not be implemented on this target since it contains a path "
+                                       f"from table {name} back to itself")
+            raise self.lc.error(t, f"Program is not supported by this target, because table {name} has multiple "
+                                   "successors")
         refs = list(t.actions.actions) if t.actions is not None else []
         recs: list[ActionRecord] = []
         scopes: list[str] = []
@@ -758,6 +771,7 @@ class ControlLowerer:
         self.tables.append(((at.loc.line, at.loc.col), j))
         self.lc.cp_table(self, t, name, cp_keys, recs, scopes, size, default_rec if default_const else None,
                          ents is not None, counters, meters)
+        self.emitted[(self.prefix, t)] = (ref, sig)
         return ref
 
     def keys(self, t: ast.TableDecl) -> tuple[list[Json], list[tuple[str, int, str, ast.KeyElement]]]:
