@@ -157,6 +157,9 @@ class ExprLowerer:
                 name = f"{base.name}[{idx}]"
                 return UnionRef(name, el, {m: HeaderRef(f"{name}.{m}", mt) for m, mt in el.fields  # type: ignore
                                            }, in_stack=True)
+            if isinstance(base, StructRef) and isinstance(self.info.values.get(e.index), int) \
+                    and f"f{self.info.values[e.index]}" in base.members:  # a tuple local (typecheck: t[i] is t.fi)
+                return base.members[f"f{self.info.values[e.index]}"]
             if not isinstance(base, StackRef):
                 raise self.lc.unsupported(e, "indexing this value")
             idx = self.info.values.get(e.index)

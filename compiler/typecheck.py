@@ -221,6 +221,7 @@ class Checker:
         self.program = program
         self.diags = diags
         self.info = TypeInfo()
+        self.tuple_structs: set[int] = set()  # ids of the structs tuple locals became (indexable)
         self._overloads: dict[ast.Node, list[ast.ExternFunctionDecl]] = {}
         self._function_protos: dict[ast.FunctionDecl, ast.MethodDecl] = {}
         self._functions_failed: set[ast.FunctionDecl] = set()
@@ -993,6 +994,10 @@ class Checker:
                 raise self.error(s.type, f"variable '{s.name}' cannot have type {t}")
             if isinstance(t, StackT) and not (isinstance(t.element, StructLikeT) and t.element.kind == "header"):
                 self.diags.unsupported(s.loc, f"local variable of type {t}")
+            if isinstance(t, TupleT):  # as p4c's EliminateTuples: a struct with fields f0, f1, ... (t[i] is t.fi)
+                t = StructLikeT("struct", f"tuple_{len(t.elements)}", [(f"f{i}", et) for i, et in enumerate(t.elements)],
+                                None)
+                self.tuple_structs.add(id(t))
             self.info.types[s] = t
             if s.init is not None:
                 it = self.expr(s.init, ctx, t)
@@ -1336,6 +1341,14 @@ class Checker:
 
     def e_Index(self, e: ast.Index, ctx: _Ctx, expected: P4Type | None) -> P4Type:
         bt = self.expr(e.expr, ctx)
+        if isinstance(bt, (TupleT, StructLikeT)) and (isinstance(bt, TupleT) or id(bt) in self.tuple_structs):
+            i = self.const_int(e.index, ctx, "tuple index")
+            n = len(bt.elements) if isinstance(bt, TupleT) else len(bt.fields)
+            if not 0 <= i < n:
+                raise self.error(e.index, f"index {i} out of bounds for a tuple of {n} elements")
+            if isinstance(bt, TupleT):
+                raise self.unsupported(e, "indexing a tuple value that is not a local variable")
+            return bt.fields[i][1]
         if not isinstance(bt, StackT):
             raise self.error(e, f"'{describe(e.expr)}' is not a header stack")
         it = self.expr(e.index, ctx, BitsT(32, False))
