@@ -221,7 +221,7 @@ class ProgramLowering(LowerContext):
             "counter_arrays": self.counter_arrays,
             "register_arrays": self.register_arrays,
             "calculations": self.calculations,
-            "learn_lists": [],
+            "learn_lists": self.learn_lists,
             "actions": self.actions,
             "pipelines": pipelines,
             "checksums": self.checksums,

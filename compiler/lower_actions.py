@@ -18,13 +18,16 @@ from compiler.lower_context import (
     Json,
     LowerAbort,
     LowerContext,
+    StructRef,
     UnionRef,
     expr_json,
     hexval,
 )
+from compiler.cpmodel import CPDigest, CPField
 from compiler.lower_expr import ExprLowerer, StackLast
 from compiler.typecheck import describe
-from compiler.types import BOOL, BitsT, BoolT, EnumT, ErrorT, ExternT, StackT, StructLikeT, TypeT, VarbitT, width_of
+from compiler.types import (BOOL, BitsT, BoolT, EnumT, ErrorT, ExternT, P4Type, StackT, StructLikeT, TypeT, VarbitT,
+                            width_of)
 
 HASH_ALGOS = {"crc32", "crc32_custom", "crc16", "crc16_custom", "random", "identity", "csum16", "xor16"}
 
@@ -420,6 +423,8 @@ class PrimitiveLowerer:
             return [prim(op, [hexval(fl)], si)]
         if name == "truncate":
             return [prim("truncate", [self.arg(a[0])], si)]
+        if name == "digest":
+            return self.digest(call, si)
         if name == "log_msg":
             if not isinstance(a[0], ast.StringLit):
                 raise self.lc.unsupported(a[0], "log_msg with a format that is not a string literal")
@@ -439,6 +444,49 @@ class PrimitiveLowerer:
         if name == "verify":
             raise self.lc.error(call, "verify() is only allowed in a parser")
         raise self.lc.unsupported(call, f"extern function {name}()")
+
+    def digest(self, call: ast.MethodCall, si: Json | None) -> list[Json]:
+        """`digest<T>(receiver, data)`: as p4c, every member of `data` is copied into a temporary at the call (the
+        message carries the values of that moment), a `learn_lists` entry named after T lists the temporaries, and
+        `generate_digest` names it; simple_switch sends the list of the last such call when ingress ends."""
+        if self.gress not in ("ingress", None):
+            raise self.lc.error(call, "digest() is only allowed in the ingress control")
+        receiver, data = call.args
+        t = self.info.type_bindings.get(call, {}).get("T", self.info.types.get(data))
+        items: list[tuple[Json, P4Type]] = []
+        if isinstance(data, (ast.ListExpr, ast.StructExpr)):
+            exprs = data.elements if isinstance(data, ast.ListExpr) else [f.value for f in data.fields]
+            items = [(self.xl.convert(e, wrap=True, convert_bool=isinstance(self.info.types.get(e), BoolT)),
+                      self.info.types[e]) for e in exprs]
+        else:
+            s = self.xl.locate(data)
+            if not isinstance(s, StructRef):
+                raise self.lc.unsupported(data, "this digest data (a list {...}, a struct expression or a struct)")
+            for fname, ft in s.type.fields:
+                m = s.members[fname]
+                if not isinstance(m, FieldRef):
+                    raise self.lc.unsupported(data, f"digest member '{fname}' of type {ft}")
+                items.append(({"type": "field", "value": [m.header, m.field]}, ft))
+        if not isinstance(t, StructLikeT) or t.kind != "struct" or len(t.fields) != len(items):
+            raise self.lc.unsupported(data, "digest data whose type is not a struct of its members")
+        pre: list[Json] = []
+        elements: list[Json] = []
+        fields: list[CPField] = []
+        for (src, et), (fname, ft) in zip(items, t.fields):
+            w = width_of(ft)
+            if not isinstance(ft, (BitsT, BoolT)) or w is None:
+                raise self.lc.unsupported(data, f"digest member '{fname}' of type {ft}")
+            tmp = self.lc.add_scalar("tmp", ft)
+            pre.append(prim("assign", [{"type": "field", "value": [tmp.header, tmp.field]}, src], si))
+            elements.append({"type": "field", "value": [tmp.header, tmp.field]})
+            fields.append(CPField(fname, w))
+        lid = len(self.lc.learn_lists) + 1
+        self.lc.learn_lists.append({"id": lid, "name": t.name, "elements": elements})
+        if not any(d.name == t.name for d in self.lc.cp.digests):
+            self.lc.cp.digests.append(CPDigest(t.name, fields, [], call.loc))
+        rv = self.info.values.get(receiver)
+        rj = hexval(int(rv), 32) if isinstance(rv, int) else self.arg(receiver)
+        return pre + [prim("generate_digest", [rj, hexval(lid)], si)]
 
     def field_list(self, call: ast.Node, idx_expr: ast.Expr) -> int:
         idx = self.info.values.get(idx_expr)

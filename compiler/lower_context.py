@@ -222,6 +222,7 @@ class LowerContext:
     scalar_fields: list[list[Json]] = field(default_factory=list)
     scalar_width: int = 0
     field_lists: list[Json] = field(default_factory=list)
+    learn_lists: list[Json] = field(default_factory=list)
     field_list_ids: dict[int, int] = field(default_factory=dict)  # @field_list index → JSON id
     field_list_members: dict[int, list[Json]] = field(default_factory=dict)
     errors: list[tuple[str, int]] = field(default_factory=list)

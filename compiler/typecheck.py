@@ -94,6 +94,8 @@ class TypeInfo:
     types: dict[ast.Node, P4Type] = field(default_factory=dict)
     refs: dict[ast.Node, ast.Node] = field(default_factory=dict)
     values: dict[ast.Node, int | bool] = field(default_factory=dict)
+    type_bindings: dict[ast.MethodCall, dict[str, P4Type]] = field(default_factory=dict)
+    """The type arguments an extern function call bound (`digest<T>`: T)."""
     errors: list[str] = field(default_factory=list)
     error_decls: dict[str, ast.EnumMember] = field(default_factory=dict)
     match_kinds: list[str] = field(default_factory=list)
@@ -1706,6 +1708,8 @@ class Checker:
         if owner is None and len(ct.decls) == 1 and ct.decls[0] in self.info.functions:
             self.fill_defaults(e, ct.decls[0].params)
         t = self.call_args(e, ct.decls, e.args, ctx, bindings, f"'{describe(e.callee)}'", e.type_args)
+        if owner is None:
+            self.info.type_bindings[e] = dict(self._last_bindings)
         if owner is None and ct.decls and ct.decls[0] in self.info.functions:
             fn = self.info.functions[ct.decls[0]]
             if fn.type_params:

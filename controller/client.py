@@ -101,6 +101,7 @@ class P4RuntimeClient(EntityWriter):
         self._requests: queue.Queue[p4r.StreamMessageRequest | None] = queue.Queue()
         self._arbitration: queue.Queue[p4r.StreamMessageResponse | Exception] = queue.Queue()
         self._packet_ins: queue.Queue[p4r.StreamMessageResponse] = queue.Queue()
+        self._digests: queue.Queue[p4r.StreamMessageResponse] = queue.Queue()
         self.is_primary = False
         self._reader: threading.Thread | None = None
         self._stream_lost = False
@@ -160,6 +161,8 @@ class P4RuntimeClient(EntityWriter):
                     self._arbitration.put(msg)
                 elif kind == "packet":
                     self._packet_ins.put(msg)
+                elif kind == "digest":
+                    self._digests.put(msg)
         except grpc.RpcError as err:
             self._arbitration.put(ControllerError(f"stream to {self.address} closed: {err.details()}", err.code()))
         if not self._closing:
@@ -209,6 +212,19 @@ class P4RuntimeClient(EntityWriter):
         if not self._has_packet_metadata(schema, "packet_in"):
             return finsy.P4PacketIn(msg.packet.payload, metadata={})  # a program without a packet_in header: payload only
         return finsy.P4PacketIn.decode(msg, schema)
+
+    def digest(self, timeout: float | None = None) -> finsy.P4DigestList:
+        """The next DigestList (members decoded by name); ControllerError if none arrives within `timeout`. A digest
+        is sent once configured: `insert(finsy.P4DigestEntry(name, max_list_size=1))`."""
+        try:
+            msg = self._digests.get(timeout=self.timeout if timeout is None else timeout)
+        except queue.Empty:
+            raise ControllerError(f"no DigestList from {self.address} within {timeout}s") from None
+        return finsy.P4DigestList.decode(msg, self._schema())
+
+    def ack_digest(self, digest_list: finsy.P4DigestList) -> None:
+        """Acknowledge a DigestList (its samples may be sent again, when the digest has an ack_timeout_ns)."""
+        self._requests.put(digest_list.ack().encode_update(self._schema()))
 
     # --- RPCs ------------------------------------------------------------------------------------------------
 

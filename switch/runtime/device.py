@@ -13,6 +13,7 @@ from finsy.proto import p4r
 
 from switch.errors import LoadError
 from switch.runtime import externs, meters, pipeline, pre, tables, valuesets
+from switch.runtime.digests import DigestManager
 from switch.runtime.p4info import P4InfoIndex
 from switch.runtime.status import Code, P4RuntimeError, invalid
 
@@ -33,6 +34,7 @@ class Device:
         self.default_meta: dict[int, tables.EntryMeta] = {}
         self.mc_groups: dict[int, list[pre.ReplicaSpec]] = {}
         self.clone_sessions: dict[int, pre.CloneSession] = {}
+        self.digests = DigestManager()
 
     @property
     def index(self) -> P4InfoIndex:
@@ -93,6 +95,9 @@ class Device:
         if missing:
             raise invalid(f"P4Info objects missing from {engine}: {', '.join(missing)}")
         self.pipeline = new
+        self.digests.set_p4info(new.config.p4info, {ll["id"]: ll.get("name", "") for ll in
+                                                     new.program.get("learn_lists") or [] if isinstance(ll, dict)})
+        self.switch.digest_sink = self.digests.sample
         self.entry_meta.clear()
         self.default_meta.clear()
         self.mc_groups.clear()
@@ -149,7 +154,7 @@ class Device:
             elif kind == "value_set_entry":
                 valuesets.write(self, update.type, entity.value_set_entry)
             elif kind == "digest_entry":
-                raise P4RuntimeError(Code.UNIMPLEMENTED, "Digests are not supported")
+                self.digests.write(update.type, entity.digest_entry)
             else:
                 raise P4RuntimeError(Code.UNKNOWN, "Incorrect entity type")
 
@@ -194,7 +199,7 @@ class Device:
                 elif kind == "value_set_entry":
                     valuesets.read(self, entity.value_set_entry, out)
                 elif kind == "digest_entry":
-                    raise P4RuntimeError(Code.UNIMPLEMENTED, "Digests are not supported")
+                    self.digests.read(entity.digest_entry, out)
                 else:
                     raise P4RuntimeError(Code.UNKNOWN, "Incorrect entity type")
         return out

@@ -128,7 +128,9 @@ class _Servicer(p4r_grpc.P4RuntimeServicer):
                         conn = state["conn"]
                         if conn is not None:
                             owner._packet_out(conn, msg.packet)
-                    # digest acks and `other` are ignored (no digests), as PI does without a digest manager
+                    elif kind == "digest_ack":
+                        owner.device.digests.ack(msg.digest_ack)
+                    # `other` is ignored, as PI does
             except grpc.RpcError:
                 pass
             except Exception:  # a bug must not leave the stream hanging
@@ -189,6 +191,7 @@ class P4RuntimeServer:
         self.cpu_port = cpu_port
         self.device = Device(switch, device_id=device_id, strict_bmv2=strict_bmv2)
         self.arbitration = Arbitration()
+        self.device.digests.send = self._to_primary
         self.inject = inject if inject is not None else self._process_locally
         self.packets_in = 0
         self.packets_out = 0
@@ -221,6 +224,7 @@ class P4RuntimeServer:
     def stop(self, grace: float | None = None) -> None:
         """Stop serving; open streams are ended."""
         server, self._server = self._server, None
+        self.device.digests.close()
         with self._streams_lock:
             for outbox in self._streams:
                 outbox.put(_END)
@@ -250,6 +254,12 @@ class P4RuntimeServer:
             return
         primary.send(p4r.StreamMessageResponse(packet=msg))
         self.packets_in += 1
+
+    def _to_primary(self, msg: p4r.StreamMessageResponse) -> None:
+        """A DigestList (or any unsolicited message) to the primary controller of the device, if there is one."""
+        primary = self.arbitration.primary(self.device.device_id, "")
+        if primary is not None:
+            primary.send(msg)
 
     def _packet_out(self, conn: Connection, packet: p4r.PacketOut) -> None:
         """A PacketOut from a stream: only the primary's are sent, and only once a pipeline is set (as PI)."""

@@ -25,7 +25,8 @@ P_RECIRC = 6     # recirculate field list id (0 = none)
 P_TRUNC = 7      # truncate to this many bytes (0 = none)
 P_INLEN = 8      # length of the packet as it entered (counters count these bytes)
 P_ID = 9         # packet id string for traces
-NRESERVED = 10
+P_LEARN = 10     # learn list id of the digest to send when ingress ends (0 = none; BMv2's lf_field_list)
+NRESERVED = 11
 
 SUPPORTED_MAJOR = 2
 VL_BITS = "$vlbits$"  # hidden last field of a header with a varbit field: the varbit field's current width in bits
@@ -152,7 +153,7 @@ class Program:
                     or not (size is None or isinstance(size, int) and size >= 0):
                 raise LoadError(f"bad parse_vset {v!r}")
             self.vsets[v["name"]] = (v.get("id", len(self.vsets)), bw, size)
-        for key in ("learn_lists", "extern_instances"):
+        for key in ("extern_instances",):
             if j.get(key):
                 raise LoadError(f"unsupported {key}: {[x.get('name') for x in j[key] if isinstance(x, dict)]}")
 
@@ -267,6 +268,18 @@ class Program:
                 slots.append(self.field_slot(el["value"][0], el["value"][1], f"field list {fl.get('name')!r}"))
             self.field_lists[fid] = slots
             self.field_list_names[fid] = fl.get("name", str(fid))
+        self.learn_lists: dict[int, tuple[str, list[tuple[int, int]]]] = {}
+        """learn list id → (name, [(slot, width)]): what a digest carries (BMv2's LearnEngine lists)."""
+        for ll in j.get("learn_lists") or []:
+            lid, lname = _req(ll, "id", "learn_lists"), ll.get("name", "")
+            elements = []
+            for el in ll.get("elements", []):
+                if el.get("type") != "field":
+                    raise LoadError(f"unsupported element {el!r} in learn list {lname!r}")
+                where = f"learn list {lname!r}"
+                elements.append((self.field_slot(el["value"][0], el["value"][1], where),
+                                 self.field_info(el["value"][0], el["value"][1])[0]))
+            self.learn_lists[lid] = (lname, elements)
 
     def load_unions(self, j: dict) -> None:
         """`header_union_types`, `header_unions`, `header_union_stacks`; each member header learns its siblings

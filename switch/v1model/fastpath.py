@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable
 
-from switch.sim.program import P_CLONE, P_EXIT, P_INLEN, P_LEN, P_PAYLOAD, P_RECIRC, P_RESUBMIT, P_TRUNC
+from switch.sim.program import P_CLONE, P_EXIT, P_INLEN, P_LEARN, P_LEN, P_PAYLOAD, P_RECIRC, P_RESUBMIT, P_TRUNC
 
 if TYPE_CHECKING:
     from switch.v1model.switch import V1Switch, _Loaded
@@ -63,6 +63,8 @@ def _receive_lines(L: "_Loaded", drop_port: int, dropped: str) -> list[str]:
             body.append("verify(F)")
     body += ["ingress(F)", f"F[{P_EXIT}] = 0"]
     special = f"F[{P_CLONE}] or F[{P_RESUBMIT}]"
+    if L.prog.learn_lists:
+        special += f" or F[{P_LEARN}]"
     if L.s_mcast_grp is not None:
         special += f" or F[{L.s_mcast_grp}]"
     body += [f"if {special}:",

@@ -10,7 +10,7 @@ from typing import Callable
 
 from switch.errors import LoadError
 from switch.sim.codegen import Codegen
-from switch.sim.program import P_CLONE, P_CLONE_FL, P_RECIRC, P_RESUBMIT
+from switch.sim.program import P_CLONE, P_CLONE_FL, P_LEARN, P_RECIRC, P_RESUBMIT
 
 CLONE_VALID = 1 << 32  # marks "a clone was requested" so that session 0 is usable (BMv2: MIRROR_SESSION_ID_VALID_MASK)
 
@@ -78,11 +78,13 @@ def _recirculate(cg: Codegen, params: list, where: str) -> list[str]:
     return [f"F[{P_RECIRC}] = ({fl}) or -1"]
 
 
-def _refuse(what: str) -> Callable[[Codegen, list, str], list[str]]:
-    def emit(cg: Codegen, params: list, where: str) -> list[str]:
-        raise LoadError(f"unsupported {where} ({what})")
-
-    return emit
+def _generate_digest(cg: Codegen, params: list, where: str) -> list[str]:
+    """simple_switch's generate_digest(receiver, learn list id): the list is sampled when ingress ends (the last
+    call wins), from the temporaries p4c copied the values into at the call."""
+    lid = int(params[1]["value"], 16) if params[1].get("type") == "hexstr" else None
+    if len(params) != 2 or lid not in cg.p.learn_lists:
+        raise LoadError(f"{where}: generate_digest needs a receiver and a learn list id of the JSON, got {params!r}")
+    return [f"F[{P_LEARN}] = {lid}"]
 
 
 def v1model_primitives(drop_port: int) -> dict[str, Callable[[Codegen, list, str], list[str]]]:
@@ -94,5 +96,5 @@ def v1model_primitives(drop_port: int) -> dict[str, Callable[[Codegen, list, str
         "clone_egress_pkt_to_egress": _clone,
         "resubmit": _resubmit,
         "recirculate": _recirculate,
-        "generate_digest": _refuse("digests are not implemented"),
+        "generate_digest": _generate_digest,
     }

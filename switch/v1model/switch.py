@@ -19,8 +19,8 @@ from typing import Any, Callable, Sequence
 
 from switch.errors import LoadError
 from switch.sim.codegen import Codegen, PacketAbort
-from switch.sim.program import (P_CLONE, P_CLONE_FL, P_EXIT, P_ID, P_INLEN, P_LEN, P_PAYLOAD, P_RECIRC, P_RESUBMIT,
-                                P_TRUNC, Program, parse_json)
+from switch.sim.program import (P_CLONE, P_CLONE_FL, P_EXIT, P_ID, P_INLEN, P_LEARN, P_LEN, P_PAYLOAD, P_RECIRC,
+                                P_RESUBMIT, P_TRUNC, Program, parse_json)
 from switch.sim.tables import ActionInfo, MatchTable
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
 from switch.sim.calculations import CustomCrc
@@ -127,7 +127,10 @@ class V1Switch:
         self.actions: dict[str, ActionInfo] = {}
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, CounterArray] = {}
-        self.meters: dict[str, MeterArray] = {}  # `set_rates(index, [(CIR, CBS), (PIR, PBS)])`, rates per µs
+        self.meters: dict[str, MeterArray] = {}
+        self.digest_sink: Callable[[int, tuple[int, ...]], None] | None = None
+        """Called with (learn list id, values) for every digest a packet sends (under the switch's lock: it must
+        not block); the P4Runtime server's digest manager (switch/runtime/digests.py) when one runs."""  # `set_rates(index, [(CIR, CBS), (PIR, PBS)])`, rates per µs
         self.value_sets: dict[str, ValueSet] = {}  # parser value sets by name: `set_members([...])`
         self._stats: collections.Counter[str] = collections.Counter()
         # the per-packet counts are plain int attributes (a Counter item costs ~4x an attribute increment);
@@ -506,6 +509,16 @@ class V1Switch:
                 if T is not None:
                     T(F[P_ID], f"Cloning packet at ingress to session {clone & 0xFFFF}")
                 self._send_clone(L, G, sess, depth)
+
+        lid = F[P_LEARN]
+        if lid:  # simple_switch: after the clone, before resubmit; dropped packets send theirs too
+            elements = L.prog.learn_lists[lid][1]
+            self._stats["digests"] += 1
+            if T is not None:
+                T(F[P_ID], f"Learning sample for list id {lid}")
+            sink = self.digest_sink
+            if sink is not None:
+                sink(lid, tuple(F[s] for s, _w in elements))
 
         rs = F[P_RESUBMIT]
         if rs:

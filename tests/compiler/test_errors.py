@@ -113,7 +113,10 @@ UNSUPPORTED = [
      "unsupported: 'meta.a' read before a table apply in the same expression"),
     ("header_union u_t { eth_t a; eth_t b; }", "", "u_t[2] u;", BODY_LINE, 9,
      "unsupported: local variable of type u_t[2]"),
-    ("", "", "digest(1, meta.a);", BODY_LINE, 9, "unsupported: extern function digest()"),
+    # p4c accepts a bare bit<W> as digest data but names its learn list "digest" and its P4Info digest "digest_0",
+    # which PI cannot match: nothing would reach the controller
+    ("", "", "digest(1, meta.a);", BODY_LINE, 24,
+     "unsupported: this digest data (a list {...}, a struct expression or a struct)"),
 ]
 
 

@@ -40,9 +40,9 @@ def test_version_and_syntax(bf):
 
 def test_unsupported_primitive_named_with_action(bf):
     act = next(a for a in bf["actions"] if a["name"] == "MyIngress.drop")
-    act["primitives"].append({"op": "generate_digest", "parameters": []})
-    msg = _refused(bf)
-    assert "generate_digest" in msg and "MyIngress.drop" in msg
+    act["primitives"].append({"op": "generate_digest", "parameters": [{"type": "hexstr", "value": "0x1"}] * 2})
+    msg = _refused(bf)  # no learn list 1 in this program
+    assert "primitive 'generate_digest' in action 'MyIngress.drop': generate_digest needs" in msg
     act["primitives"][-1] = {"op": "execute_meter", "parameters": []}
     msg = _refused(bf)
     assert "primitive 'execute_meter' in action 'MyIngress.drop': expected a meter_array" in msg
@@ -68,8 +68,11 @@ def test_unknown_field_names_location(bf):
 
 
 def test_unsupported_top_level_objects(bf):
-    bf["learn_lists"] = [{"id": 1, "name": "MyIngress.dg", "elements": []}]
-    assert "learn_lists" in _refused(bf) and "MyIngress.dg" in _refused(bf)
+    bf["extern_instances"] = [{"id": 0, "name": "MyIngress.x", "type": "Checksum16"}]
+    assert "extern_instances" in _refused(bf) and "MyIngress.x" in _refused(bf)
+    bf.pop("extern_instances")
+    bf["learn_lists"] = [{"id": 1, "name": "dg", "elements": [{"type": "header", "value": "ethernet"}]}]
+    assert "unsupported element" in _refused(bf) and "learn list 'dg'" in _refused(bf)
 
 
 def test_bad_meter_arrays(bf):
