@@ -123,10 +123,13 @@ perf: build
 	  $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT) $(PERF_ARGS)
 
 # SOAK_RUNS seeded all-reduces per protocol in process, with loss, duplication, reordering, stragglers, then FUZZ
-# fuzzed frames per program (+ P4Runtime requests, P4 sources, BMv2 JSON in proportion)
+# fuzzed frames per program (+ P4Runtime requests, P4 sources, BMv2 JSON in proportion, or FUZZ_REQUESTS,
+# FUZZ_SOURCES, FUZZ_JSONS)
 # -> prints runs / faults / wrong results / crashes / fuzz totals and the replay command of any failure
 soak: build
-	$(PY) -m experiments.soak --runs $(SOAK_RUNS) --fuzz $(FUZZ) --seed $(SEED) --program-dir $(OUT) --results results
+	$(PY) -m experiments.soak --runs $(SOAK_RUNS) --fuzz $(FUZZ) --seed $(SEED) --program-dir $(OUT) --results results \
+	  $(if $(FUZZ_REQUESTS),--fuzz-requests $(FUZZ_REQUESTS)) $(if $(FUZZ_SOURCES),--fuzz-sources $(FUZZ_SOURCES)) \
+	  $(if $(FUZZ_JSONS),--fuzz-jsons $(FUZZ_JSONS))
 
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
 experiment: build

@@ -503,8 +503,13 @@ def fuzz_bmv2_json(programs: dict[str, dict[str, Any]], examples: int, seed_valu
 # ------------------------------------------------------------------------------------------------ driver
 
 
-def fuzz_all(program_dir: Path, examples: int, seed_value: int = 1) -> FuzzReport:
-    """Every campaign with `examples` inputs each (frames: per program)."""
+def fuzz_all(program_dir: Path, examples: int, seed_value: int = 1, requests: int | None = None,
+             sources: int | None = None, jsons: int | None = None) -> FuzzReport:
+    """Every campaign: `examples` frames per program; P4Runtime requests, P4 sources and BMv2 JSON programs as given,
+    else in proportion (examples / 4, / 20, / 10: a volume run sets them apart, JSON loads being ~100x slower)."""
+    requests = max(10, examples // 4) if requests is None else requests
+    sources = max(10, examples // 20) if sources is None else sources
+    jsons = max(10, examples // 10) if jsons is None else jsons
     report = FuzzReport()
     started = time.monotonic()
     programs = {n: json.loads((program_dir / f"{n}.json").read_text()) for n in PROGRAMS}
@@ -512,9 +517,9 @@ def fuzz_all(program_dir: Path, examples: int, seed_value: int = 1) -> FuzzRepor
         *((f"frames into {n}.p4", lambda n=n: fuzz_frames(n, programs[n], program_dir / f"{n}.p4info.txt", examples,
                                                           seed_value), "frames")
           for n in PROGRAMS),
-        ("P4Runtime requests", lambda: fuzz_p4runtime(program_dir, max(10, examples // 4), seed_value), "requests"),
-        ("P4 sources", lambda: fuzz_p4_source(max(10, examples // 20), seed_value), "sources"),
-        ("BMv2 JSON programs", lambda: fuzz_bmv2_json(programs, max(10, examples // 10), seed_value), "jsons"),
+        ("P4Runtime requests", lambda: fuzz_p4runtime(program_dir, requests, seed_value), "requests"),
+        ("P4 sources", lambda: fuzz_p4_source(sources, seed_value), "sources"),
+        ("BMv2 JSON programs", lambda: fuzz_bmv2_json(programs, jsons, seed_value), "jsons"),
     ]
     for what, run, total in campaigns:
         try:
@@ -532,10 +537,13 @@ def fuzz_all(program_dir: Path, examples: int, seed_value: int = 1) -> FuzzRepor
 def main(argv: Sequence[str] | None = None) -> int:
     p = Parser(prog="python -m experiments.fuzz", description=__doc__.split("\n\n")[0])
     p.add_argument("--examples", type=at_least(1), default=2000, help="frames per program (other campaigns scale with it)")
+    p.add_argument("--requests", type=at_least(1), default=None, help="P4Runtime requests (default: examples / 4)")
+    p.add_argument("--sources", type=at_least(1), default=None, help="P4 sources (default: examples / 20)")
+    p.add_argument("--jsons", type=at_least(1), default=None, help="BMv2 JSON programs (default: examples / 10)")
     p.add_argument("--seed", type=at_least(0), default=1)
     p.add_argument("--program-dir", type=Path, default=ROOT / "out")
     args = p.parse_args(argv)
-    report = fuzz_all(args.program_dir, args.examples, args.seed)
+    report = fuzz_all(args.program_dir, args.examples, args.seed, args.requests, args.sources, args.jsons)
     print(report.text())
     return 0 if not report.failures else 1
 

@@ -310,6 +310,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--results", type=Path, default=None, help="write summary.md under RESULTS/soak-<UTC time>/")
     p.add_argument("--fuzz", type=at_least(0), default=0, metavar="N",
                    help="then fuzz (experiments.fuzz): N frames per program, and requests, P4 sources and JSON in proportion")
+    p.add_argument("--fuzz-requests", type=at_least(1), default=None, metavar="N", help="P4Runtime requests to fuzz")
+    p.add_argument("--fuzz-sources", type=at_least(1), default=None, metavar="N", help="P4 sources to fuzz")
+    p.add_argument("--fuzz-jsons", type=at_least(1), default=None, metavar="N", help="BMv2 JSON programs to fuzz")
     args = p.parse_args(argv)
     protocols = [args.protocol] if args.protocol else args.protocols
     for protocol in protocols:
@@ -335,7 +338,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.fuzz:
         from experiments.fuzz import fuzz_all
 
-        fz = fuzz_all(args.program_dir, args.fuzz, args.seed)
+        fz = fuzz_all(args.program_dir, args.fuzz, args.seed, args.fuzz_requests, args.fuzz_sources, args.fuzz_jsons)
         print(fz.text())
         text += "\n" + fz.text()
         failed |= bool(fz.failures)
