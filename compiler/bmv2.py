@@ -15,6 +15,7 @@ from typing import Any
 from compiler import ast
 from compiler.cpmodel import (
     CPAction,
+    CPActionProfile,
     CPActionRef,
     CPControllerHeader,
     CPCounter,
@@ -85,10 +86,18 @@ class ProgramLowering(LowerContext):
         elif kind == "direct_counter":
             dc = CPDirectCounter(name, "", kw["unit"], list(d.annotations), d.loc)
             self._pending_direct[name] = dc
+        elif kind == "action_profile":
+            cp.action_profiles.append(CPActionProfile(name, kw["size"], kw["with_selector"], [], list(d.annotations),
+                                                      d.loc))
         elif kind == "meter":
             cp.meters.append(CPMeter(name, kw["size"], kw["unit"], list(d.annotations), d.loc))
         elif kind == "direct_meter":
             self._pending_meters[name] = CPDirectMeter(name, "", kw["unit"], list(d.annotations), d.loc)
+
+    def cp_action_profile_binding(self, profile: str, table: str) -> None:
+        ap = next(a for a in self.cp.action_profiles if a.name == profile)
+        if table not in ap.tables:
+            ap.tables.append(table)
 
     def cp_direct_meter_binding(self, meter: str, table: str) -> None:
         dm = self._pending_meters.get(meter)
@@ -111,6 +120,7 @@ class ProgramLowering(LowerContext):
 
         self.cp.direct_counters.sort(key=lambda d: extern_key(d.name))
         self.cp.meters.sort(key=lambda m: extern_key(m.name))
+        self.cp.action_profiles.sort(key=lambda a: extern_key(a.name))
         self.cp.direct_meters.sort(key=lambda m: extern_key(m.name))
         self.cp.counters.sort(key=lambda c: extern_key(c.name))
         self.cp.registers.sort(key=lambda r: extern_key(r.name))
@@ -124,7 +134,7 @@ class ProgramLowering(LowerContext):
 
     def cp_table(self, cl: Any, t: ast.TableDecl, name: str, keys: list[Any], recs: list[Any], scopes: list[str],
                  size: int, const_default: Any, has_entries: bool, counter: str | None,
-                 meter: str | None = None) -> None:
+                 meter: str | None = None, implementation: str | None = None) -> None:
         fields = [CPMatchField(kname, w, kind, list(ke.annotations), enum=self._serializable_enum(ke.expr))
                   for kname, w, kind, ke in keys]
         refs: list[CPActionRef] = []
@@ -144,7 +154,7 @@ class ProgramLowering(LowerContext):
             name=name, match_fields=fields, action_refs=refs,
             const_default_action=const_default.name if const_default is not None else None,
             size=size, is_const_table=bool(ents is not None and ents.is_const), has_initial_entries=has_entries,
-            direct_counter=counter, direct_meter=meter,
+            direct_counter=counter, direct_meter=meter, implementation=implementation,
             support_timeout=bool(isinstance(timeout, ast.ValueProperty) and self.info.values.get(timeout.value)),
             annotations=list(t.annotations), hidden=False, loc=t.loc))
 
@@ -539,14 +549,19 @@ class ProgramLowering(LowerContext):
                 t["id"] = tid
                 tid += 1
                 t["action_ids"] = [r.json_id for r in t["action_ids"]]
-                de = t["default_entry"]
-                de["action_id"] = de["action_id"].json_id
+                if t["type"] != "simple":  # p4c: no default entry for a table with an action profile
+                    del t["default_entry"]
+                else:
+                    de = t["default_entry"]
+                    de["action_id"] = de["action_id"].json_id
                 for e in t.get("entries", []):
                     e["action_entry"]["action_id"] = e["action_entry"]["action_id"].json_id
-                if t["name"].startswith("tbl_") and t["key"] == [] and t["default_entry"]["action_const"]:
+                if t["name"].startswith("tbl_") and t["key"] == [] and t.get("default_entry", {}).get("action_const"):
                     self.cp.tables.append(CPTable(name=t["name"], action_refs=[CPActionRef(t["actions"][0])],
                                                   hidden=True))
             pj["tables"] = tables
+            used = {t.get("action_profile") for t in tables}
+            pj["action_profiles"] = [ap for ap in self.action_profiles if ap["name"] in used]
         cid = 0
         for pj in pipelines:
             for c in pj["conditionals"]:

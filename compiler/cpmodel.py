@@ -70,6 +70,7 @@ class CPTable:
     has_initial_entries: bool = False  # `entries` or `const entries` with at least one entry
     direct_counter: str | None = None  # name of the direct_counter in `counters = ...`
     direct_meter: str | None = None  # name of the direct_meter in `meters = ...`
+    implementation: str | None = None  # name of the action profile / selector in `implementation = ...`
     support_timeout: bool = False
     annotations: list[Annotation] = field(default_factory=list)
     hidden: bool = False
@@ -127,6 +128,18 @@ class CPDirectMeter:
     name: str
     table: str
     unit: str
+    annotations: list[Annotation] = field(default_factory=list)
+    loc: SourceLoc | None = None
+
+
+@dataclass
+class CPActionProfile:
+    """An `action_profile` or `action_selector` (`with_selector`) and the tables it implements."""
+
+    name: str
+    size: int
+    with_selector: bool
+    tables: list[str] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
     loc: SourceLoc | None = None
 
@@ -190,6 +203,7 @@ class CPModel:
     direct_counters: list[CPDirectCounter] = field(default_factory=list)
     meters: list[CPMeter] = field(default_factory=list)
     direct_meters: list[CPDirectMeter] = field(default_factory=list)
+    action_profiles: list[CPActionProfile] = field(default_factory=list)
     registers: list[CPRegister] = field(default_factory=list)
     controller_headers: list[CPControllerHeader] = field(default_factory=list)
     digests: list[CPDigest] = field(default_factory=list)

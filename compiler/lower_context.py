@@ -232,6 +232,8 @@ class LowerContext:
     checksums: list[Json] = field(default_factory=list)
     counter_arrays: list[Json] = field(default_factory=list)
     meter_arrays: list[Json] = field(default_factory=list)
+    action_profiles: list[Json] = field(default_factory=list)
+    """`action_profile` / `action_selector` instances (p4c puts each in the pipeline of the tables using it)."""
     register_arrays: list[Json] = field(default_factory=list)
     parse_vsets: list[Json] = field(default_factory=list)
     # param/variable declaration → storage root
@@ -485,6 +487,22 @@ class LowerContext:
                 j["source_info"] = si
             self.counter_arrays.append(j)
             self.cp_extern("direct_counter", name, d, unit=unit)
+        elif ext in ("action_profile", "action_selector"):
+            sel = ext == "action_selector"
+            size = self.info.values.get(d.args[1 if sel else 0]) if len(d.args) > (1 if sel else 0) else None
+            if not isinstance(size, int) or not 0 < size < MAX_SIZE:
+                raise self.error(d, f"{ext} size must be a compile-time constant in 1..{MAX_SIZE - 1}")
+            j = {"name": name, "id": len(self.action_profiles)}
+            if si is not None:
+                j["source_info"] = si
+            j["max_size"] = size
+            if sel:
+                algo = d.args[0].member if isinstance(d.args[0], ast.Member) else ""
+                if algo not in ("crc16", "crc32", "identity", "csum16", "xor16", "crc16_custom", "crc32_custom"):
+                    raise self.unsupported(d.args[0], f"selector hash algorithm '{algo}'")
+                j["selector"] = {"algo": algo, "input": []}
+            self.action_profiles.append(j)
+            self.cp_extern("action_profile", name, d, size=size, with_selector=sel)
         elif ext in ("meter", "direct_meter"):
             direct = ext == "direct_meter"
             unit = self.meter_unit(d.args[0 if direct else 1] if len(d.args) > (0 if direct else 1) else None, d)
@@ -505,6 +523,14 @@ class LowerContext:
         else:
             raise self.unsupported(d, f"extern '{ext}'")
         return name
+
+    def bind_action_profile(self, profile: str, table: str, selector_input: list[Json], where: ast.Node) -> None:
+        j = next(p for p in self.action_profiles if p["name"] == profile)
+        if "selector" in j:
+            if j["selector"]["input"] and j["selector"]["input"] != selector_input:
+                raise self.error(where, f"action_selector '{profile}' is used by tables with different selector keys")
+            j["selector"]["input"] = selector_input
+        self.cp_action_profile_binding(profile, table)
 
     def meter_unit(self, e: ast.Expr | None, where: ast.Node) -> str:
         m = e.member if isinstance(e, ast.Member) else ""
@@ -547,7 +573,10 @@ class LowerContext:
     def cp_direct_meter_binding(self, meter: str, table: str) -> None:
         pass
 
+    def cp_action_profile_binding(self, profile: str, table: str) -> None:
+        pass
+
     def cp_table(self, cl: Any, t: ast.TableDecl, name: str, keys: list[Any], recs: list[Any], scopes: list[str],
                  size: int, const_default: Any, has_entries: bool, counter: str | None,
-                 meter: str | None = None) -> None:
+                 meter: str | None = None, implementation: str | None = None) -> None:
         pass

@@ -724,6 +724,23 @@ class ControlLowerer:
             ref = self.xl.params.get(cd)
             counters = ref.name if isinstance(ref, InstanceRef) else self.lc.instance_names[cd]
             self.lc.bind_direct_counter(counters, name, cp_prop)
+        implementation = None
+        ip = t.get_property("implementation")
+        if isinstance(ip, ast.ValueProperty):
+            idecl = self.info.refs.get(ip.value) if isinstance(ip.value, ast.Name) else None
+            iref = self.xl.params.get(idecl) if idecl is not None else None
+            implementation = iref.name if isinstance(iref, InstanceRef) else self.lc.instance_names.get(idecl)
+            if implementation is None:
+                raise self.lc.unsupported(ip, "this implementation property")
+            selector_input = [{"type": "field", "value": k["target"]} for k in key_json
+                              if k["match_type"] == "selector"]
+            self.lc.bind_action_profile(implementation, name, selector_input, ip)
+            key_json = [k for k in key_json if k["match_type"] != "selector"]
+            cp_keys = [k for k in cp_keys if k[2] != "selector"]
+            self.lc.diags.warning(t.loc, f"Target does not support default_action for {name} (due to action "
+                                         "profiles)", "unsupported")
+        elif any(k["match_type"] == "selector" for k in key_json):
+            raise self.lc.error(t, f"table '{t.name}': a 'selector' key needs an action_selector implementation")
         meters = None
         mp = t.get_property("meters")
         if isinstance(mp, ast.ValueProperty):
@@ -753,7 +770,9 @@ class ControlLowerer:
         j.update({
             "key": key_json,
             "match_type": match_type,
-            "type": "simple",
+            "type": "simple" if implementation is None else ("indirect_ws" if any(
+                "selector" in ap for ap in self.lc.action_profiles if ap["name"] == implementation) else "indirect"),
+            **({"action_profile": implementation} if implementation is not None else {}),
             "max_size": size,
             "with_counters": counters is not None,
             "support_timeout": support_timeout,
@@ -770,7 +789,7 @@ class ControlLowerer:
             j["entries"] = self.const_entries(t, ents, key_json)
         self.tables.append(((at.loc.line, at.loc.col), j))
         self.lc.cp_table(self, t, name, cp_keys, recs, scopes, size, default_rec if default_const else None,
-                         ents is not None, counters, meters)
+                         ents is not None, counters, meters, implementation)
         self.emitted[(self.prefix, t)] = (ref, sig)
         return ref
 

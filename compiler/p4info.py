@@ -234,6 +234,8 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
         sym(COUNTER, c.name, c.annotations, c.loc)
     for d in model.direct_counters:
         sym(DIRECT_COUNTER, d.name, d.annotations, d.loc)
+    for ap in model.action_profiles:
+        sym(ACTION_PROFILE, ap.name, ap.annotations, ap.loc)
     for m in model.meters:
         sym(METER, m.name, m.annotations, m.loc)
     for dm in model.direct_meters:
@@ -250,7 +252,8 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
     # midend copies global actions into every control that uses them).
     for what, objs in (("table", model.tables), ("counter", model.counters),
                        ("direct counter", model.direct_counters), ("meter", model.meters),
-                       ("direct meter", model.direct_meters), ("register", model.registers),
+                       ("direct meter", model.direct_meters), ("action profile", model.action_profiles),
+                       ("register", model.registers),
                        ("controller packet metadata", model.controller_headers), ("digest", model.digests),
                        ("value set", model.value_sets)):
         seen: set[str] = set()
@@ -309,6 +312,8 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
             msg.direct_resource_ids.append(ref_id(DIRECT_COUNTER, t.direct_counter, "direct counter", t.loc))
         if t.direct_meter is not None:
             msg.direct_resource_ids.append(ref_id(DIRECT_METER, t.direct_meter, "direct meter", t.loc))
+        if t.implementation is not None:
+            msg.implementation_id = ref_id(ACTION_PROFILE, t.implementation, "action profile", t.loc)
         msg.size = t.size
         if t.support_timeout:
             msg.idle_timeout_behavior = p4i.Table.NOTIFY_CONTROL
@@ -346,6 +351,15 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
         _set_preamble(msg.preamble, ids.get(DIRECT_COUNTER, d.name), d.name, suffixes.alias(d.name), d.annotations)
         msg.spec.unit = p4i.CounterSpec.Unit.Value(d.unit)
         msg.direct_table_id = ref_id(TABLE, d.table, "table", d.loc)
+
+    for ap in model.action_profiles:
+        msg = info.action_profiles.add()
+        _set_preamble(msg.preamble, ids.get(ACTION_PROFILE, ap.name), ap.name, suffixes.alias(ap.name),
+                      ap.annotations)
+        msg.table_ids.extend(ref_id(TABLE, t, "table", ap.loc) for t in ap.tables)
+        if ap.with_selector:
+            msg.with_selector = True
+        msg.size = ap.size
 
     for m in model.meters:
         msg = info.meters.add()
@@ -416,6 +430,7 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
     if (any(not t.hidden for t in model.tables)
             or any(a.params for a in model.actions if not a.hidden)
             or model.counters or model.direct_counters or model.meters or model.direct_meters or model.registers
+            or model.action_profiles
             or model.calls_extern_functions
             or any(h.metadata for h in model.controller_headers) or model.digests):
         info.type_info.SetInParent()

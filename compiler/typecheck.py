@@ -55,7 +55,7 @@ from compiler.types import (
     width_of,
 )
 
-MATCH_KINDS_SUPPORTED = ("exact", "lpm", "ternary", "range", "optional")
+MATCH_KINDS_SUPPORTED = ("exact", "lpm", "ternary", "range", "optional", "selector")
 MAX_WIDTH = 4096  # widths, shift amounts and stack sizes beyond this are refused (keeps folding bounded)
 
 
@@ -917,7 +917,22 @@ class Checker:
                 self.diags.error(p.value.loc, f"meters property must name a direct_meter, not {t}")
         elif p.name == "support_timeout":
             self.expr(p.value, ctx, BOOL)
-        elif p.name in ("implementation", "priority_delta"):
+        elif p.name == "implementation":
+            if isinstance(p.value, ast.ConstructorCall):  # p4c: P4Runtime needs the instance's name
+                self.diags.error(p.loc, f"Table '{d.name}' has an anonymous table property 'implementation' with no "
+                                        "name annotation, which is not supported by P4Runtime")
+                return
+            t = self.expr(p.value, ctx)
+            if not (isinstance(t, ExternT) and t.name in ("action_profile", "action_selector")):
+                self.diags.error(p.value.loc, f"implementation must name an action_profile or action_selector, not {t}")
+            else:
+                selector_keys = [ke for ke in (d.key.elements if d.key else []) if ke.match_kind == "selector"]
+                if t.name == "action_selector" and not selector_keys:
+                    self.diags.error(p.loc, f"table '{d.name}': an action_selector needs 'selector' keys")
+                if t.name == "action_profile" and selector_keys:
+                    self.diags.error(selector_keys[0].loc, f"table '{d.name}': a 'selector' key needs an "
+                                                           "action_selector implementation")
+        elif p.name == "priority_delta":
             self.diags.unsupported(p.loc, f"table property '{p.name}'")
         elif p.name == "largest_priority_wins":
             t = self.expr(p.value, ctx, BOOL)

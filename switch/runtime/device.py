@@ -12,7 +12,7 @@ from typing import Any
 from finsy.proto import p4r
 
 from switch.errors import LoadError
-from switch.runtime import externs, meters, pipeline, pre, tables, valuesets
+from switch.runtime import action_profiles, externs, meters, pipeline, pre, tables, valuesets
 from switch.runtime.digests import DigestManager
 from switch.runtime.p4info import P4InfoIndex
 from switch.runtime.status import Code, P4RuntimeError, invalid
@@ -35,6 +35,7 @@ class Device:
         self.mc_groups: dict[int, list[pre.ReplicaSpec]] = {}
         self.clone_sessions: dict[int, pre.CloneSession] = {}
         self.digests = DigestManager()
+        self.action_profiles: dict[int, action_profiles.ProfileState] = {}
 
     @property
     def index(self) -> P4InfoIndex:
@@ -98,6 +99,7 @@ class Device:
         self.digests.set_p4info(new.config.p4info, {ll["id"]: ll.get("name", "") for ll in
                                                      new.program.get("learn_lists") or [] if isinstance(ll, dict)})
         self.switch.digest_sink = self.digests.sample
+        self.action_profiles = action_profiles.states(self, new.config.p4info)
         self.entry_meta.clear()
         self.default_meta.clear()
         self.mc_groups.clear()
@@ -145,8 +147,10 @@ class Device:
                 externs.register_write(self, update.type, entity.register_entry)
             elif kind == "extern_entry":
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "No extern support yet")
-            elif kind in ("action_profile_member", "action_profile_group"):
-                raise P4RuntimeError(Code.UNIMPLEMENTED, "Action profiles are not supported")
+            elif kind == "action_profile_member":
+                action_profiles.member_write(self, update.type, entity.action_profile_member)
+            elif kind == "action_profile_group":
+                action_profiles.group_write(self, update.type, entity.action_profile_group)
             elif kind == "meter_entry":
                 meters.meter_write(self, update.type, entity.meter_entry)
             elif kind == "direct_meter_entry":
@@ -194,8 +198,10 @@ class Device:
                     meters.meter_read(self, entity.meter_entry, out)
                 elif kind == "direct_meter_entry":
                     tables.direct_meter_read(self, entity.direct_meter_entry, out)
-                elif kind in ("action_profile_member", "action_profile_group"):
-                    raise P4RuntimeError(Code.UNIMPLEMENTED, "Action profiles are not supported")
+                elif kind == "action_profile_member":
+                    action_profiles.member_read(self, entity.action_profile_member, out)
+                elif kind == "action_profile_group":
+                    action_profiles.group_read(self, entity.action_profile_group, out)
                 elif kind == "value_set_entry":
                     valuesets.read(self, entity.value_set_entry, out)
                 elif kind == "digest_entry":

@@ -161,4 +161,9 @@ def verify(config: p4r.ForwardingPipelineConfig) -> Pipeline:
     for name in list(index.meters.values()) + list(index.direct_meters.values()):
         if name not in meters:
             raise invalid(f"P4Info meter '{name}' is not in the device config (BMv2 JSON)")
+    profiles = {a.get("name") for pl in program.get("pipelines", []) if isinstance(pl, dict)
+                for a in pl.get("action_profiles") or [] if isinstance(a, dict)}
+    for name in index.action_profiles.values():
+        if name not in profiles:
+            raise invalid(f"P4Info action profile '{name}' is not in the device config (BMv2 JSON)")
     return Pipeline(config=config, index=index, program=program)

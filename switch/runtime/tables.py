@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from finsy.proto import p4i, p4r
 
 from switch.errors import MatchError
-from switch.runtime import codec, meters
+from switch.runtime import action_profiles, codec, meters
 from switch.runtime.p4info import ACTION, DIRECT_COUNTER, DIRECT_METER, TABLE, TableInfo
 from switch.runtime.status import Code, P4RuntimeError, from_match_error, invalid
 
@@ -48,15 +48,14 @@ def _default_of(mt: Any) -> tuple[str, tuple[int, ...], Any]:
 
 def _validate_action(device: Device, table: TableInfo, te: p4r.TableEntry) -> None:
     """PI's validate_action: indirect tables, const default actions, action membership and scope."""
-    if table.implementation_id:
-        raise P4RuntimeError(Code.UNIMPLEMENTED, f"Action profiles / selectors are not supported (table {table.name})")
+    if table.implementation_id and te.is_default_action:
+        action_profiles.check_action(table, te)
     if te.is_default_action and table.const_default_action_id:
         raise P4RuntimeError(Code.PERMISSION_DENIED, f"Cannot set / reset default action for table {table.name} "
                                                      "which has a const default action")
-    if not te.HasField("action"):
+    action_profiles.check_action(table, te, action_profiles.table_state(device, table))
+    if not te.HasField("action") or table.implementation_id:
         return
-    if te.action.WhichOneof("type") != "action":
-        raise invalid(f"Cannot provide indirect action for direct table {table.name}")
     action_id = te.action.action.action_id
     if not device.index.is_valid_id(action_id, ACTION):
         raise invalid(INVALID_ID)
@@ -143,12 +142,16 @@ def _insert(device: Device, table: TableInfo, mt: Any, te: p4r.TableEntry) -> No
         raise invalid("'action' field must be set")
     key, priority = _key(table, te)
     _validate_action(device, table, te)
-    name, data = _action(device, te)
+    profile = action_profiles.table_state(device, table)
+    name, data = _action(device, te) if profile is None else ("", [])
     _check_resources(device, table, te)
     _refuse_const(table)
     if mt.lookup_entry(key, priority) is not None:
         raise P4RuntimeError(Code.ALREADY_EXISTS, "Match entry exists, use MODIFY if you wish to change action")
-    entry = mt.insert(key, name, data, priority)
+    if profile is not None:
+        entry = profile.engine.insert(mt, key, priority, **action_profiles.target_of(profile, te))
+    else:
+        entry = mt.insert(key, name, data, priority)
     if te.HasField("counter_data"):
         _set_counters(device, table, entry, te.counter_data)
     if te.HasField("meter_config"):
@@ -159,6 +162,22 @@ def _insert(device: Device, table: TableInfo, mt: Any, te: p4r.TableEntry) -> No
 def _modify(device: Device, table: TableInfo, mt: Any, te: p4r.TableEntry) -> None:
     key, priority = _key(table, te)
     _validate_action(device, table, te)
+    profile = action_profiles.table_state(device, table)
+    if profile is not None:
+        if not te.HasField("action"):
+            raise invalid("'action' field must be set for non-default entries")
+        _check_resources(device, table, te)
+        _refuse_const(table)
+        entry = mt.lookup_entry(key, priority)
+        if entry is None:
+            raise P4RuntimeError(Code.NOT_FOUND, "Cannot find match entry")
+        profile.engine.point(entry, **action_profiles.target_of(profile, te))
+        device.entry_meta[entry] = EntryMeta(bytes(te.metadata), te.controller_metadata, te.idle_timeout_ns)
+        if te.HasField("counter_data"):
+            _set_counters(device, table, entry, te.counter_data)
+        if te.HasField("meter_config"):
+            meters.set_entry_config(device, table, entry, te.meter_config)
+        return
     action = _action(device, te) if te.HasField("action") else None
     if action is None and not te.is_default_action:
         raise invalid("'action' field must be set for non-default entries")
@@ -191,6 +210,9 @@ def _delete(device: Device, table: TableInfo, mt: Any, te: p4r.TableEntry) -> No
     entry = mt.lookup_entry(key, priority)
     if entry is None:
         raise P4RuntimeError(Code.NOT_FOUND, "Cannot find match entry")
+    profile = action_profiles.table_state(device, table)
+    if profile is not None:
+        profile.engine.forget(entry)
     mt.delete(key, priority)
     device.entry_meta.pop(entry, None)
 
@@ -206,8 +228,11 @@ def _entry_message(device: Device, table: TableInfo, entry: Any, requested: p4r.
     msg.match.extend(codec.field_matches(table, entry.key))
     if table.needs_priority:
         msg.priority = entry.priority
+    profile = action_profiles.table_state(device, table)
     action_id = _action_id(device, entry.action)
-    if action_id is not None:
+    if profile is not None:
+        msg.action.CopyFrom(action_profiles.action_of(profile, entry))
+    elif action_id is not None:
         msg.action.action.CopyFrom(codec.action_message(device.index.actions[action_id], entry.data))
     if getattr(entry, "is_const", False) or table.is_const:
         msg.is_const = True

@@ -24,6 +24,7 @@ from typing import Any
 from switch.errors import LoadError
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
 from switch.sim.calculations import CustomCrc
+from switch.sim.action_profiles import ActionProfile
 from switch.sim.meters import MeterArray
 from switch.sim.gen_actions import ActionGen
 from switch.sim.gen_base import Emitter, PacketAbort, ParserError, _fmt, _noop, _sat, _six, _usat
@@ -59,6 +60,8 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, CounterArray] = {}
         self.meters: dict[str, MeterArray] = {}
+        self.action_profiles: dict[str, ActionProfile] = {}
+        self.extra_calcs: list[dict] = []  # selector calculations (a calculation per action_selector)
         self.value_sets: dict[str, ValueSet] = {}
         self.calcs: dict[str, str] = {}      # calculation name → generated function name
         self.custom_crcs: dict[str, CustomCrc] = {}  # crcN_custom calculations by name (their parameters)
@@ -168,6 +171,7 @@ class Codegen(ExprGen, ActionGen, PacketGen, PipelineGen, FlowGen):
         """Generate, compile and execute the module; returns its namespace (parse, deparse, pipe_*, tables...)."""
         self.build_externs()
         self.build_meters()
+        self.build_action_profiles()
         self.build_calculations()
         self.build_actions()
         self.build_tables()

@@ -40,7 +40,7 @@ class PacketGen:
 
     def build_calculations(self) -> None:
         order = self.deparser_order()
-        for c in self.j.get("calculations", []):
+        for c in list(self.j.get("calculations", [])) + self.extra_calcs:
             name = c.get("name")
             where = f"calculation {name!r}"
             algo = c.get("algo")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from switch.errors import LoadError
+from switch.sim.action_profiles import ActionProfile
 from switch.sim.externs import CounterArray
 from switch.sim.gen_base import _hex, _key_mask, _noop
 from switch.sim.program import P_EXIT, P_INLEN
@@ -23,15 +24,21 @@ class PipelineGen:
             return
         direct: dict[str, CounterArray] = {c.table: c for c in self.counters.values() if c.is_direct and c.table}
         for pl in self.j.get("pipelines", []):
-            if pl.get("action_profiles"):
-                raise LoadError(f"unsupported action_profiles in pipeline {pl.get('name')!r}")
             if pl.get("action_calls"):
                 raise LoadError(f"unsupported action_calls in pipeline {pl.get('name')!r}")
             for t in pl.get("tables", []):
                 name = t.get("name")
                 where = f"table {name!r}"
-                if t.get("type", "simple") != "simple":
-                    raise LoadError(f"unsupported table type {t.get('type')!r} (action profiles/selectors) in {where}")
+                ttype = t.get("type", "simple")
+                if ttype not in ("simple", "indirect", "indirect_ws"):
+                    raise LoadError(f"unsupported table type {ttype!r} in {where}")
+                if ttype != "simple":
+                    ap = self.action_profiles.get(t.get("action_profile"))
+                    if ap is None:
+                        raise LoadError(f"{where}: unknown action_profile {t.get('action_profile')!r}")
+                    if (ttype == "indirect_ws") != ap.with_selector:
+                        raise LoadError(f"{where}: a table of type {ttype!r} needs an action profile "
+                                        f"{'with' if ttype == 'indirect_ws' else 'without'} a selector")
                 dm = t.get("direct_meters")
                 if dm and (dm not in self.meters or self.meters[dm].table != name):
                     raise LoadError(f"direct_meters {dm!r} of {where} is not a direct meter bound to it")
@@ -100,6 +107,7 @@ class PipelineGen:
                 for e in mt.entries + [mt.default]:
                     e.fn = self.ns[f"A{e.aid}"] if e.aid >= 0 else _noop
                 self.ns[f"XG{mt.id}"] = mt.exact_index.get
+            self.finish_action_profiles()
             return
         for pl in self.j.get("pipelines", []):
             for t in pl.get("tables", []):
@@ -128,6 +136,17 @@ class PipelineGen:
                 if c.table not in self.tables:
                     raise LoadError(f"direct counter {c.name!r} bound to unknown table {c.table!r}")
                 c._table_obj = self.tables[c.table]
+        self.finish_action_profiles()
+
+    def finish_action_profiles(self) -> None:
+        """Tables and selector hash of every action profile; members point at this build's action functions."""
+        for name, ap in self.action_profiles.items():
+            ap.tables = [self.tables[t["name"]] for pl in self.j.get("pipelines", []) for t in pl.get("tables", [])
+                         if t.get("action_profile") == name]
+            calc = self.calcs.get(f"$selector:{name}")
+            ap.hash = self.ns[calc] if calc is not None else None
+            for m in ap.members.values():
+                m.fn = self.ns[f"A{m.aid}"] if m.aid >= 0 else _noop
 
     def const_entry(self, mt: MatchTable, ent: dict, where: str) -> None:
         key = []
@@ -259,6 +278,26 @@ class PipelineGen:
             keys.append(src)
         return keys
 
+    def build_action_profiles(self) -> None:
+        """The pipelines' action profiles (kept from `reuse`: their members and groups are state); a selector's
+        hash becomes a calculation of its own."""
+        if self.reuse is not None:
+            self.action_profiles = self.reuse.action_profiles
+        for pl in self.j.get("pipelines", []):
+            for a in pl.get("action_profiles") or []:
+                name = a.get("name") if isinstance(a, dict) else None
+                sel = a.get("selector") if isinstance(a, dict) else None
+                if not isinstance(name, str) or not isinstance(a.get("max_size", 0), int):
+                    raise LoadError(f"bad action profile {a!r}")
+                if self.reuse is None:
+                    self.action_profiles[name] = ActionProfile(name, a.get("id", len(self.action_profiles)),
+                                                               a.get("max_size", 0), sel is not None)
+                if sel is not None:
+                    if not isinstance(sel, dict) or not isinstance(sel.get("input"), list):
+                        raise LoadError(f"bad selector of action profile {name!r}")
+                    self.extra_calcs.append({"name": f"$selector:{name}", "id": f"S{len(self.extra_calcs)}",
+                                             "algo": sel.get("algo"), "input": sel["input"]})
+
     def hit_lines(self, t: dict) -> list[str]:
         """What a hit does before the action (BMv2 MatchTableAbstract::apply_action): the entry's direct counters
         count the packet, its direct meter colours it into the meter's result field (0 while unconfigured)."""
@@ -272,6 +311,8 @@ class PipelineGen:
             slot, fw, _sg = self.lvalue({"type": "field", "value": list(m.target)}, f"direct meter {m.name!r}")
             mask = "" if fw >= 2 else f" & {(1 << fw) - 1}"
             out.append(f"F[{slot}] = (e.meter.execute(F[{P_INLEN}]){mask}) if e.meter is not None else 0")
+        if t.get("type") == "indirect_ws":  # a group entry runs the member its selector picks
+            out.append("if e.group is not None: e = e.group.pick(F)")
         return out
 
     def gen_table_node(self, t: dict, fn: str, ref: Callable[[str | None, str], str], fixups: list[str]) -> None:

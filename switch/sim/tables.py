@@ -44,6 +44,7 @@ class Entry:
     packets: int = 0
     bytes: int = 0
     meter: Any = field(default=None, repr=False)  # the entry's direct meter cell once configured (sim/meters.py)
+    group: Any = field(default=None, repr=False)  # the selector group it runs (sim/action_profiles.py), if any
     is_const: bool = False
     handle: int = -1   # per-table entry handle, as BMv2 numbers entries (for traces and STF `= handle`)
     # internal match representation (lpm: masked tuple; ternary: per-field tests)

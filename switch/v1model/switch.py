@@ -24,6 +24,7 @@ from switch.sim.program import (P_CLONE, P_CLONE_FL, P_EXIT, P_ID, P_INLEN, P_LE
 from switch.sim.tables import ActionInfo, MatchTable
 from switch.sim.externs import CounterArray, RegisterArray, ValueSet
 from switch.sim.calculations import CustomCrc
+from switch.sim.action_profiles import ActionProfile
 from switch.sim.meters import MeterArray
 from switch.sim.vectors import NotVectorizable, template as vec_template
 from switch.v1model.fastpath import build_fast_paths
@@ -128,6 +129,7 @@ class V1Switch:
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, CounterArray] = {}
         self.meters: dict[str, MeterArray] = {}
+        self.action_profiles: dict[str, ActionProfile] = {}  # members, groups: sim/action_profiles.py
         self.digest_sink: Callable[[int, tuple[int, ...]], None] | None = None
         """Called with (learn list id, values) for every digest a packet sends (under the switch's lock: it must
         not block); the P4Runtime server's digest manager (switch/runtime/digests.py) when one runs."""  # `set_rates(index, [(CIR, CBS), (PIR, PBS)])`, rates per µs
@@ -264,6 +266,7 @@ class V1Switch:
             self.registers = new.cg.registers
             self.counters = new.cg.counters
             self.meters = new.cg.meters
+            self.action_profiles = new.cg.action_profiles
             self.value_sets = new.cg.value_sets
             self._hi.clear()
             self._queues.clear()
