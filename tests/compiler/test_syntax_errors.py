@@ -76,7 +76,7 @@ CASES: list[tuple[str, str, str]] = [
      "t.p4:1:27: error: unsupported: 'this'"),
     ("unsupported-for-loop",
      "control C() { apply {\n    for (bit<8> i = 0; i < 4; i = i + 1) { } } }",
-     "t.p4:2:5: error: unsupported: 'for' loops"),
+     "t.p4:2:5: error: unsupported: 'for' loops (p4c-bm2-ss refuses them too: BMV2 does not support loops)"),
     ("width-must-be-literal-or-parenthesised",
      "const bit<8> W = 8; header h { bit<W> a; }",
      "t.p4:1:36: error: a width must be an integer or a parenthesised expression: write (W)"),
