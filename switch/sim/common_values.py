@@ -179,6 +179,8 @@ def _inline_temporaries(prims: list[dict], private: set[Field]) -> list[dict] | 
         (t,) = w
         value = p["parameters"][1]
         at = reads.get(t, [])
+        if i in subst:
+            continue  # its value reads a temporary substituted away (tmp = ~x; x1 = tmp; y = x1 + x1): keep it
         if (t not in private or assigned.get(t) != [i] or not at or at[0] <= i
                 or value.get("type") != "expression" or t in set(_field_refs(value))
                 or (len(at) > 1 and _ops(value) > MAX_INLINED_OPS)):

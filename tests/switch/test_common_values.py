@@ -70,6 +70,25 @@ def test_a_temporary_read_twice_is_substituted_by_its_small_expression() -> None
     assert all(json.dumps(base1) in p for _, p in out)
 
 
+def test_a_temporary_computed_from_a_substituted_one_is_kept() -> None:
+    """p4c's issue983-bmv2.p4: `tmp = ~t; x1 = (bit<32>)tmp; x2 = x1[31:16] + x1[15:0]; m.tmp = tmp; m.x1 = x1`.
+    Substituting tmp into its reads and then x1's original expression (which reads tmp) into x1's reads left those
+    reading a tmp nobody wrote any more: the untraced code sent another packet than the traced one."""
+    t = field("ethernet", "etherType")
+    tmp_v = expr("&", {"type": "expression", "value": {"op": "~", "left": None, "right": t}}, hexstr(0xFFFF))
+    j = program(prim("assign", field("scalars", "tmp_0"), tmp_v),
+                prim("assign", field("scalars", "x1_0"), expr("&", field("scalars", "tmp_0"), hexstr(0xFFFFFFFF))),
+                prim("assign", field("scalars", "x2_0"), expr("+", field("scalars", "x1_0"), field("scalars", "x1_0"))),
+                prim("assign", field("scalars", "m_tmp"), field("scalars", "tmp_0")),
+                prim("assign", field("scalars", "m_x1"), field("scalars", "x1_0")),
+                prim("assign", field("scalars", "m_x2"), field("scalars", "x2_0")),
+                elsewhere=(field("scalars", "m_tmp"), field("scalars", "m_x1"), field("scalars", "m_x2")))
+    out = simplify_actions(j)["actions"][0]["primitives"]
+    written = [p["parameters"][0]["value"][1] for p in out]
+    read = {f for p in out for f in json.dumps(p["parameters"][1:]).split('"') if f in ("tmp_0", "x1_0", "x2_0")}
+    assert read <= set(written), (written, read)  # every temporary still read is still written
+
+
 def index_of(j: dict) -> str:
     """The index parameter of the action's register_read, as JSON."""
     return next(json.dumps(p["parameters"][2]) for p in j["actions"][0]["primitives"] if p["op"] == "register_read")
