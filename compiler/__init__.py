@@ -50,7 +50,7 @@ class CompileResult:
 def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: Mapping[str, str] | Iterable[str],
              program_name: str | None) -> CompileResult:
     from compiler import bmv2, p4info, typecheck
-    from compiler.direct_calls import instantiate_direct_calls
+    from compiler.direct_calls import instantiate_direct_calls, name_table_implementations
     from compiler.parser_ifs import split_parser_ifs
     from compiler.inline_calls import CallInliner
     from compiler.simplify_keys import KeySimplifier
@@ -60,6 +60,7 @@ def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: 
     program = parse_source(text, name, include_dirs, defines, diags)
     diags.check()
     instantiate_direct_calls(program)
+    name_table_implementations(program)
     split_parser_ifs(program)
     info = typecheck.check(program, diags)
     diags.check()

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from compiler import ast
 
-__all__ = ["instantiate_direct_calls"]
+__all__ = ["instantiate_direct_calls", "name_table_implementations"]
 
 
 def instantiate_direct_calls(program: ast.Program) -> None:
@@ -47,3 +47,30 @@ def _fresh(base: str, taken: set[str]) -> str:
         name = f"{base}_{k}"
     taken.add(name)
     return name
+
+
+def name_table_implementations(program: ast.Program) -> None:
+    """A table's `@name("ap") implementation = action_profile(128);` becomes an instance of the control named `ap`
+    (p4c names the profile after the annotation, unprefixed) and the property names it. Without the annotation p4c
+    refuses the table when it writes P4Info, and so does the type checker."""
+    taken = {d.name for d in program.decls}
+    for d in program.decls:
+        if not isinstance(d, ast.ControlDecl):
+            continue
+        taken |= {x.name for x in d.locals}
+        added: list[ast.Decl] = []
+        for t in d.locals:
+            if not isinstance(t, ast.TableDecl):
+                continue
+            for p in t.properties:
+                a = p.annotation("name")
+                if not (p.name == "implementation" and isinstance(p, ast.ValueProperty)
+                        and isinstance(p.value, ast.ConstructorCall) and a is not None and a.string_arg()):
+                    continue
+                loc, label = p.value.loc, a.string_arg().lstrip(".")
+                name = _fresh(f"{t.name}_implementation", taken)
+                added.append(ast.Instantiation(loc, name, p.value.type, p.value.args,
+                                               annotations=[ast.Annotation(loc, "name", [ast.StringLit(loc, "." + label)])]))
+                p.value = ast.Name(loc, name)
+        for inst in added:  # declared just before the first table, so that every table sees it
+            d.locals.insert(next(i for i, x in enumerate(d.locals) if isinstance(x, ast.TableDecl)), inst)

@@ -739,8 +739,9 @@ class ControlLowerer:
             cp_keys = [k for k in cp_keys if k[2] != "selector"]
             self.lc.diags.warning(t.loc, f"Target does not support default_action for {name} (due to action "
                                          "profiles)", "unsupported")
-        elif any(k["match_type"] == "selector" for k in key_json):
-            raise self.lc.error(t, f"table '{t.name}': a 'selector' key needs an action_selector implementation")
+        elif any(k["match_type"] == "selector" for k in key_json):  # p4c drops them (issue1560-bmv2.p4)
+            key_json = [k for k in key_json if k["match_type"] != "selector"]
+            cp_keys = [k for k in cp_keys if k[2] != "selector"]
         meters = None
         mp = t.get_property("meters")
         if isinstance(mp, ast.ValueProperty):

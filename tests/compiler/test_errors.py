@@ -161,8 +161,6 @@ def test_several_errors_are_all_reported() -> None:
     # p4c: "ExpressionValue: unexpected value for property", at the value
     ("", "table t { key = { meta.a: exact; } actions = { NoAction; } implementation = 5; }", "t.apply();",
      LOCALS_LINE, 81, "implementation must name an action_profile or action_selector, not int"),
-    ("", "table t { key = { meta.a: exact; meta.b: selector; } actions = { NoAction; } }", "t.apply();", LOCALS_LINE, 5,
-     "table 't': a 'selector' key needs an action_selector implementation"),
     ("", "action_profile(32w4) ap; table t { key = { meta.a: exact; } actions = { NoAction; } "
          "implementation = action_profile(32w4); }", "t.apply();", LOCALS_LINE, 89,
      "Table 't' has an anonymous table property 'implementation' with no name annotation, which is not supported by "
