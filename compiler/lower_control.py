@@ -650,6 +650,19 @@ class ControlLowerer:
 
     # ------------------------------------------------------------------------------------------------ tables
 
+    def property_instance(self, t: ast.TableDecl, prop: str) -> str | None:
+        """The control-plane name of the extern instance a table property (`counters`, `meters`,
+        `implementation`) names; None without the property."""
+        p = t.get_property(prop)
+        if not isinstance(p, ast.ValueProperty):
+            return None
+        d = self.info.refs.get(p.value) if isinstance(p.value, ast.Name) else None
+        ref = self.xl.params.get(d) if d is not None else None
+        name = ref.name if isinstance(ref, InstanceRef) else self.lc.instance_names.get(d) if d is not None else None
+        if name is None:
+            raise self.lc.unsupported(p, f"this {prop} property")
+        return name
+
     def apply_table(self, t: ast.TableDecl, at: ast.Node, nxt: str | None, labels: dict[str, str | None],
                     default_entry: str | None, is_switch: bool) -> str:
         name = control_plane_name(t, self.prefix)
@@ -715,42 +728,22 @@ class ControlLowerer:
             size = int(self.info.values.get(sp.value, DEFAULT_TABLE_SIZE))
             if not 0 < size < MAX_SIZE:
                 raise self.lc.error(sp.value, f"table size must be in 1..{MAX_SIZE - 1}")
-        counters = None
-        cp_prop = t.get_property("counters")
-        if isinstance(cp_prop, ast.ValueProperty):
-            cd = self.info.refs.get(cp_prop.value) if isinstance(cp_prop.value, ast.Name) else None
-            if cd is None or not (isinstance(self.xl.params.get(cd), InstanceRef) or cd in self.lc.instance_names):
-                raise self.lc.unsupported(cp_prop, "this counters property")
-            ref = self.xl.params.get(cd)
-            counters = ref.name if isinstance(ref, InstanceRef) else self.lc.instance_names[cd]
-            self.lc.bind_direct_counter(counters, name, cp_prop)
-        implementation = None
-        ip = t.get_property("implementation")
-        if isinstance(ip, ast.ValueProperty):
-            idecl = self.info.refs.get(ip.value) if isinstance(ip.value, ast.Name) else None
-            iref = self.xl.params.get(idecl) if idecl is not None else None
-            implementation = iref.name if isinstance(iref, InstanceRef) else self.lc.instance_names.get(idecl)
-            if implementation is None:
-                raise self.lc.unsupported(ip, "this implementation property")
+        counters = self.property_instance(t, "counters")
+        if counters is not None:
+            self.lc.bind_direct_counter(counters, name, t.get_property("counters"))
+        implementation = self.property_instance(t, "implementation")
+        if implementation is not None:
             selector_input = [{"type": "field", "value": k["target"]} for k in key_json
                               if k["match_type"] == "selector"]
-            self.lc.bind_action_profile(implementation, name, selector_input, ip)
-            key_json = [k for k in key_json if k["match_type"] != "selector"]
-            cp_keys = [k for k in cp_keys if k[2] != "selector"]
+            self.lc.bind_action_profile(implementation, name, selector_input, t.get_property("implementation"))
             self.lc.diags.warning(t.loc, f"Target does not support default_action for {name} (due to action "
                                          "profiles)", "unsupported")
-        elif any(k["match_type"] == "selector" for k in key_json):  # p4c drops them (issue1560-bmv2.p4)
-            key_json = [k for k in key_json if k["match_type"] != "selector"]
-            cp_keys = [k for k in cp_keys if k[2] != "selector"]
-        meters = None
-        mp = t.get_property("meters")
-        if isinstance(mp, ast.ValueProperty):
-            md = self.info.refs.get(mp.value) if isinstance(mp.value, ast.Name) else None
-            if md is None or not (isinstance(self.xl.params.get(md), InstanceRef) or md in self.lc.instance_names):
-                raise self.lc.unsupported(mp, "this meters property")
-            mref = self.xl.params.get(md)
-            meters = mref.name if isinstance(mref, InstanceRef) else self.lc.instance_names[md]
-            self.lc.bind_direct_meter(meters, name, size, mp)
+        # selector keys feed the selector's hash; in a table without one p4c drops them (issue1560-bmv2.p4)
+        key_json = [k for k in key_json if k["match_type"] != "selector"]
+        cp_keys = [k for k in cp_keys if k[2] != "selector"]
+        meters = self.property_instance(t, "meters")
+        if meters is not None:
+            self.lc.bind_direct_meter(meters, name, size, t.get_property("meters"))
         timeout = t.get_property("support_timeout")
         support_timeout = bool(isinstance(timeout, ast.ValueProperty) and self.info.values.get(timeout.value))
         next_tables: dict[str, str | None] = {}
