@@ -123,6 +123,11 @@ def tokenize(text: str, file: str = "<string>", diags: Diagnostics | None = None
         elif kind == "string":
             append(Token("STRING", m.group(), SourceLoc(file, line, pos - line_start + 1), pos,
                          _decode_string(m.group())))
+        elif kind == "line" and text[line_start:pos].strip():
+            # `#0` in the middle of a line (a macro's pasted `#`) is no line marker: an error where it stands
+            d = diags if diags is not None else Diagnostics()
+            d.error(SourceLoc(file, line, pos - line_start + 1), "unexpected '#'", "syntax")
+            raise CompileError(d)
         elif kind == "line":
             # `#line N "file"`: the *next* line is line N of `file`.
             lfile = m.group("lfile")

@@ -385,12 +385,17 @@ def fuzz_p4runtime(program_dir: Path, examples: int, seed_value: int) -> tuple[i
             req = p4r.ReadRequest(device_id=0)
             req.entities.add(table_entry=p4r.TableEntry(table_id=tables[0][0]))
             list(stub.Read(req, timeout=10))
-            group = p4r.WriteRequest(device_id=0)
-            group.election_id.low = 100
-            ent = group.updates.add(type=p4r.Update.INSERT).entity
-            ent.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = 4242
-            stub.Write(group, timeout=10)
-            sent += 2
+            for kind in (p4r.Update.DELETE, p4r.Update.INSERT):  # a fuzzed request may have made group 4242
+                group = p4r.WriteRequest(device_id=0)
+                group.election_id.low = 100
+                ent = group.updates.add(type=kind).entity
+                ent.packet_replication_engine_entry.multicast_group_entry.multicast_group_id = 4242
+                try:
+                    stub.Write(group, timeout=10)
+                except grpc.RpcError as err:
+                    if kind == p4r.Update.INSERT or err.code() != grpc.StatusCode.UNKNOWN:
+                        raise
+            sent += 3
     except Exception as e:  # noqa: BLE001
         fail = f"{type(e).__name__}: {e}"
     finally:
