@@ -31,6 +31,7 @@ import json
 import random
 import secrets
 import shutil
+import subprocess
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -321,7 +322,7 @@ class VethSwitch:
         self._stack = contextlib.ExitStack()
         try:
             peers = self._stack.enter_context(_veths(ports))
-            _, client, _ = self._stack.enter_context(
+            self.proc, client, _ = self._stack.enter_context(
                 running_switch(SwitchUnderTest(name, tuple(command)), peers, compiled, start_timeout=30.0))
             if runtime.updates:
                 client.write(runtime.updates)
@@ -331,6 +332,16 @@ class VethSwitch:
         except BaseException:
             self._stack.close()
             raise
+
+    def exited(self, grace: float = 0.0) -> str | None:
+        """None while the switch process runs (waiting up to `grace` seconds for it to end), else its exit code and
+        last output line."""
+        try:
+            self.proc.proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            return None
+        tail = self.proc.output_tail().strip().splitlines()
+        return f"exit code {self.proc.proc.returncode}" + (f", last output: {tail[-1]}" if tail else "")
 
     def exchange(self, port: int, frame: bytes) -> Output:
         got = self.io.ask({"port": port, "frame": frame.hex(), "quiet": self.quiet,
@@ -381,14 +392,17 @@ class Report:
     same: int = 0
     outputs: int = 0
     differences: list[str] = field(default_factory=list)
+    stopped: str = ""
+    """Why the comparison ended early: the second switch's process exited (simple_switch stops on a failed
+    assert(), where the embedded switch drops the packet and goes on)."""
 
     @property
     def ok(self) -> bool:
-        return self.frames > 0 and self.same == self.frames
+        return self.frames > 0 and self.same == self.frames and not self.stopped
 
     def describe(self, show: int = 5) -> str:
         head = (f"{self.program}: {self.a} vs {self.b}: {self.same} of {self.frames} frames alike "
-                f"({self.outputs} frames out)")
+                f"({self.outputs} frames out)" + (f"; then {self.stopped}" if self.stopped else ""))
         return "\n".join([head] + [f"  {d}" for d in self.differences[:show]]
                          + ([f"  ... {len(self.differences) - show} more"] if len(self.differences) > show else []))
 
@@ -402,6 +416,12 @@ def run_difftest(a: Switch, b: Switch, inputs: Sequence[tuple[int, bytes]], prog
     rep = Report(program, a.name, b.name)
     for i, (port, frame) in enumerate(inputs):
         oa, ob = a.exchange(port, frame), b.exchange(port, frame)
+        # a frame the reference let out nothing for, where the other did: did the reference die (on this frame or
+        # on one before, which then went out of neither)? simple_switch aborts on a failed assert().
+        gone = b.exited(grace=0.5) if oa and not ob and hasattr(b, "exited") else None
+        if gone:
+            rep.stopped = f"{b.name} stopped by frame {i} ({gone})"
+            break
         rep.frames += 1
         rep.outputs += len(oa)
         if Counter(oa) == Counter(ob):
@@ -486,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         todo += tutorial_programs(args.tutorials)
     if not todo:
         p.error("give programs or --tutorials DIR")
-    alike = differ = failed = 0
+    alike = differ = failed = stopped = 0
     for prog, rt in todo:
         try:
             report = difftest_program(prog, rt, against, args)
@@ -496,10 +516,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         print(report.describe(args.show), flush=True)
         alike += report.ok
-        differ += not report.ok
+        stopped += bool(report.stopped) and report.same == report.frames
+        differ += not report.ok and not (report.stopped and report.same == report.frames)
     if len(todo) > 1:
         print(f"{len(todo)} programs against {against}: {alike} alike on every frame, {differ} with differences, "
-              f"{failed} not compared")
+              f"{stopped} alike until the reference exited, {failed} not compared")
     return 1 if differ else 2 if failed else 0
 
 

@@ -107,3 +107,33 @@ def test_tutorial_solutions_are_found_with_their_entries(tmp_path: Path) -> None
              for p, r in difftest.tutorial_programs(tmp_path)}
     assert found == {"basic": "pod-topo/s1-runtime.json", "calc": "s1-runtime.json",
                      "multicast": "solution/s1-runtime.json", "flowcache": None}
+
+
+class _Dying:
+    """A reference switch that sends what it is given until its process dies on the third frame."""
+
+    name = "ref"
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def exchange(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        self.n += 1
+        return [(port, frame)] if self.n < 3 else []
+
+    def exited(self, grace: float = 0.0) -> str | None:
+        return "exit code -6" if self.n >= 3 else None
+
+
+class _Echo:
+    name = "echo"
+
+    def exchange(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
+        return [(port, frame)]
+
+
+def test_a_reference_that_dies_ends_the_comparison_with_the_reason() -> None:
+    """simple_switch aborts on a failed assert(); the frames after it are not differences of the switch under test."""
+    rep = run_difftest(_Echo(), _Dying(), [(1, bytes([i]) * 14) for i in range(6)], "p.p4")
+    assert (rep.frames, rep.same, rep.differences) == (2, 2, [])
+    assert not rep.ok and "ref stopped by frame 2 (exit code -6)" in rep.describe()
