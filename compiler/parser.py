@@ -988,8 +988,8 @@ class Parser:
             if w == "const":
                 return self.const_decl(annos)
             if w == "for" and self.peek().kind == "(":
-                raise self.error(t.loc, "unsupported: 'for' loops (p4c-bm2-ss refuses them too: BMV2 does not "
-                                        "support loops)")
+                raise self.error(t.loc, "unsupported: 'for' loops (p4c-bm2-ss before 1.2.5.12 refuses them too; "
+                                        "later ones compile them inside actions)")
             if w in ("break", "continue") and self.peek().kind == ";":
                 raise self.error(t.loc, f"unsupported: '{w}' statements")
             if w == "transition":
