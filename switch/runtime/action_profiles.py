@@ -121,18 +121,25 @@ def member_write(device: Device, update_type: int, m: p4r.ActionProfileMember) -
         raise invalid("Invalid update type")
 
 
-def member_read(device: Device, m: p4r.ActionProfileMember, out: list[p4r.Entity]) -> None:
-    ids = [m.action_profile_id] if m.action_profile_id else list(device.action_profiles)
-    for pid in ids:
+def _read(device: Device, profile_id: int, wanted: int, kind: str, items: Any, out: list[p4r.Entity],
+          message: Any) -> None:
+    """Reads of members or groups (`kind`): of one profile or all (profile id 0), one id or all (id 0); an id named
+    in a named profile that does not hold it is NOT_FOUND."""
+    for pid in [profile_id] if profile_id else list(device.action_profiles):
         state = _profile(device, pid)
-        for mid, member in sorted(state.members.items()):
-            if m.member_id and mid != m.member_id:
-                continue
-            msg = p4r.ActionProfileMember(action_profile_id=pid, member_id=mid)
-            msg.action.CopyFrom(member.action)
-            out.append(p4r.Entity(action_profile_member=msg))
-        if m.member_id and m.action_profile_id and m.member_id not in state.members:
-            raise P4RuntimeError(Code.NOT_FOUND, f"Member id does not exist: {m.member_id}")
+        held = items(state)
+        for i in sorted(held):
+            if not wanted or i == wanted:
+                out.append(message(pid, i, held[i]))
+        if wanted and profile_id and wanted not in held:
+            raise P4RuntimeError(Code.NOT_FOUND, f"{kind} id does not exist: {wanted}")
+
+
+def member_read(device: Device, m: p4r.ActionProfileMember, out: list[p4r.Entity]) -> None:
+    def message(pid: int, mid: int, member: _Member) -> p4r.Entity:
+        return p4r.Entity(action_profile_member=p4r.ActionProfileMember(action_profile_id=pid, member_id=mid,
+                                                                         action=member.action))
+    _read(device, m.action_profile_id, m.member_id, "Member", lambda st: st.members, out, message)
 
 
 # --- groups ----------------------------------------------------------------------------------------------------
@@ -225,18 +232,11 @@ def group_write(device: Device, update_type: int, g: p4r.ActionProfileGroup) -> 
 
 
 def group_read(device: Device, g: p4r.ActionProfileGroup, out: list[p4r.Entity]) -> None:
-    ids = [g.action_profile_id] if g.action_profile_id else list(device.action_profiles)
-    for pid in ids:
-        state = _profile(device, pid)
-        for gid, group in sorted(state.groups.items()):
-            if g.group_id and gid != g.group_id:
-                continue
-            msg = p4r.ActionProfileGroup(action_profile_id=pid, group_id=gid, max_size=group.max_size)
-            for mid, (w, gm) in sorted(group.members.items()):
-                msg.members.add().CopyFrom(gm)
-            out.append(p4r.Entity(action_profile_group=msg))
-        if g.group_id and g.action_profile_id and g.group_id not in state.groups:
-            raise P4RuntimeError(Code.NOT_FOUND, f"Group id does not exist: {g.group_id}")
+    def message(pid: int, gid: int, group: _Group) -> p4r.Entity:
+        msg = p4r.ActionProfileGroup(action_profile_id=pid, group_id=gid, max_size=group.max_size)
+        msg.members.extend(gm for _mid, (_w, gm) in sorted(group.members.items()))
+        return p4r.Entity(action_profile_group=msg)
+    _read(device, g.action_profile_id, g.group_id, "Group", lambda st: st.groups, out, message)
 
 
 # --- indirect table entries ----------------------------------------------------------------------------------
@@ -288,6 +288,6 @@ def action_of(state: ProfileState, entry: Any) -> p4r.TableAction:
         gid = next(i for i, g in state.groups.items() if g.handle == entry.group.handle)
         return p4r.TableAction(action_profile_group_id=gid)
     for mid, member in state.members.items():
-        if any(id(entry) in state.engine.members[h].entries for h in member.handles[:1]):
+        if id(entry) in state.engine.members[member.handles[0]].entries:  # entries point at a member's first handle
             return p4r.TableAction(action_profile_member_id=mid)
     raise P4RuntimeError(Code.INTERNAL, "Cannot map member handle to member id")
