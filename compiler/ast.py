@@ -429,6 +429,26 @@ class EmptyStmt(Stmt):
     """`;`."""
 
 
+@dataclass(slots=True, eq=False)
+class ForStmt(Stmt):
+    """`for (init; cond; update) body` (init: declarations, assignments or calls; update: assignments or calls)."""
+
+    init: list[Stmt]
+    cond: Expr
+    update: list[Stmt]
+    body: Stmt
+
+
+@dataclass(slots=True, eq=False)
+class BreakStmt(Stmt):
+    """`break;` (inside a `for`)."""
+
+
+@dataclass(slots=True, eq=False)
+class ContinueStmt(Stmt):
+    """`continue;` (inside a `for`)."""
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Declarations
 

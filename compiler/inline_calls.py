@@ -338,6 +338,13 @@ class CallInliner:
                 s.else_ = self.block_of(s.else_, where)
         elif isinstance(s, ast.BlockStmt):
             s.stmts = self.stmts(s.stmts, where)
+        elif isinstance(s, ast.ForStmt):
+            if self.has_inlined_call(s.cond):  # its statements would have to run before every test
+                self.diags.unsupported(s.cond.loc, "a call with side effects or a body in a for loop's condition")
+                raise InlineAbort()
+            s.init = self.stmts(s.init, where)
+            s.update = self.stmts(s.update, where)
+            s.body = self.block_of(s.body, where)
         elif isinstance(s, ast.SwitchStmt):
             s.expr = self.expr(s.expr, pre, where, top=True)
             for case in s.cases:
@@ -588,8 +595,10 @@ class CallInliner:
         return b
 
     def remove_returns(self, stmts: list[ast.Stmt], ret: ast.VarDecl | None,
-                       flag: ast.VarDecl | None) -> tuple[list[ast.Stmt], str]:
-        """p4c's RemoveReturns on a statement list: ("never" | "maybe" | "always") returns."""
+                       flag: ast.VarDecl | None, in_loop: bool = False) -> tuple[list[ast.Stmt], str]:
+        """p4c's RemoveReturns on a statement list: ("never" | "maybe" | "always") returns. Inside a loop a return
+        also breaks out of it, and after an inner loop that may have returned, `if (hasReturned) break;` leaves the
+        outer one."""
         out: list[ast.Stmt] = []
         for i, s in enumerate(stmts):
             status = "never"
@@ -603,20 +612,32 @@ class CallInliner:
                     out.append(ast.AssignStmt(s.loc, self.name_of(ret, s), s.value))
                 if flag is not None:
                     out.append(ast.AssignStmt(s.loc, self.name_of(flag, s), self.bool_lit(True, s)))
+                if in_loop:
+                    out.append(ast.BreakStmt(s.loc))
                 return out, "always"
             if isinstance(s, ast.IfStmt):
-                then, st = self.remove_returns([s.then], ret, flag)
-                else_, se = self.remove_returns([s.else_], ret, flag) if s.else_ is not None else ([], "never")
+                then, st = self.remove_returns([s.then], ret, flag, in_loop)
+                else_, se = self.remove_returns([s.else_], ret, flag, in_loop) if s.else_ is not None \
+                    else ([], "never")
                 out.append(ast.IfStmt(s.loc, s.cond, ast.BlockStmt(s.then.loc, then),
                                       ast.BlockStmt(s.else_.loc, else_) if s.else_ is not None else None))
                 status = "always" if st == se == "always" else "never" if st == se == "never" else "maybe"
             elif isinstance(s, ast.BlockStmt):
-                inner, status = self.remove_returns(s.stmts, ret, flag)
+                inner, status = self.remove_returns(s.stmts, ret, flag, in_loop)
                 out.append(ast.BlockStmt(s.loc, inner))
+            elif isinstance(s, ast.ForStmt):
+                body, st = self.remove_returns([s.body], ret, flag, in_loop=True)
+                s.body = ast.BlockStmt(s.body.loc, body)
+                out.append(s)
+                if st != "never":
+                    status = "maybe"  # the body may not run
+                    if in_loop:
+                        assert flag is not None
+                        out.append(ast.IfStmt(s.loc, self.name_of(flag, s), ast.BreakStmt(s.loc)))
             elif isinstance(s, ast.SwitchStmt):
                 for case in s.cases:
                     if case.body is not None:
-                        body, st = self.remove_returns(case.body.stmts, ret, flag)
+                        body, st = self.remove_returns(case.body.stmts, ret, flag, in_loop)
                         case.body.stmts = body
                         status = "maybe" if st != "never" else status
                 out.append(s)
@@ -625,7 +646,7 @@ class CallInliner:
             if status == "always":
                 return out, "always"
             if status == "maybe":
-                rest, _ = self.remove_returns(stmts[i + 1:], ret, flag)
+                rest, _ = self.remove_returns(stmts[i + 1:], ret, flag, in_loop)
                 if rest:
                     assert flag is not None
                     cond = ast.Unary(s.loc, "!", self.name_of(flag, s))
@@ -645,6 +666,8 @@ def _before_exits(info: TypeInfo, s: ast.Stmt, copy_out: list[ast.Stmt]) -> ast.
         s.then = _before_exits(info, s.then, copy_out)
         if s.else_ is not None:
             s.else_ = _before_exits(info, s.else_, copy_out)
+    elif isinstance(s, ast.ForStmt):
+        s.body = _before_exits(info, s.body, copy_out)
     return s
 
 
@@ -670,6 +693,9 @@ def _move_declarations(ci: CallInliner, stmts: list[ast.Stmt], decls: list[ast.S
             s.then = ast.BlockStmt(s.then.loc, _move_declarations(ci, [s.then], decls))
             if s.else_ is not None:
                 s.else_ = ast.BlockStmt(s.else_.loc, _move_declarations(ci, [s.else_], decls))
+        elif isinstance(s, ast.ForStmt):
+            s.init = _move_declarations(ci, s.init, decls)
+            s.body = ast.BlockStmt(s.body.loc, _move_declarations(ci, [s.body], decls))
         out.append(s)
     return out
 

@@ -2,7 +2,9 @@
 
 Covers assignments (`assign`, `assign_header`, slice assignments as read-modify-write), header validity
 (`add_header`/`remove_header`), header stack `push`/`pop`, `exit`, `if` inside actions (predicated into `?:`
-assignments as p4c does) and the v1model externs: register read/write, counter.count, direct counters (implicit),
+assignments as p4c does before 1.2.5; around a call, `exit` or other statement predication cannot express, and in
+any action holding a `for` loop, as `_jump_if_zero` / `_jump` primitives as p4c does from 1.2.5), `for` loops with
+`break` / `continue` inside actions, and the v1model externs: register read/write, counter.count, direct counters (implicit),
 hash, random, mark_to_drop, clone, clone_preserving_field_list, resubmit/recirculate_preserving_field_list, truncate.
 """
 
@@ -21,15 +23,84 @@ from compiler.lower_context import (
     StructRef,
     UnionRef,
     expr_json,
+    hexstr,
     hexval,
 )
 from compiler.cpmodel import CPDigest, CPField
 from compiler.lower_expr import ExprLowerer, StackLast
-from compiler.typecheck import describe
+from compiler.typecheck import TypeInfo, describe
 from compiler.types import (BOOL, BitsT, BoolT, EnumT, ErrorT, ExternT, P4Type, StackT, StructLikeT, TypeT, VarbitT,
                             width_of)
 
 HASH_ALGOS = {"crc32", "crc32_custom", "crc16", "crc16_custom", "random", "identity", "csum16", "xor16"}
+
+
+class Label:
+    """A jump target in one action's primitives: placed by a `_label` marker, resolved by `resolve_jumps`."""
+
+    __slots__ = ()
+
+
+END_OF_ACTION = Label()  # resolved to the length of the action's final primitive list (after any copy-out)
+
+
+def mark(label: Label) -> Json:
+    return {"op": "_label", "label": label}
+
+
+def jump_to(label: Label) -> Json:
+    return {"type": "hexstr", "value": label}
+
+
+def resolve_jumps(prims: list[Json]) -> list[Json]:
+    """`prims` without `_label` markers, each jump's target the offset its label marks (p4c's
+    convertActionBodyTop: a hex offset into the action's primitive list)."""
+    if not any(p.get("op") == "_label" for p in prims) and \
+            not any(p.get("op") in ("_jump", "_jump_if_zero") for p in prims):
+        return prims
+    out: list[Json] = []
+    at: dict[int, int] = {}
+    for p in prims:
+        if p.get("op") == "_label":
+            at[id(p["label"])] = len(out)
+        else:
+            out.append(p)
+    at[id(END_OF_ACTION)] = len(out)
+    for p in out:
+        if p["op"] in ("_jump", "_jump_if_zero"):
+            target = p["parameters"][-1]
+            if isinstance(target["value"], Label):
+                target["value"] = hexstr(at.get(id(target["value"]), len(out)))
+    return out
+
+
+def needs_jumps(info: TypeInfo, stmts: list[ast.Stmt]) -> bool:
+    """Whether an action body is lowered with jumps: it holds a `for` loop, or an `if` around a statement that
+    predication cannot express (a call, an `exit`, a slice assignment ...); p4c-bm2-ss compiles those from 1.2.5.0
+    (p4c#4999), earlier ones refuse them. Other actions keep p4c's older predication (straight-line code)."""
+    for s in stmts:
+        for n in ast.walk(s):
+            if isinstance(n, ast.ForStmt):
+                return True
+            if isinstance(n, ast.IfStmt) and not isinstance(info.values.get(n.cond), bool) and \
+                    not all(predicable(info, m) for m in ast.walk(n) if isinstance(m, ast.Stmt)):
+                return True
+    return False
+
+
+def predicable(info: TypeInfo, s: ast.Stmt) -> bool:
+    """Whether `s` inside an `if` can become `lhs = cond ? rhs : lhs` assignments (see `_predicate`)."""
+    if isinstance(s, (ast.BlockStmt, ast.EmptyStmt, ast.IfStmt)):
+        return True
+    if not isinstance(s, ast.AssignStmt) or isinstance(s.lhs, ast.Slice):
+        return False
+    lt, rt = info.types.get(s.lhs), info.types.get(s.rhs)
+    if isinstance(lt, StructLikeT) and lt.kind == "struct":
+        return isinstance(rt, StructLikeT) and rt.decl is lt.decl and isinstance(s.rhs, (ast.Name, ast.Member,
+                                                                                          ast.Index))
+    if isinstance(lt, StructLikeT) and lt.kind == "header":
+        return isinstance(s.rhs, (ast.Name, ast.Member, ast.Index, ast.Ternary))
+    return isinstance(lt, (BitsT, BoolT, ErrorT, EnumT))
 
 
 def prim(op: str, params: list[Json], si: Json | None) -> Json:
@@ -58,6 +129,19 @@ class PrimitiveLowerer:
         self.xl = xl
         self.info = lc.info
         self.gress = gress
+        self.jumping = False  # lowering an action body with loops: `if`s become jumps too
+        self.loops: list[tuple[Label, Label]] = []  # (break, continue) targets of the enclosing loops
+        self.branch_depth = 0  # inside an `if` or a loop: an `exit` must jump over the rest
+
+    def with_jumps(self, stmts: list[ast.Stmt]) -> list[Json]:
+        """An action body holding `for` loops, lowered as p4c-bm2-ss does from 1.2.5.12 (p4c#5552; `if`s as from
+        1.2.5.0, p4c#4999): `if` and `for` become `_jump_if_zero` / `_jump` primitives to `_label` markers, which
+        `resolve_jumps` turns into offsets once the action's primitives are complete."""
+        self.jumping = True
+        try:
+            return self.stmts(stmts)
+        finally:
+            self.jumping, self.loops, self.branch_depth = False, [], 0
 
     # ------------------------------------------------------------------------------------------------ statements
 
@@ -89,12 +173,64 @@ class PrimitiveLowerer:
         if isinstance(s, ast.ConstDecl):
             return []
         if isinstance(s, ast.ExitStmt):
-            return [prim("exit", [], self.lc.source_info(s))]
+            si = self.lc.source_info(s)
+            if self.jumping and self.branch_depth:
+                return [prim("exit", [], si), prim("_jump", [jump_to(END_OF_ACTION)], si)]
+            return [prim("exit", [], si)]
         if isinstance(s, ast.EmptyStmt):
             return []
         if isinstance(s, ast.IfStmt):
-            return self.predicated_if(s)
+            return self.jump_if(s) if self.jumping else self.predicated_if(s)
+        if isinstance(s, ast.ForStmt):
+            if not self.jumping:
+                raise self.lc.unsupported(s, "'for' loop outside an action body (p4c-bm2-ss compiles loops only "
+                                             "inside actions)")
+            return self.loop(s)
+        if isinstance(s, (ast.BreakStmt, ast.ContinueStmt)) and self.loops:
+            brk, cont = self.loops[-1]
+            return [prim("_jump", [jump_to(brk if isinstance(s, ast.BreakStmt) else cont)], self.lc.source_info(s))]
         raise self.lc.unsupported(s, f"{type(s).__name__} here")
+
+    def jump_if(self, s: ast.IfStmt) -> list[Json]:
+        """`if` inside an action with loops: `_jump_if_zero(cond, else)`, then, `_jump(end)`, else (p4c#4999)."""
+        cv = self.info.values.get(s.cond)
+        if isinstance(cv, bool):
+            branch = s.then if cv else s.else_
+            return self.stmt(branch) if branch is not None else []
+        si = self.lc.source_info(s)
+        else_, end = Label(), Label()
+        cond = self.xl.convert(s.cond, wrap=True, convert_bool=True)
+        out = [prim("_jump_if_zero", [cond, jump_to(else_ if s.else_ is not None else end)], si)]
+        self.branch_depth += 1
+        try:
+            out.extend(self.stmt(s.then))
+            if s.else_ is not None:
+                out += [prim("_jump", [jump_to(end)], si), mark(else_)]
+                out.extend(self.stmt(s.else_))
+        finally:
+            self.branch_depth -= 1
+        out.append(mark(end))
+        return out
+
+    def loop(self, s: ast.ForStmt) -> list[Json]:
+        """`for (init; cond; update) body`: init, test: `_jump_if_zero(cond, end)`, body, update (where `continue`
+        goes), `_jump(test)`, end (where `break` goes) — p4c#5552's layout."""
+        si = self.lc.source_info(s)
+        test, update, end = Label(), Label(), Label()
+        out = self.stmts(s.init)
+        out.append(mark(test))
+        out.append(prim("_jump_if_zero", [self.xl.convert(s.cond, wrap=True, convert_bool=True), jump_to(end)], si))
+        self.loops.append((end, update))
+        self.branch_depth += 1
+        try:
+            out.extend(self.stmt(s.body))
+            out.append(mark(update))
+            out.extend(self.stmts(s.update))
+        finally:
+            self.loops.pop()
+            self.branch_depth -= 1
+        out += [prim("_jump", [jump_to(test)], si), mark(end)]
+        return out
 
     def assign(self, lhs: ast.Expr, rhs: ast.Expr, s: ast.Node) -> list[Json]:
         si = self.lc.source_info(s)

@@ -4,8 +4,9 @@ The apply block becomes a graph of tables and conditionals, as p4c builds it:
 * `t.apply()` is a table node; `if (t.apply().hit)` / `.miss` use the `__HIT__` / `__MISS__` next-table labels;
   `switch (t.apply().action_run)` gives per-action `next_tables`;
 * `if (cond)` is a conditional node `node_N`;
-* a run of other statements (assignments, extern calls, exit) becomes a synthesized action `act[_N]` applied by a
-  keyless table `tbl_act[_N]` whose constant default action it is; a direct action call `a(...)` becomes a keyless
+* a run of other statements (assignments, extern calls, exit) becomes a synthesized action named after its first
+  statement's file and line (`switchml120`) applied by a keyless table `tbl_switchml120` whose constant default
+  action it is; a direct action call `a(...)` becomes a keyless
   table `tbl_a` with `a` as constant default action (all its arguments bound inside that copy, as p4c does).
 Tables get p4c's fully qualified names (`MyIngress.ipv4_lpm`), `@name` honoured; the default size is 1024; a table
 without `default_action` gets `NoAction` added (as p4c's front end does). An action's directional parameters are
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 
 from compiler import ast
 from compiler.inline_calls import aliased_args, header_resets, location_path
-from compiler.lower_actions import PrimitiveLowerer
+from compiler.lower_actions import PrimitiveLowerer, needs_jumps, resolve_jumps
 from compiler.lower_calls import copy_in_out, insert_before_exits
 from compiler.lower_context import (
     MAX_SIZE,
@@ -97,6 +98,21 @@ class NodeRef:
 
     def __repr__(self) -> str:
         return f"NodeRef({self.kind}, {self.name})"
+
+
+def synthesized_name(at: ast.Node) -> str:
+    """p4c's name for an action synthesized from statements (SynthesizeActions' createName): the source file's base
+    name without extension, leading non-letters and characters other than letters, digits and `_`, an `l` if that
+    ends in a digit, then the statement's line: `forloop-bmv2.p4` line 99 → `forloopbmv2l99` (`act` without one)."""
+    file, line = at.loc.file, at.loc.line
+    if not file or line <= 0:
+        return "act"
+    base = file.rsplit("/", 1)[-1].lstrip()
+    base = re.sub(r"^[^A-Za-z]*", "", base).split(".", 1)[0]
+    name = re.sub(r"[^A-Za-z0-9_]", "", base)
+    if not name:
+        return "act"
+    return f"{name}{'l' if name[-1].isdigit() else ''}{line}"
 
 
 def _bound_data_args(info: object, a: ast.ActionDecl, use: object, n_dir: int) -> list[ast.Expr] | None:
@@ -261,7 +277,8 @@ class ControlLowerer:
         xl = ExprLowerer(self.lc, {**self.xl.params, **bind})
         pl = PrimitiveLowerer(self.lc, xl, self.pipeline)
         copy_out = pl.stmts(cio.copy_out)
-        prims = pl.stmts(cio.copy_in) + insert_before_exits(pl.stmts(a.body.stmts), copy_out) + copy_out
+        body = pl.with_jumps(a.body.stmts) if needs_jumps(self.info, a.body.stmts) else pl.stmts(a.body.stmts)
+        prims = resolve_jumps(pl.stmts(cio.copy_in) + insert_before_exits(body, copy_out) + copy_out)
         copy = self.copies.get(a, 0)
         self.copies[a] = copy + 1
         order = (0 if owner is None else 1, self.inst_order, a.loc.line, a.loc.col, copy)
@@ -348,7 +365,7 @@ class ControlLowerer:
     def add_keyless_table(self, kind: str, rec: ActionRecord, data: list[str], at: ast.Node,
                           nxt: NodeRef | None) -> NodeRef:
         node = NodeRef(kind, (at.loc.line, at.loc.col), rec=rec,
-                       base=rec.decl.name if rec.decl is not None else "act")
+                       base=rec.decl.name if rec.decl is not None else synthesized_name(at))
         t = {
             "name": node,
             "id": -1,
@@ -391,6 +408,9 @@ class ControlLowerer:
             return self.if_stmt(s, nxt)
         if isinstance(s, ast.SwitchStmt):
             return self.switch(s, nxt)
+        if isinstance(s, ast.ForStmt):  # from a function inlined here
+            raise self.lc.unsupported(s, "'for' loop in an apply block (p4c-bm2-ss compiles loops only inside "
+                                         "actions)")
         raise self.lc.unsupported(s, f"{type(s).__name__} in an apply block")
 
     def inline(self, c: ast.MethodCall, nxt: NodeRef | None) -> NodeRef | None:
@@ -909,7 +929,8 @@ class ControlLowerer:
 
     def finalize(self, init: NodeRef | None) -> str | None:
         """Name the nodes in source order (p4c numbers CFG nodes as it builds them: entry, exit, then each node;
-        synthesized actions are `act`, `act_0`, ...; their tables `tbl_act`, ...), then replace node references
+        synthesized actions are named after their first statement's file and line, their tables `tbl_` + that),
+        then replace node references
         by names. Returns the name of the entry node."""
         self.lc.cfg_counter += 2  # the CFG's entry and exit nodes
         for node in sorted(self.nodes, key=lambda n: n.pos):
@@ -921,7 +942,7 @@ class ControlLowerer:
                 rec = node.rec
                 assert rec is not None
                 if node.kind == "act":
-                    rec.name = self.lc.names.new("act")
+                    rec.name = node.base = self.lc.names.new(node.base)
                 node.name = self.lc.names.new(f"tbl_{node.base}")
                 node.json["actions"] = [rec.name]
         for node in self.nodes:

@@ -71,6 +71,7 @@ class Parser:
         self.types: set[str] = types if types is not None else set()
         self._scopes: list[set[str]] = []  # type parameters in scope
         self._speculating = 0
+        self.for_header = False  # parsing a `for (...)` clause: statements end without `;`
 
     # ------------------------------------------------------------------------------------------------ helpers
 
@@ -122,7 +123,10 @@ class Parser:
         raise self.error_here(what)
 
     def expect_semi(self, after: str) -> Token:
-        """Consume `;` or fail with `expected ';' after <after>` right after the previous token."""
+        """Consume `;` or fail with `expected ';' after <after>` right after the previous token (in a `for` header,
+        whose clauses end without one, consume nothing)."""
+        if self.for_header:
+            return self.tok
         if self.toks[self.i].kind == ";":
             return self.advance()
         if self.i > 0 and self.toks[self.i - 1].loc.file == self.tok.loc.file:
@@ -988,10 +992,11 @@ class Parser:
             if w == "const":
                 return self.const_decl(annos)
             if w == "for" and self.peek().kind == "(":
-                raise self.error(t.loc, "unsupported: 'for' loops (p4c-bm2-ss before 1.2.5.12 refuses them too; "
-                                        "later ones compile them inside actions)")
+                return self.for_statement()
             if w in ("break", "continue") and self.peek().kind == ";":
-                raise self.error(t.loc, f"unsupported: '{w}' statements")
+                self.advance()
+                self.advance()
+                return ast.BreakStmt(t.loc) if w == "break" else ast.ContinueStmt(t.loc)
             if w == "transition":
                 raise self.error(t.loc, "'transition' is only allowed as the last statement of a parser state")
             if w in ("action", "table", "state", "control", "parser", "header", "struct") and self.peek().kind == "ID":
@@ -1067,6 +1072,46 @@ class Parser:
         then = self.statement()
         else_ = self.statement() if self.accept_word("else") else None
         return ast.IfStmt(kw.loc, cond, then, else_)
+
+    def for_statement(self) -> ast.ForStmt:
+        """# grammar: forStatement : 'for' '(' [ forInit { ',' forInit } ] ';' expression ';'
+        #     [ forUpdate { ',' forUpdate } ] ')' statement
+        #   forInit : variableDeclaration | assignmentOrMethodCallStatement (each without ';')
+        #   forUpdate : assignmentOrMethodCallStatement (without ';')"""
+        kw = self.expect_word("for")
+        self.expect("(", "after 'for'")
+        init: list[ast.Stmt] = []
+        while not self.at(";"):
+            init.append(self.for_clause(declarations=True))
+            if not self.accept(","):
+                break
+        self.expect(";", "after the initializers of a for loop")
+        cond = self.expression()
+        self.expect(";", "after the condition of a for loop")
+        update: list[ast.Stmt] = []
+        while not self.at(")"):
+            update.append(self.for_clause(declarations=False))
+            if not self.accept(","):
+                break
+        self.expect(")", "to close the header of a for loop")
+        body = self.statement()
+        return ast.ForStmt(kw.loc, init, cond, update, body)
+
+    def for_clause(self, declarations: bool) -> ast.Stmt:
+        """One initializer or update of a `for` header: a statement without its `;`."""
+        t = self.tok
+        self.for_header = True
+        try:
+            if declarations and self._at_var_decl():
+                typ = self.type_ref()
+                name = self.name("a variable name")
+                if self.at_word("in"):  # p4c's BMv2 back end: "BMV2 does not support for-in loops"
+                    raise self.error(t.loc, "unsupported: 'for (... in ...)' loops (p4c-bm2-ss refuses them too)")
+                init = self.expression() if self.accept("=") else None
+                return ast.VarDecl(t.loc, name.text, typ, init)
+            return self.assignment_or_call()
+        finally:
+            self.for_header = False
 
     def switch_statement(self) -> ast.SwitchStmt:
         """# grammar: switchStatement : 'switch' '(' expression ')' '{' { switchLabel ':' [ blockStatement ] } '}'

@@ -208,9 +208,11 @@ class _Ctx:
     in_apply: bool = False
     table: ast.TableDecl | None = None
     function: ast.FunctionDecl | None = None  # enclosing function (its body allows `return`)
+    in_loop: bool = False  # inside a `for` body (`break` and `continue` allowed)
 
     def child(self, **kw: object) -> _Ctx:
-        c = _Ctx(Scope(self.scope), self.block, self.action, self.in_parser, self.in_apply, self.table, self.function)
+        c = _Ctx(Scope(self.scope), self.block, self.action, self.in_parser, self.in_apply, self.table, self.function,
+                 self.in_loop)
         for k, v in kw.items():
             setattr(c, k, v)
         return c
@@ -1035,10 +1037,33 @@ class Checker:
                 raise self.error(s, "return statement outside a function, action or apply block")
             elif s.value is not None:
                 raise self.error(s.value, "return with a value in an action or apply block")
+        elif isinstance(s, ast.ForStmt):
+            self.for_stmt(s, ctx)
+        elif isinstance(s, (ast.BreakStmt, ast.ContinueStmt)):
+            if not ctx.in_loop:  # p4c's ValidateParsedProgram
+                word = "break" if isinstance(s, ast.BreakStmt) else "continue"
+                raise self.error(s, f"{word} statement must be used in the context of a for statement.")
         elif isinstance(s, ast.EmptyStmt):
             pass
         else:
             raise self.unsupported(s, f"statement {type(s).__name__}")
+
+    def for_stmt(self, s: ast.ForStmt, ctx: _Ctx) -> None:
+        """`for (init; cond; update) body`: the initializers' declarations are visible in the rest of the loop only.
+        p4c-bm2-ss (from 1.2.5.12) compiles loops inside action bodies (and functions they call) into `_jump`s."""
+        if ctx.in_parser:
+            raise self.unsupported(s, "'for' loop in a parser state (p4c-bm2-ss compiles loops only inside actions)")
+        if ctx.action is None and ctx.function is None:
+            raise self.unsupported(s, "'for' loop in an apply block (p4c-bm2-ss compiles loops only inside actions)")
+        c = ctx.child()
+        for x in s.init:
+            self.stmt(x, c)
+        ct = self.expr(s.cond, c, BOOL)
+        if not isinstance(ct, BoolT):
+            self.diags.error(start_of(s.cond).loc, f"for condition must be bool, not {ct}")
+        for x in s.update:
+            self.stmt(x, c)
+        self.stmt(s.body, c.child(in_loop=True))
 
     def return_stmt(self, s: ast.ReturnStmt, f: ast.FunctionDecl, ctx: _Ctx) -> None:
         rt = self.info.types[f]

@@ -52,6 +52,15 @@ P4C_GAPS: dict[str, Gap] = {
     # ASSIGN_PLUS_SAT; still there in v1.2.5.16)
     "tests/compiler/p4/compound_assignment.p4": Gap((OLD, (1, 2, 5, 4)), "compound assignment (`+=`, `|+|=`) "
                                                     "arrived in p4c 1.2.5.5", compiles=False),
+    # loops inside actions: p4c#5552, first in v1.2.5.12 (before it, CheckUnsupported: "BMV2 does not support
+    # loops"; v1.2.4.x does not parse a declaration in the header). Checked with 1.2.4.14 carrying p4c#4999 and #5552
+    # on real simple_switch 1.15.5.
+    "tests/compiler/p4/for_loops.p4": Gap((OLD, (1, 2, 5, 11)), "for loops inside actions arrived in p4c 1.2.5.12 "
+                                          "(p4c#5552)", compiles=False),
+    # calls, exit, slices ... under an `if` in an action: before v1.2.5.0 (p4c#4999) p4c predicates ifs in actions
+    # and refuses the rest ("Conditional execution in actions unsupported on this target")
+    "tests/compiler/p4/if_in_actions.p4": Gap((OLD, (1, 2, 4, 99)), "calls and exit under an if in an action arrived "
+                                              "in p4c 1.2.5.0 (p4c#4999)", compiles=False),
     # `_` for an action's out parameter: fixed by p4c#4762 (first in 1.2.4.13); 1.2.4.14 compiles both and passes
     # their STF
     "tests/compiler/p4/action_calls.p4": Gap(((1, 2, 4, 8), (1, 2, 4, 12)), "p4c before 1.2.4.13 stops with an "

@@ -97,6 +97,21 @@ def test_direct_counter_on_two_tables() -> None:
     assert line == LOCALS_LINE and message.startswith("direct_counter 'I.dc' is already attached to table")
 
 
+def test_break_and_continue_outside_a_loop() -> None:
+    assert first_error("a();", locals_="action a() { break; }") == \
+        (LOCALS_LINE, 18, "break statement must be used in the context of a for statement.")
+    assert first_error("a();", locals_="action a() { if (meta.a == 1) { continue; } }") == \
+        (LOCALS_LINE, 37, "continue statement must be used in the context of a for statement.")
+
+
+def test_for_loop_condition_and_scope() -> None:
+    assert first_error("a();", locals_="action a() { for (bit<8> i = 0; i; i = i + 1) { } }") == \
+        (LOCALS_LINE, 37, "for condition must be bool, not bit<8>")
+    # the loop variable is not visible after the loop
+    assert first_error("a();", locals_="action a() { for (bit<8> i = 0; i < 2; i = i + 1) { } meta.a = i; }") == \
+        (LOCALS_LINE, 68, "undeclared name 'i'")
+
+
 def test_unknown_match_kind() -> None:
     t = "table t { key = { meta.a: fuzzy; } actions = { NoAction; } }"
     assert first_error("t.apply();", locals_=t) == (LOCALS_LINE, 23, "undeclared match kind 'fuzzy'")
@@ -104,8 +119,12 @@ def test_unknown_match_kind() -> None:
 
 UNSUPPORTED = [
     ("", "Checksum16() ck;", "meta.a = 1;", LOCALS_LINE, 5, "unsupported: extern 'Checksum16'"),
-    ("", "action a() { if (meta.a == 1) { mark_to_drop(sm); } }", "a();", LOCALS_LINE, 37,
-     "unsupported: 'mark_to_drop(sm)' inside an if statement in an action (BMv2 can only predicate assignments)"),
+    # p4c-bm2-ss (1.2.5.12+) compiles loops inside actions only; in an apply block it stops too
+    ("", "", "for (bit<8> i = 0; i < 4; i = i + 1) { meta.a = i; }", BODY_LINE, 9,
+     "unsupported: 'for' loop in an apply block (p4c-bm2-ss compiles loops only inside actions)"),
+    # a function's loop, inlined into an apply block: reported at the loop
+    ("void f(inout bit<8> x) { for (bit<8> i = 0; i < 4; i = i + 1) { x = x + i; } }", "", "f(meta.a);",
+     DECLS_LINE, 26, "unsupported: 'for' loop in an apply block (p4c-bm2-ss compiles loops only inside actions)"),
     ("", "table t { key = { meta.a: exact; } actions = { NoAction; } }",
      "meta.a = meta.a + (t.apply().hit ? 8w1 : 8w2);", BODY_LINE, 23,
      "unsupported: 'meta.a' read before a table apply in the same expression"),

@@ -101,7 +101,8 @@ def test_select_values_are_byte_padded_concatenations(result) -> None:  # type: 
 def test_control_plane_names(result) -> None:  # type: ignore[no-untyped-def]
     tables = result.json["pipelines"][0]["tables"]
     by_name = {t["name"]: t for t in tables}
-    assert set(by_name) == {"Ing.plain", "Ing.tbl2", "tbl_act", "tbl_fwd", "tbl_act_0"}
+    # straight-line statements: an action named, as p4c names it, after the file and line of its first statement
+    assert set(by_name) == {"Ing.plain", "Ing.tbl2", "tbl_conv37", "tbl_fwd", "tbl_conv43"}
     plain = by_name["Ing.plain"]
     # no default_action: p4c's front end adds NoAction (default only) and makes it the default
     assert plain["actions"] == ["Ing.fwd", "Ing.renamed_action", "global_name", "NoAction"]
@@ -310,3 +311,43 @@ def test_hash_of_an_expression_goes_through_a_temporary() -> None:
     for a, b, same in ((0x1234, 0x1234 ^ 0xFFFF, True), (0x1234, 0x1234, False)):
         (port, out), = sw.process(0, a.to_bytes(2, "big") + b.to_bytes(2, "big") + bytes(4))
         assert (out[4:6] == out[6:8]) == same
+
+
+LOOP = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> n; bit<32> s; }
+struct H { h_t h; }
+struct M {}
+parser P(packet_in p, out H h, inout M m, inout standard_metadata_t sm) { state start { p.extract(h.h); transition accept; } }
+control V(inout H h, inout M m) { apply {} }
+control I(inout H h, inout M m, inout standard_metadata_t sm) {
+    action count() {
+        h.h.s = 0;
+        for (bit<8> i = 0; i < h.h.n; i = i + 1) {
+            if (i == 5) {
+                break;
+            }
+            h.h.s = h.h.s + 1;
+        }
+    }
+    table t { key = { h.h.n: exact; } actions = { count; } }
+    apply { t.apply(); }
+}
+control E(inout H h, inout M m, inout standard_metadata_t sm) { apply {} }
+control C(inout H h, inout M m) { apply {} }
+control D(packet_out p, in H h) { apply { p.emit(h.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_a_loop_in_an_action_has_p4cs_layout() -> None:
+    """p4c#5552's layout (p4c-bm2-ss 1.2.5.12+ gives the same ops and offsets for this action): init, test
+    `_jump_if_zero(cond, end)`, body (an `if` as `_jump_if_zero` around a `break` `_jump(end)`), update, `_jump(test)`."""
+    j = compile_source(LOOP, name="loop.p4").json
+    prims = next(a for a in j["actions"] if a["name"] == "I.count")["primitives"]
+    jumps = [(p["op"], p["parameters"][-1]["value"] if p["op"].startswith("_jump") else None) for p in prims]
+    assert jumps == [("assign", None), ("assign", None), ("_jump_if_zero", "0x8"), ("_jump_if_zero", "0x5"),
+                     ("_jump", "0x8"), ("assign", None), ("assign", None), ("_jump", "0x2")]
+    cond = prims[2]["parameters"][0]["value"]["value"]
+    assert cond["op"] == "b2d" and cond["right"]["value"]["op"] == "<"

@@ -25,3 +25,16 @@ def test_program_passes_its_stf(program: Path) -> None:
 def test_every_program_has_an_stf() -> None:
     lonely = [p.name for p in (HERE / "p4").glob("*.p4") if not p.with_suffix(".stf").exists()]
     assert lonely == []
+
+
+@pytest.mark.parametrize("name", ["for_loops", "if_in_actions"])
+def test_jumping_actions_pass_their_stf_traced(name: str) -> None:
+    """Actions lowered to `_jump`s run through the switch's traced code as well (a trace callback set)."""
+    from switch.v1model import V1Switch
+
+    sw = V1Switch()
+    sw.load(compile_file(HERE / "p4" / f"{name}.p4").json)
+    lines: list[object] = []
+    sw.trace = lambda *a: lines.append(a)
+    assert_stf(sw, HERE / "p4" / f"{name}.stf")
+    assert lines

@@ -74,10 +74,12 @@ CASES: list[tuple[str, str, str]] = [
     ("unsupported-this",
      "control C() { apply { x = this; } }",
      "t.p4:1:27: error: unsupported: 'this'"),
-    ("unsupported-for-loop",
-     "control C() { apply {\n    for (bit<8> i = 0; i < 4; i = i + 1) { } } }",
-     "t.p4:2:5: error: unsupported: 'for' loops (p4c-bm2-ss before 1.2.5.12 refuses them too; later ones compile "
-     "them inside actions)"),
+    ("unsupported-for-in-loop",
+     "control C() { action a() {\n    for (bit<8> i in 0 .. 3) { } } apply { } }",
+     "t.p4:2:10: error: unsupported: 'for (... in ...)' loops (p4c-bm2-ss refuses them too)"),
+    ("for-header-missing-semicolon",
+     "control C() { action a() { for (bit<8> i = 0 i < 4; i = i + 1) { } } apply { } }",
+     "t.p4:1:46: error: expected ';' after the initializers of a for loop, found 'i'"),
     # a `#` with a number in the middle of a line (a macro's pasted `#`: found by the volume fuzz) is no line marker;
     # it reset the line count to 0 and the error lost its position
     ("hash-number-mid-line",
