@@ -40,7 +40,7 @@ GRPC_ADDR   ?= 127.0.0.1:9559
 DEVICE_ID   ?= 0
 REPS        ?= 3
 
-.PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train figures test build bench bench-loss bench-switch difftest p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train torch test-torch figures test build bench bench-loss bench-switch difftest p4runtime-shell controller-shell clean help
 
 all: help
 
@@ -54,6 +54,7 @@ help:
 	@echo "make multitenant   JOBS jobs share one switch: SwitchML (static partition) vs ATP (shared pool + PS); REPS runs"
 	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation; REPS runs"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
+	@echo "make torch         install PyTorch (CPU) into the venv (optional extra; make test-torch: DDP through the switch)"
 	@echo "make soak          SOAK_RUNS seeded all-reduces per protocol with faults, in process: wrong results must be 0"
 	@echo "make figures       the docs' scenario figures regenerated and stamped with their commit -> results/readme/"
 	@echo "                   (FIGURES_ONLY=\"workers-sweep size-sweep\" for some of them)"
@@ -157,6 +158,14 @@ figures: build
 # data-parallel training on the Mininet hosts, once per algorithm (root) -> results/train-<UTC time>/
 train: build
 	$(PY) -m experiments.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+
+# PyTorch (CPU build, large) is an optional extra, never part of `make test`'s setup; test-torch runs DDP through the
+# embedded switch (tests marked `torch`)
+torch: setup
+	$(BIN)/pip install -q --disable-pip-version-check 'torch==2.13.0'
+
+test-torch: torch
+	$(PY) -m pytest -q -m torch tests
 
 build: setup $(P4SRC:p4src/%.p4=$(OUT)/%.json)
 

@@ -23,8 +23,11 @@ import numpy as np
 __all__ = ["collective_hook"]
 
 
-def collective_hook(state: Any, bucket: Any) -> Any:
-    """DDP comm hook: `state` is a worker.collective.Collective; returns a completed torch.futures.Future."""
+def collective_hook(state: Any, bucket):  # type: ignore[no-untyped-def]
+    """DDP comm hook: `state` is a worker.collective.Collective; returns a completed torch.futures.Future.
+
+    `bucket` and the result are left unannotated: DDP's register_comm_hook reads the signature and refuses any
+    annotation but dist.GradBucket and torch.futures.Future[torch.Tensor] (a string one, too), and torch is optional."""
     import torch
 
     tensor = bucket.buffer()

@@ -79,6 +79,7 @@ def test_training_over_the_ring_collective() -> None:
     assert hist[0].epochs[-1].comm_s > 0
 
 
+@pytest.mark.torch
 def test_ddp_comm_hook_averages_buckets_through_a_collective() -> None:
     torch = pytest.importorskip("torch")
     from worker.training.torch_hook import collective_hook

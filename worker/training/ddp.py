@@ -1,0 +1,188 @@
+"""One rank of PyTorch DistributedDataParallel training whose gradient buckets go through a testbed collective.
+
+    python -m worker.training.ddp --job job.json --rank R --init tcp://10.0.1.1:29500 [--protocol switchml]
+                        [--steps 30] [--batch 64] [--lr 0.1] [--hidden 256] [--seed 0] [--check]
+                        [--program-json out/switchml.json] [--barrier DIR]
+
+torch.distributed runs with gloo (`--init` is its rendezvous; set GLOO_SOCKET_IFNAME to the host's interface) for
+what DDP does besides all-reducing: the initial broadcast of rank 0's parameters. The gradients go through the
+collective (`worker.training.torch_hook`): for SwitchML, the P4 switch. With `--check`, each bucket is also
+all-gathered and all-reduced over gloo, and the collective's result is verified against the exact sum within its
+protocol's bound (SwitchML: block floating point quantization) and compared with gloo's.
+
+Prints one JSON object per step (step, loss, comm_s and, with --check, the bucket verdicts) and a final one with
+"done": true, the test accuracy and the parameters' checksum (equal on every rank when training stayed in step).
+Exit codes as `python -m worker.training` (2: switch, peer or gloo unreachable; 3: bad configuration; 4: a bucket
+outside its bound). torch is an optional extra (`make torch`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from worker.barrier import BarrierError, file_barrier
+from worker.collective import Collective, CollectiveOptions
+from worker.driver import WindowOptions
+from worker.host.peers import PeerUnreachable
+from worker.job import JobConfig, JobConfigError
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, open_collective
+from worker.switchml.header import INA_UDP_PORT
+from worker.switchml.window import SwitchUnreachable
+from worker.training.data import load_digits_split
+from worker.training.torch_hook import collective_hook
+from worker.verify import verify_float_sum
+
+
+@dataclass
+class CheckedState:
+    """The comm hook's state: the collective, and (with `check`) what each bucket's verification found."""
+
+    coll: Collective
+    check: bool
+    comm_s: float = 0.0
+    buckets: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def world_size(self) -> int:
+        return self.coll.world_size
+
+    def allreduce(self, arr: np.ndarray) -> np.ndarray:
+        t0 = time.perf_counter()
+        run = self.coll.run(arr, "float32")
+        self.comm_s += time.perf_counter() - t0
+        if self.check:
+            self.buckets.append(self.verify(arr, run))
+        return run.array
+
+    def verify(self, arr: np.ndarray, run: Any) -> dict[str, Any]:
+        """The collective's sum of this bucket against the exact sum of every rank's bucket (gathered over gloo), and
+        against gloo's own all-reduce of it."""
+        import torch
+        import torch.distributed as dist
+
+        mine = torch.from_numpy(np.ascontiguousarray(arr, dtype=np.float32))
+        gathered = [torch.empty_like(mine) for _ in range(self.world_size)]
+        dist.all_gather(gathered, mine)
+        inputs = [g.numpy() for g in gathered]
+        ref = mine.clone()
+        dist.all_reduce(ref)
+        ours, theirs = self.coll.verify(run, inputs, "float32"), verify_float_sum(ref.numpy(), inputs, "float32")
+        diff = float(np.max(np.abs(run.array.ravel().astype(np.float64) - ref.numpy().astype(np.float64)))) \
+            if arr.size else 0.0
+        return {"elements": int(arr.size), "ok": ours.ok and theirs.ok, "of_bound": ours.max_error_over_bound,
+                "max_error": ours.max_error, "gloo_max_error": theirs.max_error, "max_diff_vs_gloo": diff,
+                "message": ours.message if not ours.ok else theirs.message}
+
+
+def build_model(hidden: int, seed: int) -> Any:
+    """64 → hidden → hidden → 10 MLP (hidden 256: 85,002 parameters)."""
+    import torch
+    from torch import nn
+
+    torch.manual_seed(seed)
+    return nn.Sequential(nn.Linear(64, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, 10))
+
+
+def params_digest(model: Any) -> str:
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m worker.training.ddp", description=__doc__.split("\n\n")[0])
+    p.add_argument("--job", required=True)
+    p.add_argument("--rank", required=True, type=int)
+    p.add_argument("--init", required=True, help="torch.distributed init_method, e.g. tcp://10.0.1.1:29500")
+    p.add_argument("--protocol", "--algo", dest="protocol", choices=sorted(PROTOCOLS), default=DEFAULT_PROTOCOL)
+    p.add_argument("--steps", type=int, default=30)
+    p.add_argument("--batch", type=int, default=64, help="global batch (split over the ranks)")
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--check", action="store_true", help="verify every bucket against the exact sum and gloo's")
+    p.add_argument("--timeout", type=float, default=60.0, help="bound on gloo's rendezvous and each of its calls, s")
+    p.add_argument("--barrier", metavar="DIR")
+    p.add_argument("--program-json", type=Path)
+    p.add_argument("--switch-port", type=int, default=INA_UDP_PORT, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    try:
+        import torch
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+    except ImportError:
+        print(json.dumps({"ok": False, "error": "torch is not installed (make torch)"}))
+        return 3
+    try:
+        job = JobConfig.load(args.job)
+        job.worker(args.rank)
+        if args.batch < job.num_workers or args.steps < 1:
+            raise JobConfigError(f"--batch {args.batch} must be at least the {job.num_workers} workers and --steps "
+                                 "at least 1")
+    except (JobConfigError, ValueError) as exc:
+        print(json.dumps({"ok": False, "error": str(exc)}))
+        return 3
+    data = load_digits_split(seed=args.seed)
+    world, rank = job.num_workers, args.rank
+    options = CollectiveOptions(window=WindowOptions(), program_json=args.program_json, switch_port=args.switch_port)
+    try:
+        with open_collective(args.protocol, job, rank, options) as coll:
+            dist.init_process_group("gloo", init_method=args.init, rank=rank, world_size=world,
+                                    timeout=datetime.timedelta(seconds=args.timeout))
+            try:
+                model = DDP(build_model(args.hidden, args.seed))  # broadcasts rank 0's parameters over gloo
+                state = CheckedState(coll, args.check)
+                model.register_comm_hook(state=state, hook=collective_hook)
+                opt = torch.optim.SGD(model.parameters(), lr=args.lr)
+                x = torch.from_numpy(data.x_train)
+                y = torch.from_numpy(data.y_train.astype(np.int64))
+                per = args.batch // world
+                if args.barrier:
+                    file_barrier(args.barrier, rank, world, 60.0)
+                started = time.perf_counter()
+                for step in range(args.steps):
+                    lo = (step * args.batch + rank * per) % (len(x) - per)
+                    opt.zero_grad()
+                    loss = torch.nn.functional.cross_entropy(model(x[lo:lo + per]), y[lo:lo + per])
+                    loss.backward()  # DDP calls the hook on each bucket
+                    opt.step()
+                    rec: dict[str, Any] = {"step": step + 1, "loss": round(float(loss), 6),
+                                           "comm_s": round(state.comm_s, 6)}
+                    if args.check:
+                        rec["buckets"], state.buckets = state.buckets, []
+                    print(json.dumps(rec), flush=True)
+                    if args.check and not all(b["ok"] for b in rec["buckets"]):
+                        bad = next(b for b in rec["buckets"] if not b["ok"])
+                        print(json.dumps({"ok": False, "error": f"step {step + 1}: {bad['message']}"}))
+                        return 4
+                elapsed = time.perf_counter() - started
+                with torch.no_grad():
+                    pred = model(torch.from_numpy(data.x_test)).argmax(1).numpy()
+                accuracy = float(np.mean(pred == data.y_test))
+            finally:
+                dist.destroy_process_group()
+    except (SwitchUnreachable, PeerUnreachable, BarrierError, RuntimeError) as exc:
+        print(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}))
+        print(f"ddp: error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps({"ok": True, "done": True, "protocol": args.protocol, "rank": rank, "steps": args.steps,
+                      "parameters": sum(p.numel() for p in model.parameters()), "test_accuracy": accuracy,
+                      "elapsed_s": round(elapsed, 4), "comm_s": round(state.comm_s, 4),
+                      "digest": params_digest(model.module)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
