@@ -1,22 +1,29 @@
-"""The training experiment (`make train`): data-parallel training on N Mininet hosts, once per collective.
+"""The training experiment (`make train`): data-parallel training on N Mininet hosts, once per collective and seed.
 
-    python -m experiments.train [--protocols switchml ring ps] [--workers 4] [--epochs 10] [--bw 10] [--loss 0]
+    python -m experiments.train [--protocols switchml ring ps] [--workers 4] [--epochs 10] [--bw 10|auto] [--loss 0]
+                         [--hidden 32] [--batch 64] [--lr 0.1] [--seeds 1] [--eval-every N] [--target-accuracy A]
                          [--results results] [--json out/switchml.json --p4info out/switchml.p4info.txt]
 
-One network (star, the P4 switch, links at --bw Mbit/s); for each algorithm every host runs
-`python -m worker.training --protocol P` (digits data, a numpy MLP, its gradient vector all-reduced each step), the ranks
-starting together through a barrier. Prints every epoch's loss and accuracy per algorithm and writes
-`results/train-<UTC time>/`: `history.csv`, `summary.md` (final accuracy and time per algorithm, and whether the
-in-network quantized runs reach the float baselines' accuracy within the tolerance) and `loss.png` (test loss vs
-wall time and vs step).
+One network (star, the P4 switch, links at --bw Mbit/s; `auto`: the highest rate at which the switch and hosts keep up,
+probed first for each algorithm, the lowest of them used); for each seed and algorithm (interleaved) every host runs
+`python -m worker.training --protocol P` (digits data, a numpy MLP 64-hidden-10, its gradient vector all-reduced each
+step), the ranks starting together through a barrier. With --target-accuracy the ranks evaluate every --eval-every
+steps and stop at the first evaluation that reaches it: the run's time to accuracy (TTA). Each run records what bound
+its all-reduces (`experiments.bound`'s rule over the time spent inside them: the busiest worker link's bytes over its
+rate, the switch's CPU, the workers' CPU inside the all-reduce). Prints every evaluation per algorithm and writes
+`results/train-<UTC time>/`: `history.csv` (every evaluation), `runs.csv` (one row per seed and algorithm: TTA, share of
+the time spent communicating, the bound), `summary.md` (final accuracy per algorithm, the quantized runs against the
+float baselines' accuracy within the tolerance, TTA median and min–max over the seeds, the ratios from runs whose
+all-reduces were network-bound) and `loss.png` (test loss vs wall time and vs step, first seed).
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import matplotlib
@@ -24,6 +31,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from experiments.bound import Bound  # noqa: E402
 from experiments.report import IN_NETWORK  # noqa: E402
 from experiments.rows import results_dir, write_dicts  # noqa: E402
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
@@ -36,52 +44,172 @@ from worker.protocols import (
     SWITCHML,
     program_paths,
 )
+from worker.training.trainer import TrainConfig  # noqa: E402
 
 ACCURACY_TOLERANCE = 0.02
 """Quantized in-network aggregation must end within 2 accuracy points of the float baselines."""
-FIELDS = ("protocol", "epoch", "step", "train_loss", "test_loss", "test_accuracy", "elapsed_s", "comm_s")
+FIELDS = ("protocol", "seed", "epoch", "step", "train_loss", "test_loss", "test_accuracy", "elapsed_s", "comm_s")
+RUN_FIELDS = ("protocol", "seed", "parameters", "steps", "final_accuracy", "tta_s", "tta_comm_s", "comm_share",
+              "elapsed_s", "comm_s", "link_busy", "switch_busy", "host_busy", "bound")
 
 
-def run_training(net: ExperimentNetwork, protocol: str, epochs: int, loss: float, timeout_s: float) -> list[dict]:
-    """Train once with protocol on every host of net; rank 0's per-epoch records (RuntimeError if a rank failed)."""
+@dataclass(frozen=True)
+class Training:
+    """What every rank of one training run is told (the hyper-parameters all ranks share)."""
+
+    epochs: int
+    hidden: int = TrainConfig.hidden
+    batch: int = TrainConfig.global_batch
+    lr: float = TrainConfig.lr
+    eval_every: int = 0
+    target_accuracy: float | None = None
+
+
+@dataclass
+class TrainRun:
+    """One algorithm, one seed: rank 0's evaluations and what bound the all-reduces."""
+
+    protocol: str
+    seed: int
+    records: list[dict]
+    parameters: int
+    bound: Bound | None
+
+    def row(self, target: float | None) -> dict:
+        last = self.records[-1]
+        hit = next((r for r in self.records if target is not None and r["test_accuracy"] >= target), None)
+        b = self.bound
+        return {"protocol": self.protocol, "seed": self.seed, "parameters": self.parameters, "steps": last["step"],
+                "final_accuracy": last["test_accuracy"], "tta_s": hit["elapsed_s"] if hit else "",
+                "tta_comm_s": hit["comm_s"] if hit else "",
+                "comm_share": round(last["comm_s"] / last["elapsed_s"], 4) if last["elapsed_s"] else "",
+                "elapsed_s": last["elapsed_s"], "comm_s": last["comm_s"],
+                "link_busy": "" if b is None or b.link_busy is None else round(b.link_busy, 4),
+                "switch_busy": "" if b is None else round(b.switch_busy, 4),
+                "host_busy": "" if b is None else round(b.host_busy, 4), "bound": b.verdict if b else ""}
+
+
+def run_training(net: ExperimentNetwork, protocol: str, seed: int, tr: Training, loss: float,
+                 timeout_s: float) -> TrainRun:
+    """Train once with protocol on every host of net (RuntimeError if a rank failed); rank 0's evaluations and the
+    bound of the run's all-reduces: the busiest worker link's bytes over its rate times the time inside the
+    all-reduce, the switch's CPU over that time, the workers' CPU inside the all-reduces over that time and their
+    CPUs."""
     net.reset(loss)
     barrier = net.fresh_barrier()
-    outcomes = net.launch(lambda rank: [sys.executable, "-m", "worker.training", "--job", str(net.job_path), "--rank",
-                                        str(rank), "--protocol", protocol, "--epochs", str(epochs), "--barrier",
-                                        str(barrier), "--program-json", str(net.cfg.program_json)], timeout_s)
+    hosts = list(range(1, net.cfg.workers + 1))
+    ports0, cpu0 = net.network.port_counters(hosts), net.network.switch_cpu_s()
+
+    def argv(rank: int) -> list[str]:
+        a = [sys.executable, "-m", "worker.training", "--job", str(net.job_path), "--rank", str(rank), "--protocol",
+             protocol, "--epochs", str(tr.epochs), "--hidden", str(tr.hidden), "--batch", str(tr.batch), "--lr",
+             str(tr.lr), "--seed", str(seed), "--eval-every", str(tr.eval_every), "--barrier", str(barrier),
+             "--program-json", str(net.cfg.program_json)]
+        return a + (["--stop-at", str(tr.target_accuracy)] if tr.target_accuracy is not None else [])
+    outcomes = net.launch(argv, timeout_s)
     bad = [o for o in outcomes if o.exit_code != 0 or not o.report.get("done")]
     if bad:
         raise RuntimeError(f"{protocol}: " + "; ".join(f"rank {o.rank} exit {o.exit_code}: "
                                                   f"{o.report.get('error') or o.stderr[-300:]}" for o in bad))
     records = [json.loads(line) for line in outcomes[0].stdout.splitlines() if line.startswith("{")]
-    return [r for r in records if "epoch" in r and not r.get("done")]
+    records = [r for r in records if "epoch" in r and not r.get("done")]
+    ports = {h: c - ports0[h] for h, c in net.network.port_counters(hosts).items()}
+    cpu = net.network.switch_cpu_s()
+    switch_cpu = max((cpu[sw] - cpu0.get(sw, 0.0) for sw in cpu), default=0.0)
+    comm_s = float(outcomes[0].report.get("comm_s", 0.0))
+    bound = None
+    if comm_s > 0:
+        busiest = max(max(c.rx_bytes, c.tx_bytes) for c in ports.values())
+        bw = net.cfg.bw
+        bound = Bound(link_busy=None if bw is None else busiest * 8 / (bw * 1e6 * comm_s),
+                      switch_busy=switch_cpu / comm_s,
+                      host_busy=sum(float(o.report.get("comm_cpu_s", 0.0)) for o in outcomes)
+                      / (comm_s * net.network.cpu_layout.host_cpus),
+                      veth_drops=sum(c.drops for c in ports.values()))
+    return TrainRun(protocol, seed, records, int(outcomes[0].report.get("parameters", 0)), bound)
 
 
-def summary(histories: dict[str, list[dict]], workers: int, bw: float | None, machine: dict[str, str]) -> str:
+def summary(runs: Sequence[TrainRun], workers: int, bw: float | None, tr: Training, machine: dict[str, str],
+            calibration: str = "") -> str:
+    first = {r.protocol: r.records for r in runs if r.seed == runs[0].seed}
+    params = runs[0].parameters or 75 * tr.hidden + 10
     lines = ["# Training: digits MLP, data-parallel", "", "## Machine", ""]
     lines += [f"- {k}: {v}" for k, v in machine.items()]
     lines += ["", "## Method", "",
               f"- {workers} Mininet hosts, one P4 switch (embedded), links "
-              + (f"{bw:g} Mbit/s" if bw else "unlimited") + "; scikit-learn's digits (1348 train / 449 test "
-              "images), an MLP 64-32-10, SGD, global batch 64 split over the hosts; each step's gradient (2,410 "
-              "float32 and the loss) is all-reduced by the named collective.", "",
-              "## Result", "", "| algorithm | epochs | final test accuracy | final test loss | time (s) | "
+              + (f"{bw:g} Mbit/s" if bw else "unlimited") + f"; scikit-learn's digits (1348 train / 449 test "
+              f"images), an MLP 64-{tr.hidden}-10 ({params:,} parameters), SGD (lr {tr.lr:g}), global batch "
+              f"{tr.batch} split over the hosts; each step's gradient ({params:,} float32 and the loss) is all-reduced "
+              "by the named collective; evaluated on the test set "
+              + (f"every {tr.eval_every} steps" if tr.eval_every else "after each epoch") + ".",
+              "- Bound of a run's all-reduces (`experiments.bound`'s rule over the time spent inside them): the busiest "
+              "worker link's bytes over its rate times that time, the switch's CPU time over it, the workers' CPU "
+              "time inside the all-reduces over it and the hosts' CPUs."]
+    if calibration:
+        lines.append(f"- Link rate: {calibration}")
+    lines += ["", "## Result (first seed)", "", "| algorithm | steps | final test accuracy | final test loss | time (s) | "
               "of which all-reduce (s) |", "|---|---:|---:|---:|---:|---:|"]
-    for protocol, h in histories.items():
+    for protocol, h in first.items():
         last = h[-1]
-        lines.append(f"| {protocol} | {last['epoch']} | {last['test_accuracy']:.4f} | {last['test_loss']:.4f} | "
+        lines.append(f"| {protocol} | {last['step']} | {last['test_accuracy']:.4f} | {last['test_loss']:.4f} | "
                      f"{last['elapsed_s']:.2f} | {last['comm_s']:.2f} |")
-    floats = [h[-1]["test_accuracy"] for a, h in histories.items() if a not in IN_NETWORK]
-    for protocol, h in histories.items():
-        if protocol in IN_NETWORK and floats:
-            gap = max(floats) - h[-1]["test_accuracy"]
-            verdict = "within" if gap <= ACCURACY_TOLERANCE else "OUTSIDE"
-            lines.append(f"\n{protocol} (quantized, block floating point) ends {gap:+.4f} below the best float baseline: "
-                         f"{verdict} the {ACCURACY_TOLERANCE:.2f} tolerance.")
+    if tr.target_accuracy is None:
+        floats = [h[-1]["test_accuracy"] for a, h in first.items() if a not in IN_NETWORK]
+        for protocol, h in first.items():
+            if protocol in IN_NETWORK and floats:
+                gap = max(floats) - h[-1]["test_accuracy"]
+                verdict = "within" if gap <= ACCURACY_TOLERANCE else "OUTSIDE"
+                lines.append(f"\n{protocol} (quantized, block floating point) ends {gap:+.4f} below the best float "
+                             f"baseline: {verdict} the {ACCURACY_TOLERANCE:.2f} tolerance.")
+    else:
+        lines += tta_lines(runs, tr.target_accuracy)
     return "\n".join(lines) + "\n"
 
 
-def plot(histories: dict[str, list[dict]], path: Path) -> None:
+def tta_lines(runs: Sequence[TrainRun], target: float) -> list[str]:
+    """Time to `target` test accuracy per algorithm over the seeds (median, min–max), the share of it spent
+    all-reducing, the bounds; the ratio of medians over the seeds where both runs' all-reduces were network-bound."""
+    protocols = list(dict.fromkeys(r.protocol for r in runs))
+    seeds = sorted({r.seed for r in runs})
+    lines = ["", f"## Time to {target:g} test accuracy over {len(seeds)} seeds", "",
+             "| algorithm | reached | TTA s (median, min–max) | steps (median) | all-reduce share of TTA (median) | "
+             "bound of the all-reduces |", "|---|---:|---|---:|---:|---|"]
+    tta: dict[tuple[str, int], float] = {}
+    for p in protocols:
+        rs = [r for r in runs if r.protocol == p]
+        rows = [r.row(target) for r in rs]
+        hit = [(r, row) for r, row in zip(rs, rows) if row["tta_s"] != ""]
+        for r, row in hit:
+            tta[(p, r.seed)] = float(row["tta_s"])
+        bounds = [r.bound.verdict if r.bound else "-" for r in rs]
+        counts = ", ".join(f"{bounds.count(v)} {v}" for v in dict.fromkeys(bounds))
+        if not hit:
+            lines.append(f"| {p} | 0 of {len(rs)} | - | - | - | {counts} |")
+            continue
+        t = [float(row["tta_s"]) for _, row in hit]
+        steps = [int(next(x["step"] for x in r.records if x["test_accuracy"] >= target)) for r, _ in hit]
+        share = [float(row["tta_comm_s"]) / float(row["tta_s"]) for _, row in hit]
+        lines.append(f"| {p} | {len(hit)} of {len(rs)} | {statistics.median(t):.1f} ({min(t):.1f}–{max(t):.1f}) | "
+                     f"{statistics.median(steps):g} | {100 * statistics.median(share):.0f} % | {counts} |")
+    ina = [p for p in protocols if p in IN_NETWORK]
+    for a in ina:
+        for b in (p for p in protocols if p not in IN_NETWORK):
+            both = [s for s in seeds if (a, s) in tta and (b, s) in tta and all(
+                r.bound is not None and r.bound.verdict == "network" for r in runs
+                if r.seed == s and r.protocol in (a, b))]
+            if both:
+                ratio = statistics.median(tta[(a, s)] / tta[(b, s)] for s in both)
+                lines.append(f"\n{a} / {b} time to accuracy: {ratio:.2f}× (median over the {len(both)} seeds whose "
+                             "all-reduces were network-bound on both sides).")
+            others = [s for s in seeds if s not in both]
+            if others:
+                lines.append(f"Seeds left out of the {a} / {b} ratio (a run not network-bound or not reaching the "
+                             f"target): {', '.join(map(str, others))}.")
+    return lines
+
+
+def plot(runs: Sequence[TrainRun], path: Path) -> None:
+    histories = {r.protocol: r.records for r in runs if r.seed == runs[0].seed}
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4.2))
     for protocol, h in histories.items():
         a1.plot([r["elapsed_s"] for r in h], [r["test_loss"] for r in h], marker="o", label=protocol)
@@ -92,10 +220,14 @@ def plot(histories: dict[str, list[dict]], path: Path) -> None:
         a.set_ylabel("test loss (cross-entropy)")
         a.grid(True, alpha=0.3)
         a.legend()
-    fig.suptitle("digits MLP, data-parallel: test loss per epoch")
+    fig.suptitle("digits MLP, data-parallel: test loss (first seed)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+def _bw(text: str) -> float | str:
+    return "auto" if text == "auto" else nonnegative_float(text)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -104,18 +236,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                    default=[p for p in PROTOCOLS if not PROTOCOLS[p].needs_ps])
     p.add_argument("--workers", type=in_range(1, MAX_WORKERS), default=4)
     p.add_argument("--epochs", type=at_least(1), default=20)
-    p.add_argument("--bw", type=nonnegative_float, default=10.0, help="link rate in Mbit/s (0: unlimited)")
+    p.add_argument("--bw", type=_bw, default=10.0, metavar="MBIT|auto",
+                   help="link rate in Mbit/s (0: unlimited; auto: calibrated to the switch and hosts)")
     p.add_argument("--loss", type=probability(below_one=True), default=0.0)
-    p.add_argument("--timeout", type=positive_float, default=300.0, help="bound on one algorithm's training, seconds")
+    p.add_argument("--hidden", type=at_least(1), default=TrainConfig.hidden, help="hidden units (params: 75 h + 10)")
+    p.add_argument("--batch", type=at_least(1), default=TrainConfig.global_batch, help="global batch")
+    p.add_argument("--lr", type=positive_float, default=TrainConfig.lr)
+    p.add_argument("--seeds", type=at_least(1), default=1, help="seeds 0..N-1 (data split and initial model)")
+    p.add_argument("--eval-every", type=at_least(0), default=0, help="evaluate every N steps (0: each epoch)")
+    p.add_argument("--target-accuracy", type=probability(), default=None,
+                   help="stop each run at this test accuracy and report the time to it")
+    p.add_argument("--timeout", type=positive_float, default=300.0, help="bound on one run, seconds")
     p.add_argument("--results", type=Path, default=ROOT / "results")
     json_path, p4info = program_paths(ROOT / "out", SWITCHML.program)
     p.add_argument("--json", dest="program_json", type=Path, default=json_path)
     p.add_argument("--p4info", type=Path, default=p4info)
     args = p.parse_args(argv)
-    cfg = ExperimentConfig(workers=args.workers, bw=args.bw or None, program_json=args.program_json,
-                           p4info=args.p4info, run_dir=Path("/tmp/ina-testbed/train"))
+    tr = Training(args.epochs, args.hidden, args.batch, args.lr, args.eval_every, args.target_accuracy)
+    cfg = ExperimentConfig(workers=args.workers, bw=None if args.bw in ("auto", 0) else args.bw,
+                           program_json=args.program_json, p4info=args.p4info, run_dir=Path("/tmp/ina-testbed/train"))
     try:
         cfg.check()
+        if args.batch < args.workers:
+            raise ValueError(f"--batch {args.batch} is smaller than the {args.workers} workers")
         for protocol in args.protocols:
             replace(cfg, protocol=protocol).fabric().check(protocol, PROTOCOLS[protocol].program,
                                                            PROTOCOLS[protocol].in_network)
@@ -123,22 +266,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail("python -m experiments.train", str(err))
     if needs_root("train"):
         return 2
-    histories: dict[str, list[dict]] = {}
+    calibration = ""
+    if args.bw == "auto":
+        from experiments.calibrate import calibrate
+
+        cals = [calibrate(replace(cfg, protocol=protocol)) for protocol in args.protocols]
+        for cal in cals:
+            print(f"link rate auto: {cal.describe()}", flush=True)
+        cfg = replace(cfg, bw=min(cal.bw_mbps for cal in cals))
+        calibration = f"auto, {cfg.bw:g} Mbit/s (" + "; ".join(c.describe() for c in cals) + ")"
+    runs: list[TrainRun] = []
     with ExperimentNetwork(cfg) as net:
-        for protocol in args.protocols:
-            print(f"\n{protocol}: training on {args.workers} hosts", flush=True)
-            print(f"{'epoch':>5}  {'train loss':>10}  {'test loss':>9}  {'accuracy':>8}  {'time s':>7}  "
-                  f"{'all-reduce s':>12}")
-            h = run_training(net, protocol, args.epochs, args.loss, args.timeout)
-            for r in h:
-                print(f"{r['epoch']:>5}  {r['train_loss']:>10.4f}  {r['test_loss']:>9.4f}  {r['test_accuracy']:>8.4f}"
-                      f"  {r['elapsed_s']:>7.2f}  {r['comm_s']:>12.2f}")
-            histories[protocol] = h
+        for seed in range(args.seeds):
+            for protocol in args.protocols:
+                print(f"\n{protocol}: training on {args.workers} hosts" + (f", seed {seed}" if args.seeds > 1 else ""),
+                      flush=True)
+                print(f"{'epoch':>5}  {'step':>5}  {'train loss':>10}  {'test loss':>9}  {'accuracy':>8}  "
+                      f"{'time s':>7}  {'all-reduce s':>12}")
+                run = run_training(net, protocol, seed, tr, args.loss, args.timeout)
+                for r in run.records:
+                    print(f"{r['epoch']:>5}  {r['step']:>5}  {r['train_loss']:>10.4f}  {r['test_loss']:>9.4f}  "
+                          f"{r['test_accuracy']:>8.4f}  {r['elapsed_s']:>7.2f}  {r['comm_s']:>12.2f}")
+                if run.bound is not None:
+                    print("all-reduces " + run.bound.describe())
+                runs.append(run)
     out = results_dir(args.results, "train")
-    write_dicts(out / "history.csv", FIELDS, ({**r, "protocol": protocol} for protocol, h in histories.items() for r in h))
-    text = summary(histories, args.workers, cfg.bw, machine_info())
+    write_dicts(out / "history.csv", FIELDS, ({**r, "protocol": run.protocol, "seed": run.seed}
+                                              for run in runs for r in run.records))
+    write_dicts(out / "runs.csv", RUN_FIELDS, (run.row(tr.target_accuracy) for run in runs))
+    text = summary(runs, args.workers, cfg.bw, tr, machine_info(), calibration)
     (out / "summary.md").write_text(text)
-    plot(histories, out / "loss.png")
+    plot(runs, out / "loss.png")
     print("\n" + text + f"\nwritten to {out}")
     return 0 if "OUTSIDE" not in text else 1
 

@@ -1,10 +1,12 @@
 """One rank of a data-parallel training job on the digits data, gradients all-reduced by a testbed collective.
 
     python -m worker.training --job job.json --rank R [--protocol switchml|ring|ps] [--epochs 10] [--batch 64] [--lr 0.1]
-                       [--hidden 32] [--seed 0] [--barrier DIR] [--program-json out/switchml.json]
+                       [--hidden 32] [--seed 0] [--eval-every N] [--stop-at ACCURACY] [--barrier DIR]
+                       [--program-json out/switchml.json]
 
-Prints one JSON object per epoch (epoch, step, train_loss, test_loss, test_accuracy, elapsed_s, comm_s) and a
-final one with "done": true. Exit codes as `python -m worker` (2: switch or peer unreachable, 3: bad configuration).
+Prints one JSON object per evaluation (each epoch, or every --eval-every steps: epoch, step, train_loss, test_loss,
+test_accuracy, elapsed_s, comm_s) and a final one with "done": true, the parameter count and the CPU time the
+all-reduces took (comm_cpu_s); --stop-at ends training at the first evaluation that reaches that accuracy. Exit codes as `python -m worker` (2: switch or peer unreachable, 3: bad configuration).
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 from worker.barrier import BarrierError, file_barrier
 from worker.collective import CollectiveOptions
@@ -37,13 +42,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=d.lr)
     p.add_argument("--hidden", type=int, default=d.hidden)
     p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--eval-every", type=int, default=d.eval_every, help="evaluate every N steps (0: each epoch)")
+    p.add_argument("--stop-at", type=float, default=None, help="stop once the test accuracy reaches this")
     p.add_argument("--barrier", metavar="DIR")
     p.add_argument("--program-json", type=Path)
     args = p.parse_args(argv)
     try:
         job = JobConfig.load(args.job)
         cfg = TrainConfig(epochs=args.epochs, global_batch=args.batch, lr=args.lr, hidden=args.hidden,
-                          seed=args.seed)
+                          seed=args.seed, eval_every=max(0, args.eval_every), stop_at=args.stop_at)
         if cfg.global_batch < job.num_workers:
             raise JobConfigError(f"--batch {cfg.global_batch} is smaller than the {job.num_workers} workers")
     except (JobConfigError, ValueError) as exc:
@@ -59,14 +66,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         with open_collective(args.protocol, job, args.rank, options) as coll:
             if args.barrier:
                 file_barrier(args.barrier, args.rank, job.num_workers, 60.0)
-            hist = train(coll.allreduce, args.rank, job.num_workers, data, cfg, on_epoch=report)
+            comm_cpu = [0.0]
+
+            def allreduce(arr: np.ndarray) -> np.ndarray:
+                c0 = time.process_time()
+                try:
+                    return coll.allreduce(arr)
+                finally:
+                    comm_cpu[0] += time.process_time() - c0
+            hist = train(allreduce, args.rank, job.num_workers, data, cfg, on_epoch=report)
     except (SwitchUnreachable, PeerUnreachable, BarrierError) as exc:
         print(json.dumps({"ok": False, "error": str(exc)}))
         print(f"training: error: {exc}", file=sys.stderr)
         return 2
     last = hist.epochs[-1] if hist.epochs else None
     print(json.dumps({"ok": True, "done": True, "protocol": args.protocol, "rank": args.rank,
-                      **(last.as_dict() if last else {})}))
+                      "parameters": hist.params.size if hist.params is not None else 0,
+                      "comm_cpu_s": round(comm_cpu[0], 4), **(last.as_dict() if last else {})}))
     return 0
 
 

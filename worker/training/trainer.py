@@ -23,6 +23,10 @@ class TrainConfig:
     lr: float = 0.1
     hidden: int = 32
     seed: int = 0
+    eval_every: int = 0
+    """Evaluate on the test set every this many steps (0: at the end of each epoch)."""
+    stop_at: float | None = None
+    """Stop at the first evaluation whose test accuracy reaches this (time to accuracy); None: run every epoch."""
 
 
 @dataclass
@@ -30,6 +34,7 @@ class EpochRecord:
     """State after one epoch, as every rank sees it (the parameters are identical on every rank)."""
 
     epoch: int
+    """The epoch the evaluation fell in (evaluations every `eval_every` steps share it)."""
     step: int
     train_loss: float
     test_loss: float
@@ -61,7 +66,7 @@ def train(allreduce: Callable[[np.ndarray], np.ndarray], rank: int, world: int, 
     start, comm, step = clock(), 0.0, 0
     for epoch in range(1, cfg.epochs + 1):
         order = np.random.default_rng([cfg.seed, epoch]).permutation(n)  # the same on every rank
-        losses = []
+        losses: list[float] = []
         for s in range(steps_per_epoch):
             batch = order[s * cfg.global_batch:(s + 1) * cfg.global_batch]
             mine = batch[rank::world]
@@ -72,10 +77,16 @@ def train(allreduce: Callable[[np.ndarray], np.ndarray], rank: int, world: int, 
             model.params -= np.float32(cfg.lr) * total[:-1].astype(np.float32)
             losses.append(float(total[-1]))
             step += 1
-        test_loss, acc = model.evaluate(data.x_test, data.y_test)
-        rec = EpochRecord(epoch, step, float(np.mean(losses)), test_loss, acc, clock() - start, comm)
-        hist.epochs.append(rec)
-        if on_epoch is not None:
-            on_epoch(rec)
+            last = s == steps_per_epoch - 1
+            if (cfg.eval_every and step % cfg.eval_every == 0) or (last and not cfg.eval_every):
+                test_loss, acc = model.evaluate(data.x_test, data.y_test)
+                rec = EpochRecord(epoch, step, float(np.mean(losses)), test_loss, acc, clock() - start, comm)
+                losses = []
+                hist.epochs.append(rec)
+                if on_epoch is not None:
+                    on_epoch(rec)
+                if cfg.stop_at is not None and acc >= cfg.stop_at:  # every rank sees the same model: all stop here
+                    hist.params = model.params.copy()
+                    return hist
     hist.params = model.params.copy()
     return hist

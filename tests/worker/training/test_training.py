@@ -101,3 +101,14 @@ def test_ddp_comm_hook_averages_buckets_through_a_collective() -> None:
     [t.start() for t in threads]
     [t.join(30) for t in threads]
     assert out[0].tolist() == out[1].tolist() == [1.5] * 5
+
+
+def test_time_to_accuracy_stops_at_the_first_evaluation_that_reaches_it() -> None:
+    cfg = TrainConfig(epochs=10, eval_every=3, stop_at=0.9, hidden=32)
+    hist = run_ranks(2, LockstepAllReduce(2).for_rank, cfg)
+    for h in hist:
+        steps = [r.step for r in h.epochs]
+        assert steps == list(range(3, 3 * len(steps) + 1, 3))  # every third step
+        assert h.epochs[-1].test_accuracy >= 0.9 > max(r.test_accuracy for r in h.epochs[:-1])
+        assert steps[-1] < 10 * (len(DATA.y_train) // cfg.global_batch)  # stopped early
+    assert np.array_equal(hist[0].params, hist[1].params)
