@@ -2,7 +2,7 @@
 switch memory (`make multitenant`).
 
     python -m experiments.multitenant [--jobs 3] [--workers 2] [--size 65536] [--cells 6144] [--window W] [--loss 0]
-                               [--reps 3] [--results results] [--program-dir out]
+                               [--bw MBIT] [--reps 3] [--results results] [--program-dir out]
 
 Switch memory is counted in int32 value cells: SwitchML gives each job `cells / (jobs * 2 * N)` slots (two sets of N
 elements each, N = 64), so a job's window is capped by its share; ATP's jobs all hash their windows into one pool of
@@ -25,7 +25,7 @@ from pathlib import Path
 from experiments.run import ExperimentConfig, ExperimentNetwork, _num_elems
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target
-from worker.arguments import at_least, fail, in_range, probability
+from worker.arguments import at_least, fail, in_range, nonnegative_float, probability
 from worker.job import MAX_WORKERS
 from worker.protocols import ATP, PROTOCOLS, SWITCHML, default_windows, program_paths
 
@@ -75,12 +75,13 @@ def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
 
 
 def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
-                        program_dir: Path, target: Target, run_dir: Path, seed: int = 1) -> list[ExperimentConfig]:
+                        program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
+                        bw: float | None = None) -> list[ExperimentConfig]:
     """One experiment per compared protocol, each checked (ValueError naming a bad value)."""
     pools = pools_for(cells, jobs, program_dir)
     configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=jobs, size=size, loss=loss, target=target,
                                 program_dir=program_dir, pool_size=pools[proto], window=window, seed=seed,
-                                run_dir=run_dir / proto, timeout_s=300.0) for proto in COMPARED]
+                                run_dir=run_dir / proto, timeout_s=300.0, bw=bw) for proto in COMPARED]
     for cfg in configs:
         cfg.check()
     return configs
@@ -88,10 +89,10 @@ def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, windo
 
 def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float, reps: int,
                     program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
-                    progress: bool = True) -> list[JobRow]:
+                    progress: bool = True, bw: float | None = None) -> list[JobRow]:
     rows: list[JobRow] = []
     for cfg in multitenant_configs(jobs=jobs, workers=workers, size=size, cells=cells, window=window, loss=loss,
-                                   program_dir=program_dir, target=target, run_dir=run_dir, seed=seed):
+                                   program_dir=program_dir, target=target, run_dir=run_dir, seed=seed, bw=bw):
         proto = cfg.protocol
         with ExperimentNetwork(cfg) as net:
             for rep in range(1, reps + 1):
@@ -110,8 +111,8 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                         r = rows[-1]
                         ok = "✓" if r.verified else "✗"
                         print(f"{proto:>8} rep {rep} job {r.job}: {ok} {r.completion_s:.3f} s, "
-                              f"{100 * r.in_switch_fraction:.1f} % in switch, {r.collisions} collisions",
-                              file=sys.stderr)
+                              f"{100 * r.in_switch_fraction:.1f} % in switch, {r.collisions} collisions, "
+                              f"bound {r.bound or '-'}", file=sys.stderr)
     return rows
 
 
@@ -134,8 +135,8 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
     """Per protocol, job completion times over every job of every repetition (mean, median, p99, max) and Jain's
     fairness index of the jobs' goodputs within a repetition (median and lowest over the repetitions); a repetition
     with a job that did not verify counts that job's goodput as 0."""
-    out = ["| protocol | jobs x reps | JCT mean s | p50 | p99 | max | Jain's index (median, lowest) |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| protocol | jobs x reps | JCT mean s | p50 | p99 | max | Jain's index (median, lowest) | bound |",
+           "|---|---|---|---|---|---|---|---|"]
     for proto in COMPARED:
         rs = [r for r in rows if r.protocol == proto]
         t = [r.completion_s for r in rs if r.verified]
@@ -143,19 +144,22 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
             continue
         reps = sorted({r.rep for r in rs})
         fair = [jain([r.goodput_elems_per_s if r.verified else 0.0 for r in rs if r.rep == k]) for k in reps]
+        bounds = [r.bound or "-" for r in rs]
         out.append(f"| {proto} | {len(t)} of {len(rs)} verified | {statistics.mean(t):.3f} | "
                    f"{percentile(t, 50):.3f} | {percentile(t, 99):.3f} | {max(t):.3f} | "
-                   f"{statistics.median(fair):.3f}, {min(fair):.3f} |")
+                   f"{statistics.median(fair):.3f}, {min(fair):.3f} | "
+                   + ", ".join(f"{bounds.count(v)} {v}" for v in dict.fromkeys(bounds)) + " |")
     return out
 
 
 def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
-            pools: dict[str, int], machine: dict[str, str]) -> str:
+            pools: dict[str, int], machine: dict[str, str], bw: float | None = None) -> str:
     """summary.md: the method, then per protocol and job the median completion time (min-max), fraction aggregated
     in the switch, collisions; and the ATP / SwitchML ratio of the mean completion time."""
     lines = ["# Multi-tenant in-network aggregation: SwitchML vs ATP", ""]
     lines += [f"- {k}: {v}" for k, v in machine.items()]
-    lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}, switch memory "
+    lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}, links "
+              + (f"{bw:g} Mbit/s" if bw else "unlimited") + f", switch memory "
               f"{cells} int32 cells: SwitchML {pools[SWITCHML.name]} slots per job (static partition), ATP "
               f"{pools[ATP.name]} aggregators shared", ""]
     lines += ["| protocol | job | correct | completion s (median, min-max) | in switch | collisions | raw resends "
@@ -178,6 +182,15 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
     if all(p in means for p in COMPARED):
         ratio = statistics.mean(means[ATP.name]) / statistics.mean(means[SWITCHML.name])
         lines += ["", f"Mean job completion time, ATP / SwitchML: {ratio:.2f}x."]
+        net = {p: [r.completion_s for r in rows if r.protocol == p and r.verified and r.bound == "network"]
+               for p in COMPARED}
+        if all(net.values()):
+            lines.append(f"Over the network-bound jobs only ({len(net[ATP.name])} ATP, {len(net[SWITCHML.name])} "
+                         f"SwitchML): {statistics.mean(net[ATP.name]) / statistics.mean(net[SWITCHML.name]):.2f}x.")
+        else:
+            lines.append("Not a bandwidth comparison: " + "; ".join(
+                f"{p}: {len(net[p])} of {sum(r.protocol == p for r in rows)} jobs network-bound" for p in COMPARED)
+                + " (the bound column below says what bound the others).")
     lines += ["", "## Job completion times and fairness", "",
               "Over every job of every repetition (p99 of a few dozen runs is close to their maximum); Jain's index of "
               "the jobs' goodputs in one repetition: 1.0 when every job got the same.", ""] + jct_lines(rows)
@@ -222,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="packets in flight per worker, capped by the protocol's pool (default: the protocol's, "
                         + default_windows() + ")")
     p.add_argument("--loss", type=probability(below_one=True), default=0.0)
+    p.add_argument("--bw", type=nonnegative_float, default=0.0, help="link rate in Mbit/s (default 0: unlimited)")
     add_study_arguments(p)
     args = p.parse_args(argv)
     run_dir = Path("/tmp/ina-testbed/multitenant")
@@ -230,7 +244,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         pools = pools_for(args.cells, args.jobs, args.program_dir)
         multitenant_configs(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                             window=args.window, loss=args.loss, program_dir=args.program_dir, target=target,
-                            run_dir=run_dir, seed=args.seed)
+                            run_dir=run_dir, seed=args.seed, bw=args.bw or None)
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if needs_root("multitenant"):
@@ -242,12 +256,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                                window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
-                               target=target, run_dir=run_dir, seed=args.seed)
+                               target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None)
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
-                   pools=pools, machine=machine)
+                   pools=pools, machine=machine, bw=args.bw or None)
     finish(args.results, "multitenant", rows, text, plot)
     return 0 if all(r.verified for r in rows) else 1
 
