@@ -60,6 +60,11 @@ class JobRow:
     """What the job's worker hosts sent into the network (experiments.run.ExperimentResult.wire)."""
     bound: str = ""
     """What bound the run (experiments.bound)."""
+    srtt_ms: float | None = None
+    """The largest smoothed round-trip time the job's workers measured (None: not reported)."""
+    ps_link_busy: float | None = None
+    """ATP on rate-limited links: the bytes that crossed the PS's link (both directions together) over its rate and
+    the job's time (up to 2: each direction carries the rate)."""
 
 
 def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
@@ -98,6 +103,10 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
             for rep in range(1, reps + 1):
                 for job, res in zip(net.jobs, net.run_jobs(cfg)):
                     ps = res.ps or {}
+                    rtts = [float(o.report["srtt_ms"]) for o in res.workers if o.report.get("srtt_ms") is not None]
+                    ps_bytes = res.links.get("ps", (0, 0))[1]
+                    ps_busy = ps_bytes * 8 / (cfg.bw * 1e6 * res.elapsed_s) \
+                        if cfg.bw and res.elapsed_s > 0 and "ps" in res.links else None
                     rows.append(JobRow(
                         protocol=proto, rep=rep, job=job.job_id, workers=workers, size_elems=size,
                         pool_slots=cfg.pool_size, window_packets=cfg.window_width,
@@ -106,7 +115,8 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                         completion_s=res.elapsed_s, goodput_elems_per_s=res.goodput,
                         retransmissions=res.retransmissions,
                         in_switch_fraction=float(ps.get("switch_fraction", 0.0 if PROTOCOLS[proto].needs_ps else 1.0)),
-                        collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0))))
+                        collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0)),
+                        srtt_ms=max(rtts) if rtts else None, ps_link_busy=ps_busy))
                     if progress:
                         r = rows[-1]
                         ok = "✓" if r.verified else "✗"
@@ -191,10 +201,39 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
             lines.append("Not a bandwidth comparison: " + "; ".join(
                 f"{p}: {len(net[p])} of {sum(r.protocol == p for r in rows)} jobs network-bound" for p in COMPARED)
                 + " (the bound column below says what bound the others).")
+    lines += why_lines(rows, bw)
     lines += ["", "## Job completion times and fairness", "",
               "Over every job of every repetition (p99 of a few dozen runs is close to their maximum); Jain's index of "
               "the jobs' goodputs in one repetition: 1.0 when every job got the same.", ""] + jct_lines(rows)
     return "\n".join(lines) + "\n"
+
+
+def why_lines(rows: Sequence[JobRow], bw: float | None) -> list[str]:
+    """What the measurements say about the two designs' limits: each protocol's window against the path's
+    bandwidth-delay product (its workers' smoothed RTT times the link rate), and the PS link's load for ATP."""
+    out = ["", "## What bound the jobs", ""]
+    for proto in COMPARED:
+        rs = [r for r in rows if r.protocol == proto and r.verified]
+        if not rs:
+            continue
+        bounds = [r.bound or "-" for r in rs]
+        text = f"- {proto}: " + ", ".join(f"{bounds.count(v)} {v}" for v in dict.fromkeys(bounds))
+        rtts = [r.srtt_ms for r in rs if r.srtt_ms is not None]
+        if rtts:
+            rtt = statistics.median(rtts)
+            text += f"; workers' smoothed RTT {rtt:.1f} ms (median of the jobs' largest)"
+            if bw:
+                bdp = bw * 1e6 * rtt / 1e3 / 8
+                text += (f", so a link's bandwidth-delay product is {bdp:,.0f} bytes; window "
+                         f"{rs[0].window_packets} packets (pool {rs[0].pool_slots})")
+        busy = [r.ps_link_busy for r in rs if r.ps_link_busy is not None]
+        if busy:
+            text += (f"; the PS's link carried {statistics.median(busy):.2f}x its rate (both directions together, "
+                     f"median over the jobs), {statistics.median(r.collisions for r in rs):g} collisions per job sent "
+                     f"to the PS (median), {100 * statistics.mean(r.in_switch_fraction for r in rs):.0f} % aggregated "
+                     "in the switch")
+        out.append(text)
+    return out
 
 
 def plot(rows: Sequence[JobRow], path: Path) -> None:
