@@ -2,7 +2,7 @@
 switch memory (`make multitenant`).
 
     python -m experiments.multitenant [--jobs 3] [--workers 2] [--size 65536] [--cells 6144] [--window W] [--loss 0]
-                               [--bw MBIT] [--reps 3] [--results results] [--program-dir out]
+                               [--bw MBIT] [--partitions K] [--reps 3] [--results results] [--program-dir out]
 
 Switch memory is counted in int32 value cells: SwitchML gives each job `cells / (jobs * 2 * N)` slots (two sets of N
 elements each, N = 64), so a job's window is capped by its share; ATP's jobs all hash their windows into one pool of
@@ -62,17 +62,23 @@ class JobRow:
     """What bound the run (experiments.bound)."""
     srtt_ms: float | None = None
     """The largest smoothed round-trip time the job's workers measured (None: not reported)."""
+    wait_s: float = 0.0
+    """Time the job waited for a static partition (SwitchML with fewer partitions than jobs); in completion_s."""
     ps_link_busy: float | None = None
     """ATP on rate-limited links: the bytes that crossed the PS's link (both directions together) over its rate and
     the job's time (up to 2: each direction carries the rate)."""
 
 
-def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
-    """Pool size per protocol for `cells` int32 cells of switch memory: SwitchML slots per job, ATP aggregators."""
+def pools_for(cells: int, jobs: int, program_dir: Path, partitions: int | None = None) -> dict[str, int]:
+    """Pool size per protocol for `cells` int32 cells of switch memory: SwitchML slots per static partition (one per
+    job unless `partitions` says fewer), ATP aggregators."""
     n_sml = _num_elems(program_paths(program_dir, SWITCHML.program)[0])
     n_atp = _num_elems(program_paths(program_dir, ATP.program)[0])
+    parts = partitions or jobs
+    if parts > jobs or jobs % parts:
+        raise ValueError(f"--partitions {parts} must divide the {jobs} jobs (the jobs wait for a partition in waves)")
     # SwitchML: a static partition, two sets (shadow copies) per slot; ATP: one pool shared by every job
-    out = {SWITCHML.name: cells // (jobs * 2 * n_sml), ATP.name: cells // n_atp}
+    out = {SWITCHML.name: cells // (parts * 2 * n_sml), ATP.name: cells // n_atp}
     for proto, size in out.items():
         if size < 1:
             raise ValueError(f"{cells} cells give {proto} no {'aggregator' if PROTOCOLS[proto].needs_ps else 'slot'}")
@@ -81,10 +87,13 @@ def pools_for(cells: int, jobs: int, program_dir: Path) -> dict[str, int]:
 
 def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
                         program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
-                        bw: float | None = None) -> list[ExperimentConfig]:
-    """One experiment per compared protocol, each checked (ValueError naming a bad value)."""
-    pools = pools_for(cells, jobs, program_dir)
-    configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=jobs, size=size, loss=loss, target=target,
+                        bw: float | None = None, partitions: int | None = None) -> list[ExperimentConfig]:
+    """One experiment per compared protocol, each checked (ValueError naming a bad value); SwitchML's network has
+    one job per static partition."""
+    pools = pools_for(cells, jobs, program_dir, partitions)
+    at_once = {SWITCHML.name: partitions or jobs, ATP.name: jobs}
+    configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=at_once[proto], size=size, loss=loss,
+                                target=target,
                                 program_dir=program_dir, pool_size=pools[proto], window=window, seed=seed,
                                 run_dir=run_dir / proto, timeout_s=300.0, bw=bw) for proto in COMPARED]
     for cfg in configs:
@@ -94,25 +103,38 @@ def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, windo
 
 def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float, reps: int,
                     program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
-                    progress: bool = True, bw: float | None = None) -> list[JobRow]:
+                    progress: bool = True, bw: float | None = None, partitions: int | None = None) -> list[JobRow]:
+    """Every job of every repetition. With fewer SwitchML partitions than jobs, SwitchML's jobs run in waves of one
+    job per partition (a job waits, first come first served, for a partition to free): a job's completion time then
+    counts from the start of the repetition, its wait included, as ATP's evaluation counts it."""
     rows: list[JobRow] = []
     for cfg in multitenant_configs(jobs=jobs, workers=workers, size=size, cells=cells, window=window, loss=loss,
-                                   program_dir=program_dir, target=target, run_dir=run_dir, seed=seed, bw=bw):
+                                   program_dir=program_dir, target=target, run_dir=run_dir, seed=seed, bw=bw,
+                                   partitions=partitions):
         proto = cfg.protocol
         with ExperimentNetwork(cfg) as net:
             for rep in range(1, reps + 1):
-                for job, res in zip(net.jobs, net.run_jobs(cfg)):
+                waves = jobs // cfg.jobs
+                wait = 0.0
+                results = []
+                for w in range(waves):
+                    ran = net.run_jobs(cfg)
+                    results += [(w * cfg.jobs + job.job_id, res, wait) for job, res in zip(net.jobs, ran)]
+                    wait += max(res.elapsed_s for res in ran)
+                for job_id, res, waited in results:
                     ps = res.ps or {}
                     rtts = [float(o.report["srtt_ms"]) for o in res.workers if o.report.get("srtt_ms") is not None]
                     ps_bytes = res.links.get("ps", (0, 0))[1]
                     ps_busy = ps_bytes * 8 / (cfg.bw * 1e6 * res.elapsed_s) \
                         if cfg.bw and res.elapsed_s > 0 and "ps" in res.links else None
                     rows.append(JobRow(
-                        protocol=proto, rep=rep, job=job.job_id, workers=workers, size_elems=size,
+                        protocol=proto, rep=rep, job=job_id, workers=workers, size_elems=size,
                         pool_slots=cfg.pool_size, window_packets=cfg.window_width,
                         verified=res.correct, wire_frames=res.wire[0], wire_bytes=res.wire[1],
                         bound=res.bound.verdict if res.bound else "",
-                        completion_s=res.elapsed_s, goodput_elems_per_s=res.goodput,
+                        completion_s=waited + res.elapsed_s,
+                        goodput_elems_per_s=size / (waited + res.elapsed_s) if waited else res.goodput,
+                        wait_s=waited,
                         retransmissions=res.retransmissions,
                         in_switch_fraction=float(ps.get("switch_fraction", 0.0 if PROTOCOLS[proto].needs_ps else 1.0)),
                         collisions=int(ps.get("collisions", 0)), raw_sequences=int(ps.get("raw_sequences", 0)),
@@ -163,15 +185,19 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
 
 
 def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
-            pools: dict[str, int], machine: dict[str, str], bw: float | None = None) -> str:
+            pools: dict[str, int], machine: dict[str, str], bw: float | None = None,
+            partitions: int | None = None) -> str:
     """summary.md: the method, then per protocol and job the median completion time (min-max), fraction aggregated
     in the switch, collisions; and the ATP / SwitchML ratio of the mean completion time."""
     lines = ["# Multi-tenant in-network aggregation: SwitchML vs ATP", ""]
     lines += [f"- {k}: {v}" for k, v in machine.items()]
     lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}, links "
               + (f"{bw:g} Mbit/s" if bw else "unlimited") + f", switch memory "
-              f"{cells} int32 cells: SwitchML {pools[SWITCHML.name]} slots per job (static partition), ATP "
-              f"{pools[ATP.name]} aggregators shared", ""]
+              f"{cells} int32 cells: SwitchML {pools[SWITCHML.name]} slots per "
+              + (f"static partition, {partitions} partitions: a job waits for a free one (first come, first served; "
+                 "its completion time counts from the start, the wait included)" if partitions and partitions < jobs
+                 else "job (static partition)") + f", ATP {pools[ATP.name]} aggregators shared by every job at once",
+              ""]
     lines += ["| protocol | job | correct | completion s (median, min-max) | in switch | collisions | raw resends "
               "| retx |",
               "|---|---|---|---|---|---|---|---|"]
@@ -275,15 +301,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                         + default_windows() + ")")
     p.add_argument("--loss", type=probability(below_one=True), default=0.0)
     p.add_argument("--bw", type=nonnegative_float, default=0.0, help="link rate in Mbit/s (default 0: unlimited)")
+    p.add_argument("--partitions", type=at_least(1), default=None,
+                   help="SwitchML's static partitions of the memory (default: one per job); with fewer, jobs wait "
+                        "for a free one (in waves), as in ATP's evaluation")
     add_study_arguments(p)
     args = p.parse_args(argv)
     run_dir = Path("/tmp/ina-testbed/multitenant")
     try:  # every value checked before anything is started or written
         target, why = Target.explain(args.target)
-        pools = pools_for(args.cells, args.jobs, args.program_dir)
+        pools = pools_for(args.cells, args.jobs, args.program_dir, args.partitions)
         multitenant_configs(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                             window=args.window, loss=args.loss, program_dir=args.program_dir, target=target,
-                            run_dir=run_dir, seed=args.seed, bw=args.bw or None)
+                            run_dir=run_dir, seed=args.seed, bw=args.bw or None, partitions=args.partitions)
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if needs_root("multitenant"):
@@ -295,12 +324,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                                window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
-                               target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None)
+                               target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None,
+                               partitions=args.partitions)
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
-                   pools=pools, machine=machine, bw=args.bw or None)
+                   pools=pools, machine=machine, bw=args.bw or None, partitions=args.partitions)
     finish(args.results, "multitenant", rows, text, plot)
     return 0 if all(r.verified for r in rows) else 1
 
