@@ -7,7 +7,8 @@ fast link often makes the emulator's switch or the workers the limit instead. Ev
 - `link_busy`: the busiest worker link's bytes (either direction, Ethernet headers included) over what its rate
   carries in the run's time (None on unlimited veth links, which have no rate);
 - `switch_busy`: the busiest switch process's CPU time over the run's time (a switch is one process: 1.0 = a CPU);
-- `host_busy`: the worker processes' CPU time over the run's time times the CPUs the hosts may use;
+- `host_busy`: the host processes' CPU time (the workers', and the parameter servers' while serving) over the run's
+  time times the CPUs the hosts may use;
 - `veth_drops`: frames the kernel dropped on the switch's interfaces during the run (the emulator's drops, not the
   protocol's simulated loss).
 

@@ -2,7 +2,8 @@
 switch memory (`make multitenant`).
 
     python -m experiments.multitenant [--jobs 3] [--workers 2] [--size 65536] [--cells 6144] [--window W] [--loss 0]
-                               [--bw MBIT] [--partitions K] [--reps 3] [--results results] [--program-dir out]
+                               [--bw MBIT] [--partitions K] [--ps-per-job] [--reps 3] [--results results]
+                               [--program-dir out]
 
 Switch memory is counted in int32 value cells: SwitchML gives each job `cells / (jobs * 2 * N)` slots (two sets of N
 elements each, N = 64), so a job's window is capped by its share; ATP's jobs all hash their windows into one pool of
@@ -65,8 +66,8 @@ class JobRow:
     wait_s: float = 0.0
     """Time the job waited for a static partition (SwitchML with fewer partitions than jobs); in completion_s."""
     ps_link_busy: float | None = None
-    """ATP on rate-limited links: the bytes that crossed the PS's link (both directions together) over its rate and
-    the job's time (up to 2: each direction carries the rate)."""
+    """ATP on rate-limited links: the bytes that crossed a PS's link (both directions together; with a PS per job,
+    the PS links' average) over its rate and the job's time (up to 2: each direction carries the rate)."""
 
 
 def pools_for(cells: int, jobs: int, program_dir: Path, partitions: int | None = None) -> dict[str, int]:
@@ -87,7 +88,8 @@ def pools_for(cells: int, jobs: int, program_dir: Path, partitions: int | None =
 
 def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
                         program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
-                        bw: float | None = None, partitions: int | None = None) -> list[ExperimentConfig]:
+                        bw: float | None = None, partitions: int | None = None,
+                        ps_per_job: bool = False) -> list[ExperimentConfig]:
     """One experiment per compared protocol, each checked (ValueError naming a bad value); SwitchML's network has
     one job per static partition."""
     pools = pools_for(cells, jobs, program_dir, partitions)
@@ -95,7 +97,8 @@ def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, windo
     configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=at_once[proto], size=size, loss=loss,
                                 target=target,
                                 program_dir=program_dir, pool_size=pools[proto], window=window, seed=seed,
-                                run_dir=run_dir / proto, timeout_s=300.0, bw=bw) for proto in COMPARED]
+                                run_dir=run_dir / proto, timeout_s=300.0, bw=bw, ps_per_job=ps_per_job)
+               for proto in COMPARED]
     for cfg in configs:
         cfg.check()
     return configs
@@ -103,14 +106,15 @@ def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, windo
 
 def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float, reps: int,
                     program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
-                    progress: bool = True, bw: float | None = None, partitions: int | None = None) -> list[JobRow]:
+                    progress: bool = True, bw: float | None = None, partitions: int | None = None,
+                    ps_per_job: bool = False) -> list[JobRow]:
     """Every job of every repetition. With fewer SwitchML partitions than jobs, SwitchML's jobs run in waves of one
     job per partition (a job waits, first come first served, for a partition to free): a job's completion time then
     counts from the start of the repetition, its wait included, as ATP's evaluation counts it."""
     rows: list[JobRow] = []
     for cfg in multitenant_configs(jobs=jobs, workers=workers, size=size, cells=cells, window=window, loss=loss,
                                    program_dir=program_dir, target=target, run_dir=run_dir, seed=seed, bw=bw,
-                                   partitions=partitions):
+                                   partitions=partitions, ps_per_job=ps_per_job):
         proto = cfg.protocol
         with ExperimentNetwork(cfg) as net:
             for rep in range(1, reps + 1):
@@ -124,7 +128,7 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                 for job_id, res, waited in results:
                     ps = res.ps or {}
                     rtts = [float(o.report["srtt_ms"]) for o in res.workers if o.report.get("srtt_ms") is not None]
-                    ps_bytes = res.links.get("ps", (0, 0))[1]
+                    ps_bytes = res.links.get("ps", (0, 0))[1] / (cfg.jobs if cfg.ps_per_job else 1)  # one PS link
                     ps_busy = ps_bytes * 8 / (cfg.bw * 1e6 * res.elapsed_s) \
                         if cfg.bw and res.elapsed_s > 0 and "ps" in res.links else None
                     rows.append(JobRow(
@@ -186,7 +190,7 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
 
 def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
             pools: dict[str, int], machine: dict[str, str], bw: float | None = None,
-            partitions: int | None = None) -> str:
+            partitions: int | None = None, ps_per_job: bool = False) -> str:
     """summary.md: the method, then per protocol and job the median completion time (min-max), fraction aggregated
     in the switch, collisions; and the ATP / SwitchML ratio of the mean completion time."""
     lines = ["# Multi-tenant in-network aggregation: SwitchML vs ATP", ""]
@@ -196,7 +200,8 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
               f"{cells} int32 cells: SwitchML {pools[SWITCHML.name]} slots per "
               + (f"static partition, {partitions} partitions: a job waits for a free one (first come, first served; "
                  "its completion time counts from the start, the wait included)" if partitions and partitions < jobs
-                 else "job (static partition)") + f", ATP {pools[ATP.name]} aggregators shared by every job at once",
+                 else "job (static partition)") + f", ATP {pools[ATP.name]} aggregators shared by every job at once, "
+              + ("each job's PS on a host (and link) of its own" if ps_per_job else "one PS host for every job"),
               ""]
     lines += ["| protocol | job | correct | completion s (median, min-max) | in switch | collisions | raw resends "
               "| retx |",
@@ -304,6 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--partitions", type=at_least(1), default=None,
                    help="SwitchML's static partitions of the memory (default: one per job); with fewer, jobs wait "
                         "for a free one (in waves), as in ATP's evaluation")
+    p.add_argument("--ps-per-job", action="store_true",
+                   help="ATP: a PS host (and link) per job, as ATP runs them (default: one PS host for every job)")
     add_study_arguments(p)
     args = p.parse_args(argv)
     run_dir = Path("/tmp/ina-testbed/multitenant")
@@ -312,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         pools = pools_for(args.cells, args.jobs, args.program_dir, args.partitions)
         multitenant_configs(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                             window=args.window, loss=args.loss, program_dir=args.program_dir, target=target,
-                            run_dir=run_dir, seed=args.seed, bw=args.bw or None, partitions=args.partitions)
+                            run_dir=run_dir, seed=args.seed, bw=args.bw or None, partitions=args.partitions,
+                            ps_per_job=args.ps_per_job)
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if needs_root("multitenant"):
@@ -325,12 +333,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                                window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
                                target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None,
-                               partitions=args.partitions)
+                               partitions=args.partitions, ps_per_job=args.ps_per_job)
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
-                   pools=pools, machine=machine, bw=args.bw or None, partitions=args.partitions)
+                   pools=pools, machine=machine, bw=args.bw or None, partitions=args.partitions,
+                   ps_per_job=args.ps_per_job)
     finish(args.results, "multitenant", rows, text, plot)
     return 0 if all(r.verified for r in rows) else 1
 

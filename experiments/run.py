@@ -73,6 +73,8 @@ class ExperimentConfig:
     jobs: int = 1
     """Concurrent jobs (job ids 1..jobs), each with its own `workers` hosts; SwitchML gives each job its own
     `pool_size` slots (a static partition), ATP jobs all hash into one shared pool of `pool_size` aggregators."""
+    ps_per_job: bool = False
+    """A protocol with a PS: one PS host (and link) per job, as ATP runs them, instead of one for every job."""
     size: int = 65536
     loss: float = 0.0
     bw: float | None = None
@@ -132,7 +134,7 @@ class ExperimentConfig:
     def fabric(self) -> Fabric:
         """The network this config describes."""
         return make_fabric(self.topo, self.workers * self.jobs, ps=PROTOCOLS[self.protocol].needs_ps, bw=self.bw,
-                           racks=self.racks, levels=self.levels)
+                           racks=self.racks, levels=self.levels, ps_hosts=self.jobs if self.ps_per_job else 1)
 
     @property
     def program(self) -> str:
@@ -350,7 +352,7 @@ def merge_trace(cfg: ExperimentConfig) -> dict[str, Any]:
     """The timelines of a traced run, merged into cfg.trace (switches first, then the PS, then the workers)."""
     assert cfg.trace is not None
     d = trace_dir(cfg)
-    files = sorted(d.glob("switch-*.json")) + sorted(d.glob("ps.json")) + sorted(
+    files = sorted(d.glob("switch-*.json")) + sorted(d.glob("ps*.json")) + sorted(
         d.glob("job*-rank*.json"), key=lambda p: (p.name.split("-rank")[0], int(p.stem.split("-rank")[1])))
     cfg.trace.parent.mkdir(parents=True, exist_ok=True)
     return merge(files, cfg.trace)
@@ -407,7 +409,7 @@ class ExperimentNetwork:
         for j in range(cfg.jobs):
             pool = PoolRange(base=0 if fabric.ps else j * cfg.pool_size, size=cfg.pool_size)
             job = fabric.job_config(j + 1, list(range(j * cfg.workers + 1, (j + 1) * cfg.workers + 1)),
-                                    num_elems=num_elems, pool=pool)
+                                    num_elems=num_elems, pool=pool, ps_host=fabric.ps_host_of(j))
             path = cfg.run_dir / ("job.json" if cfg.jobs == 1 else f"job{j + 1}.json")
             job.save(path)
             self.jobs.append(job)
@@ -498,7 +500,7 @@ class ExperimentNetwork:
         links_before = network.link_stats()
         w = cfg.workers
         job_hosts = [range(k * w + 1, (k + 1) * w + 1) for k in range(len(self.jobs))]
-        ps_hosts = [self.fabric.ps_host] if self.fabric.ps_host else []  # every job's traffic crosses the PS's link
+        ps_hosts = self.fabric.ps_host_list  # each job's traffic crosses its PS's link
         metered = [h for hosts in job_hosts for h in hosts] + ps_hosts
         ports_before, cpu_before = network.port_counters(metered), network.switch_cpu_s()
         barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
@@ -518,7 +520,8 @@ class ExperimentNetwork:
         switch_cpu = max((cpu[sw] - cpu_before.get(sw, 0.0) for sw in cpu), default=0.0)
         run_s = max((float(o.report.get("elapsed_s", 0.0)) for o in outcomes), default=0.0)
         host_cpus = network.cpu_layout.host_cpus
-        workers_cpu = sum(float(o.report.get("cpu_s", 0.0)) for o in outcomes)
+        # the hosts' processes: the workers and, for ATP, the parameter servers (in serving, start-up left out)
+        workers_cpu = sum(float(o.report.get("cpu_s", 0.0)) for o in outcomes) + float(ps_stats.get("cpu_s", 0.0))
         results = []
         for k, job in enumerate(self.jobs):
             per_switch = {sw: {n: (v[0] - before[k][sw].get(n, (0, 0))[0], v[1] - before[k][sw].get(n, (0, 0))[1])
@@ -541,7 +544,8 @@ class ExperimentNetwork:
             elapsed = max((float(o.report.get("elapsed_s", 0.0)) for o in mine), default=0.0)
             bound = None
             if elapsed > 0:
-                links_of_job = sent + [ports[h] for h in ps_hosts]
+                mine_ps = self.fabric.ps_host_of(k)
+                links_of_job = sent + ([ports[mine_ps]] if mine_ps is not None else [])
                 busiest = max(max(c.rx_bytes, c.tx_bytes) for c in links_of_job)
                 bound = Bound(link_busy=None if cfg.bw is None else busiest * 8 / (cfg.bw * 1e6 * elapsed),
                               switch_busy=switch_cpu / run_s, host_busy=workers_cpu / (run_s * host_cpus),
@@ -562,37 +566,51 @@ class ExperimentNetwork:
 
     @contextlib.contextmanager
     def parameter_server(self, job_files: Sequence[Path] = ()) -> Iterator[dict[str, Any]]:
-        """A protocol with a PS: its process on the PS host while the block runs; the dict yielded is filled with its
-        statistics when it stops (empty without a PS host)."""
+        """A protocol with a PS: its process on each PS host (serving the jobs whose PS it is) while the block runs;
+        the dict yielded is filled with their statistics when they stop (empty without a PS host)."""
         stats: dict[str, Any] = {}
         if self.ps_host is None:
             yield stats
             return
-        out = self.cfg.run_dir / "ps-stats.json"
-        out.unlink(missing_ok=True)
-        jobs = [a for f in (job_files or self.job_paths) for a in ("--job", str(f))]
-        proc = self.ps_host.popen(self.cpu_layout.host_argv(
-            [sys.executable, "-m", str(PROTOCOLS[self.cfg.protocol].ps_module), *jobs,
-             "--program-json", str(self.cfg.program_files[0]), "--stats", str(out),
-             *(["--trace", str(trace_dir(self.cfg) / "ps.json")] if self.cfg.trace else [])]),
-            cwd=str(ROOT), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        assert proc.stdout is not None
-        ready = proc.stdout.readline()  # "atp_ps: serving ..." once bound (or nothing if it failed)
-        if "serving" not in ready:
-            proc.wait(10)
-            raise RuntimeError(f"the parameter server did not start: {ready.strip()} {proc.stderr.read().strip()}"
-                               if proc.stderr else ready)
+        files = list(job_files or self.job_paths)
+        by_host: dict[int, list[Path]] = {}
+        for k, f in enumerate(files):
+            by_host.setdefault(self.fabric.ps_host_of(k) or 0, []).append(f)
+        procs: list[tuple[subprocess.Popen, Path]] = []
         try:
+            for host, mine in by_host.items():
+                out = self.cfg.run_dir / f"ps-stats-h{host}.json"
+                out.unlink(missing_ok=True)
+                jobs = [a for f in mine for a in ("--job", str(f))]
+                trace = trace_dir(self.cfg) / ("ps.json" if len(by_host) == 1 else f"ps-h{host}.json")
+                proc = self._network.net.get(f"h{host}").popen(self.cpu_layout.host_argv(
+                    [sys.executable, "-m", str(PROTOCOLS[self.cfg.protocol].ps_module), *jobs,
+                     "--program-json", str(self.cfg.program_files[0]), "--stats", str(out),
+                     *(["--trace", str(trace)] if self.cfg.trace else [])]),
+                    cwd=str(ROOT), text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                procs.append((proc, out))
+                assert proc.stdout is not None
+                ready = proc.stdout.readline()  # "atp_ps: serving ..." once bound (or nothing if it failed)
+                if "serving" not in ready:
+                    proc.wait(10)
+                    raise RuntimeError(f"the parameter server did not start: {ready.strip()} "
+                                       f"{proc.stderr.read().strip() if proc.stderr else ''}")
             yield stats
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
-            if out.exists():
-                stats.update(json.loads(out.read_text()))
+            for proc, out in procs:
+                proc.send_signal(signal.SIGTERM)
+            for proc, out in procs:
+                try:
+                    proc.communicate(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.communicate()
+                if out.exists():
+                    got = json.loads(out.read_text())
+                    jobs_stats = {**stats.get("jobs", {}), **got.get("jobs", {})}
+                    cpu = float(stats.get("cpu_s", 0.0)) + float(got.get("cpu_s", 0.0))
+                    stats.update(got)
+                    stats["jobs"], stats["cpu_s"] = jobs_stats, cpu
 
     def reset(self, loss: float) -> None:
         """Before a run: the jobs' switch state reset and the simulated loss set on every worker port (and the

@@ -5,7 +5,9 @@ switch ports carry a host's traffic (they get the simulated loss), which links a
 job is installed on its switches (one switch, or a first and a second aggregation level).
 
 Hosts are numbered as in Mininet: h1..hW are the workers of every job (job j's rank r on h(j·workers + r + 1)), and
-h(W+1) is the parameter server when the program needs one. Host hI is 10.0.0.I with MAC 00:00:0a:00:00:II.
+h(W+1) is the parameter server when the program needs one (h(W+1)..h(W+P) with `ps_hosts` P > 1: job j's on
+h(W+1 + j mod P), each PS behind a link of its own, as ATP runs a PS per job). Host hI is 10.0.0.I with MAC
+00:00:0a:00:00:II.
 """
 
 from __future__ import annotations
@@ -34,24 +36,36 @@ class Fabric(ABC):
 
     name: ClassVar[str]
 
-    def __init__(self, workers: int, *, ps: bool = False, bw: float | None = None) -> None:
+    def __init__(self, workers: int, *, ps: bool = False, bw: float | None = None, ps_hosts: int = 1) -> None:
         if workers < 1:
             raise ValueError(f"a network needs at least one worker host, got {workers}")
         if bw is not None and not bw > 0:
             raise ValueError(f"link rate must be > 0 Mbit/s, got {bw}")
+        if ps_hosts < 1:
+            raise ValueError(f"ps_hosts must be at least 1, got {ps_hosts}")
         self.workers = workers
         self.ps = ps
         self.bw = bw
+        self.ps_count = ps_hosts if ps else 0
 
     @property
     def hosts(self) -> int:
-        """Hosts in the network (workers, then the PS)."""
-        return self.workers + self.ps
+        """Hosts in the network (workers, then the PS hosts)."""
+        return self.workers + self.ps_count
 
     @property
     def ps_host(self) -> int | None:
-        """The PS's host number, if there is one."""
+        """The (first) PS's host number, if there is one."""
         return self.workers + 1 if self.ps else None
+
+    @property
+    def ps_host_list(self) -> list[int]:
+        """Every PS host's number."""
+        return list(range(self.workers + 1, self.workers + 1 + self.ps_count))
+
+    def ps_host_of(self, job_index: int) -> int | None:
+        """The PS host of the job_index-th job (0-based)."""
+        return self.workers + 1 + job_index % self.ps_count if self.ps else None
 
     @abstractmethod
     def topo(self) -> Topo:
@@ -86,17 +100,17 @@ class Fabric(ABC):
         """Named groups of switch interfaces whose traffic a run reports (both directions)."""
         if self.ps_host is None:
             return {}
-        a = self.attachment(self.ps_host)
-        return {"ps": [f"{a.switch}-eth{a.port}"]}
+        return {"ps": [f"{a.switch}-eth{a.port}" for a in map(self.attachment, self.ps_host_list)]}
 
-    def job_config(self, job_id: int, hosts: list[int], *, num_elems: int, pool: PoolRange) -> JobConfig:
-        """The job file of the workers on `hosts` (rank r on hosts[r])."""
+    def job_config(self, job_id: int, hosts: list[int], *, num_elems: int, pool: PoolRange,
+                   ps_host: int | None = None) -> JobConfig:
+        """The job file of the workers on `hosts` (rank r on hosts[r]); its PS on `ps_host` (default: the first)."""
         workers = [WorkerSpec(rank=r, ip=host_ip(h), mac=host_mac(h), udp_port=WORKER_UDP_PORT,
                               switch_port=self.attachment(h).port, rack=self.rack(h)) for r, h in enumerate(hosts)]
         ps = None
-        if self.ps_host is not None:
-            ps = PsSpec(ip=host_ip(self.ps_host), mac=host_mac(self.ps_host),
-                        switch_port=self.attachment(self.ps_host).port)
+        where = ps_host or self.ps_host
+        if where is not None:
+            ps = PsSpec(ip=host_ip(where), mac=host_mac(where), switch_port=self.attachment(where).port)
         return JobConfig(job_id=job_id, num_elems=num_elems, switch=SWITCH,
                          pool=pool, workers=workers, ps=ps)
 

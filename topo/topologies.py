@@ -12,11 +12,13 @@ from topo.twotier import TwoTierFabric
 __all__ = ["TOPOLOGIES", "make_fabric"]
 
 
-def _star(workers: int, *, ps: bool, bw: float | None, racks: int, levels: int) -> Fabric:
-    return StarFabric(workers, ps=ps, bw=bw)
+def _star(workers: int, *, ps: bool, bw: float | None, racks: int, levels: int, ps_hosts: int = 1) -> Fabric:
+    return StarFabric(workers, ps=ps, bw=bw, ps_hosts=ps_hosts)
 
 
-def _twotier(workers: int, *, ps: bool, bw: float | None, racks: int, levels: int) -> Fabric:
+def _twotier(workers: int, *, ps: bool, bw: float | None, racks: int, levels: int, ps_hosts: int = 1) -> Fabric:
+    if ps_hosts != 1:
+        raise ValueError("the two-tier network has one PS host (behind the PS's rack switch)")
     return TwoTierFabric(workers, racks=racks, levels=levels, ps=ps, bw=bw)
 
 
@@ -25,9 +27,9 @@ TOPOLOGIES: dict[str, Callable[..., Fabric]] = {"star": _star, "twotier": _twoti
 
 
 def make_fabric(name: str, workers: int, *, ps: bool = False, bw: float | None = None, racks: int = 2,
-                levels: int = 2) -> Fabric:
-    """The fabric called `name` (ValueError naming the choices)."""
+                levels: int = 2, ps_hosts: int = 1) -> Fabric:
+    """The fabric called `name` (ValueError naming the choices); `ps_hosts` PS hosts when the protocol has a PS."""
     make = TOPOLOGIES.get(name)
     if make is None:
         raise ValueError(f"unknown topology {name!r}; choose one of {', '.join(TOPOLOGIES)}")
-    return make(workers, ps=ps, bw=bw, racks=racks, levels=levels)
+    return make(workers, ps=ps, bw=bw, racks=racks, levels=levels, ps_hosts=ps_hosts)

@@ -324,10 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, ps.stop)
     signal.signal(signal.SIGINT, ps.stop)
     print(f"atp_ps: serving job(s) {', '.join(str(j.job_id) for j in jobs)} on UDP {ATP_UDP_PORT}", flush=True)
+    cpu0 = time.process_time()
     try:
         ps.serve(args.idle_exit)
     finally:
-        report = json.dumps(ps.report())
+        report = json.dumps({**ps.report(), "cpu_s": round(time.process_time() - cpu0, 4)})
         print(report, flush=True)
         if args.stats:
             with open(args.stats, "w") as f:
