@@ -11,7 +11,11 @@ elements each, N = 64), so a job's window is capped by its share; ATP's jobs all
 (jobs x workers hosts, plus the PS host for ATP) runs every job at once, `reps` times. Per job it records the
 completion time (the slowest worker), whether every worker verified, and where contributions were aggregated (ATP:
 the PS counts those that arrived inside a switch aggregate; SwitchML aggregates everything in the switch), the
-collisions and the retransmissions. Writes `runs.csv`, `summary.md` and `multitenant.png` under
+collisions and the retransmissions. `--partitions K` (fewer than the jobs) gives SwitchML K static partitions
+instead of one per job: the jobs beyond K wait for a free one, in waves, and their completion time counts the wait
+(ATP's evaluation's setting); `--ps-per-job` gives each ATP job a PS host and link of its own, as ATP runs them;
+`--bw` limits the links. The summary says what bound the jobs (each run's bound, the window against the path's
+bandwidth-delay product, the PS link's load). Writes `runs.csv`, `summary.md` and `multitenant.png` under
 results/multitenant-<UTC time>/ and prints the summary.
 """
 

@@ -55,3 +55,52 @@ def test_the_ratio_is_restated_over_network_bound_jobs_and_bounds_are_counted() 
     text = summary(rows, jobs=2, workers=2, size=1000, cells=64, loss=0.0, pools={"switchml": 8, "atp": 2},
                    machine={"CPU": "test"})
     assert "Not a bandwidth comparison: switchml: 0 of 2 jobs network-bound; atp: 2 of 2" in text
+
+
+def test_jobs_beyond_the_partitions_wait_in_waves_and_their_jct_counts_the_wait(monkeypatch, tmp_path) -> None:
+    """8 jobs, 2 SwitchML partitions: 4 waves of 2 jobs on a 2-job network; ATP runs all 8 at once."""
+    from types import SimpleNamespace
+
+    import experiments.multitenant as mt
+
+    monkeypatch.setattr(mt, "_num_elems", lambda path: 64 if "switchml" in str(path) else 32)
+    opened: list[object] = []
+
+    class FakeNetwork:
+        def __init__(self, cfg: object) -> None:
+            self.cfg = cfg
+            self.jobs = [SimpleNamespace(job_id=k + 1) for k in range(cfg.jobs)]  # type: ignore[attr-defined]
+            self.calls = 0
+            opened.append(cfg)
+
+        def __enter__(self) -> FakeNetwork:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def run_jobs(self, cfg: object) -> list[object]:
+            self.calls += 1
+            t = 1.0 + 0.1 * self.calls  # each wave a little longer
+            return [SimpleNamespace(ps=None, workers=[], links={}, elapsed_s=t + 0.01 * k, correct=True, wire=(0, 0),
+                                    bound=None, goodput=1000 / t, retransmissions=0) for k in range(len(self.jobs))]
+
+    monkeypatch.setattr(mt, "ExperimentNetwork", FakeNetwork)
+    for name in ("switchml", "atp"):  # cfg.check() wants the compiled programs to exist
+        (tmp_path / f"{name}.json").write_text("{}")
+        (tmp_path / f"{name}.p4info.txt").write_text("")
+    rows = mt.run_multitenant(jobs=8, workers=2, size=1000, cells=16384, window=None, loss=0.0, reps=1,
+                              program_dir=tmp_path, target=mt.Target.EMBEDDED, run_dir=tmp_path, partitions=2,
+                              progress=False, ps_per_job=True)
+    sml = sorted((r for r in rows if r.protocol == "switchml"), key=lambda r: r.job)
+    assert [cfg.jobs for cfg in opened] == [2, 8]  # type: ignore[attr-defined]
+    assert [cfg.ps_per_job for cfg in opened] == [True, True]  # type: ignore[attr-defined]
+    assert [r.job for r in sml] == list(range(1, 9)) and sml[0].pool_slots == 16384 // (2 * 2 * 64)
+    # waves end at 1.11, 1.21, 1.31 s (their slowest job): the next wave's jobs waited for all of them
+    assert [round(r.wait_s, 2) for r in sml] == [0, 0, 1.11, 1.11, 2.32, 2.32, 3.63, 3.63]
+    assert [round(r.completion_s, 2) for r in sml] == [1.1, 1.11, 2.31, 2.32, 3.62, 3.63, 5.03, 5.04]
+    assert sml[2].goodput_elems_per_s == pytest.approx(1000 / 2.31, rel=1e-3)
+    atp = [r for r in rows if r.protocol == "atp"]
+    assert len(atp) == 8 and all(r.wait_s == 0 for r in atp)
+    with pytest.raises(ValueError, match="must divide"):
+        mt.pools_for(16384, 8, tmp_path, partitions=3)

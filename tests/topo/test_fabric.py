@@ -90,3 +90,20 @@ def test_two_tier_refuses_what_it_cannot_run() -> None:
     ctls = {s: Recorder() for s in f.switches}
     f.install_job(ctls, f.job_config(1, [1, 2, 3, 4], num_elems=64, pool=PoolRange(0, 8)))
     assert all(not c.calls for c in ctls.values())
+
+
+def test_a_ps_per_job_has_its_own_host_port_and_job_file_entry() -> None:
+    from topo.topologies import make_fabric
+
+    f = make_fabric("star", 4, ps=True, ps_hosts=2)
+    assert f.hosts == 6 and f.ps_host == 5 and f.ps_host_list == [5, 6]
+    assert [f.ps_host_of(j) for j in range(4)] == [5, 6, 5, 6]
+    jobs = [f.job_config(j + 1, [2 * j + 1, 2 * j + 2], num_elems=32, pool=PoolRange(0, 8), ps_host=f.ps_host_of(j))
+            for j in range(2)]
+    assert [(j.ps.ip, j.ps.switch_port) for j in jobs] == [(host_ip(5), 5), (host_ip(6), 6)]
+    assert f.metered_links() == {"ps": ["s1-eth5", "s1-eth6"]}
+    entries, flood = f.forwarding("s1")
+    assert [p for _, p in entries] == [1, 2, 3, 4, 5, 6]
+    assert StarFabric(4, ps=False, ps_hosts=3).hosts == 4  # no PS: ps_hosts is moot
+    with pytest.raises(ValueError, match="one PS host"):
+        make_fabric("twotier", 4, ps=True, ps_hosts=2)
