@@ -8,9 +8,9 @@ path from the node joins again), and generation goes on from there. A graph that
 the shared parts of its branches duplicated; beyond a small budget (or a nesting depth Python's parser would
 refuse) the generator gives up and the caller keeps the node-function scheme.
 
-Keyless tables with a const default action (p4c's `tbl_act*` wrappers of straight-line statements) always run that
-action with that data, so its body is inlined; other tables dispatch on the entry's action id to inlined bodies of
-their small actions (the entry's data bound to `D`), falling back to the entry's compiled function.
+Keyless tables with a const default action (p4c's `tbl_<file><line>` wrappers of straight-line statements) always
+run that action with that data, so its body is inlined; other tables dispatch on the entry's action id to inlined
+bodies of their small actions (the entry's data bound to `D`), falling back to the entry's compiled function.
 """
 
 from __future__ import annotations
