@@ -8,6 +8,9 @@ import socket
 import threading
 from typing import Any
 
+from tests.worker.ina_fixtures import make_job
+from worker.job import JobConfig
+
 
 class UdpRefSwitch:
     """Serves model.receive(src, payload) on 127.0.0.1:<port>; results leave from the same socket."""
@@ -59,3 +62,12 @@ def free_udp_ports(k: int) -> list[int]:
     finally:
         for s in socks:
             s.close()
+
+
+def local_job(n: int, **kw: Any) -> JobConfig:
+    """`make_job(n, **kw)` with the switch and every worker on 127.0.0.1 (distinct free UDP ports)."""
+    d = make_job(n, **kw).to_dict()
+    d["switch"]["ip"] = "127.0.0.1"
+    for w, p in zip(d["workers"], free_udp_ports(n)):
+        w["ip"], w["udp_port"] = "127.0.0.1", p
+    return JobConfig.from_dict(d)

@@ -14,7 +14,7 @@ import pytest
 from tests.paths import ROOT
 from tests.worker.ina_fixtures import LAYOUT_JSON, make_job
 from tests.worker.ina_refswitch import SwitchModel
-from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports
+from tests.worker.ina_udpswitch import UdpRefSwitch, local_job
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.job import JobConfig
 from worker.switchml.header import Codec
@@ -56,16 +56,8 @@ def test_barrier_unusable_directory(tmp_path: Path) -> None:
         file_barrier(tmp_path / "file" / "sub", 0, 1, timeout=1)
 
 
-def _local_job(n: int) -> JobConfig:
-    d = make_job(n).to_dict()
-    d["switch"]["ip"] = "127.0.0.1"
-    for w, p in zip(d["workers"], free_udp_ports(n)):
-        w["ip"], w["udp_port"] = "127.0.0.1", p
-    return JobConfig.from_dict(d)
-
-
 def test_cli_workers_start_together(codec: Codec, tmp_path: Path) -> None:
-    job = _local_job(2)
+    job = local_job(2)
     path = tmp_path / "job.json"
     job.save(path)
     with UdpRefSwitch(SwitchModel(codec, [job])) as server:
@@ -85,7 +77,7 @@ def test_cli_workers_start_together(codec: Codec, tmp_path: Path) -> None:
 
 def test_cli_barrier_timeout_exits_2(tmp_path: Path) -> None:
     path = tmp_path / "job.json"
-    _local_job(2).save(path)
+    local_job(2).save(path)
     res = subprocess.run([sys.executable, "-m", "worker", "--job", str(path), "--rank", "1", "--program-json",
                           str(LAYOUT_JSON), "--barrier", str(tmp_path / "b"), "--barrier-timeout", "0.1"],
                          cwd=REPO, capture_output=True, text=True, timeout=60)

@@ -15,10 +15,9 @@ import pytest
 from tests.paths import ROOT
 from tests.worker.ina_fixtures import LAYOUT_JSON, make_job
 from tests.worker.ina_refswitch import SwitchModel
-from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports
+from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports, local_job
 from worker.codec import CodecError, find_program_json
 from worker.driver import WindowOptions
-from worker.job import JobConfig
 from worker.protocols import PROTOCOLS
 from worker.switchml.header import MSG_RESULT, Codec, InaHeader
 from worker.switchml.window import SwitchUnreachable
@@ -78,19 +77,9 @@ def test_codec_must_match_job(codec: Codec) -> None:
         Worker(job, 0, FakeTransport(FakeClock()), codec)
 
 
-def _local_job(n: int, **kw) -> JobConfig:
-    """A job whose workers and switch all live on 127.0.0.1 (distinct free UDP ports)."""
-    ports = free_udp_ports(n)
-    d = make_job(n, **kw).to_dict()
-    d["switch"]["ip"] = "127.0.0.1"
-    for w, p in zip(d["workers"], ports):
-        w["ip"], w["udp_port"] = "127.0.0.1", p
-    return JobConfig.from_dict(d)
-
-
 def test_threads_over_real_udp_sockets(codec: Codec) -> None:
     n = 3
-    job = _local_job(n)
+    job = local_job(n)
     inputs = [rank_input(1000, 4, r, "float32") for r in range(n)]
     results: dict[int, object] = {}
     with UdpRefSwitch(SwitchModel(codec, [job])) as server:
@@ -123,7 +112,7 @@ def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
 
 def test_cli_verify_over_udp(codec: Codec, tmp_path: Path) -> None:
     n = 2
-    job = _local_job(n)
+    job = local_job(n)
     with UdpRefSwitch(SwitchModel(codec, [job])) as server:
         path = tmp_path / "job.json"
         job.save(path)
@@ -141,7 +130,7 @@ def test_cli_verify_over_udp(codec: Codec, tmp_path: Path) -> None:
 
 
 def test_cli_float_text_output(codec: Codec, tmp_path: Path) -> None:
-    job = _local_job(1)
+    job = local_job(1)
     with UdpRefSwitch(SwitchModel(codec, [job])) as server:
         path = tmp_path / "job.json"
         job.save(path)
@@ -154,7 +143,7 @@ def test_cli_float_text_output(codec: Codec, tmp_path: Path) -> None:
 
 def test_cli_switch_unreachable_exits_2_naming_the_slot(tmp_path: Path) -> None:
     [dead_port] = free_udp_ports(1)
-    job = _local_job(2)
+    job = local_job(2)
     path = tmp_path / "job.json"
     job.save(path)
     t0 = time.monotonic()
@@ -197,7 +186,7 @@ def test_cli_bind_error_exits_5(tmp_path: Path) -> None:
 
 
 def test_one_call_allreduce_over_udp(codec: Codec) -> None:
-    job = _local_job(1)
+    job = local_job(1)
     with UdpRefSwitch(SwitchModel(codec, [job])) as server:
         out = allreduce(np.arange(20, dtype=np.int32), job, 0, OPTS, codec=codec, switch_port=server.address[1])
     assert out.tolist() == list(range(20))
@@ -237,7 +226,7 @@ class _LyingSwitch(SwitchModel):
     ("float32", 4, "switch returned exponent -128 (wire 0) for block 0"),
 ])
 def test_cli_detects_a_wrong_switch(codec: Codec, tmp_path: Path, dtype: str, code: int, needle: str) -> None:
-    job = _local_job(1)
+    job = local_job(1)
     path = tmp_path / "job.json"
     job.save(path)
     with UdpRefSwitch(_LyingSwitch(codec, [job])) as server:

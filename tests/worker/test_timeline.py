@@ -19,7 +19,7 @@ from switch.v1model import V1Switch
 from tests.paths import ROOT
 from tests.worker.ina_engine import EngineSwitch, p4info, program_dict
 from tests.worker.ina_fixtures import make_job
-from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports
+from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports, local_job
 from topo.inprocess import AtpNetwork, SwitchMLNetwork, atp_jobs, switchml_job
 from worker.atp.header import AtpCodec
 from worker.driver import WindowOptions
@@ -145,11 +145,7 @@ def test_worker_cli_writes_its_timeline(tmp_path: Path) -> None:
     prog = program_dict(16, 64)
     program_path = tmp_path / "switchml.json"
     program_path.write_text(json.dumps(prog))
-    d = make_job(2, num_elems=16, size=16).to_dict()
-    d["switch"]["ip"] = "127.0.0.1"
-    for w, p in zip(d["workers"], free_udp_ports(2)):
-        w["ip"], w["udp_port"] = "127.0.0.1", p
-    job = JobConfig.from_dict(d)
+    job = local_job(2, num_elems=16, size=16)
     job.save(tmp_path / "job.json")
     with UdpRefSwitch(EngineSwitch(prog, job, p4info(16, 64))) as server:
         procs = [subprocess.Popen(

@@ -14,9 +14,7 @@ import pytest
 
 from tests.paths import ROOT
 from tests.worker.ina_engine import EngineSwitch, p4info, program_dict
-from tests.worker.ina_fixtures import make_job
-from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports
-from worker.job import JobConfig
+from tests.worker.ina_udpswitch import UdpRefSwitch, local_job
 
 pytest.importorskip("torch")
 pytestmark = [pytest.mark.torch, pytest.mark.timeout(300)]
@@ -34,11 +32,7 @@ def test_ddp_trains_through_the_switch_within_the_quantization_bound(tmp_path: P
     prog = program_dict(64, 64)
     program_path = tmp_path / "switchml.json"
     program_path.write_text(json.dumps(prog))
-    d = make_job(2, num_elems=64, size=32).to_dict()
-    d["switch"]["ip"] = "127.0.0.1"
-    for w, p in zip(d["workers"], free_udp_ports(2)):
-        w["ip"], w["udp_port"] = "127.0.0.1", p
-    job = JobConfig.from_dict(d)
+    job = local_job(2, num_elems=64, size=32)
     job_path = tmp_path / "job.json"
     job.save(job_path)
     init = f"tcp://127.0.0.1:{free_tcp_port()}"
