@@ -1,12 +1,13 @@
 """One rank of PyTorch DistributedDataParallel training whose gradient buckets go through a testbed collective.
 
     python -m worker.training.ddp --job job.json --rank R --init tcp://10.0.1.1:29500 [--protocol switchml]
-                        [--steps 30] [--batch 64] [--lr 0.1] [--hidden 256] [--seed 0] [--check]
-                        [--program-json out/switchml.json] [--barrier DIR]
+                        [--backend hook|ina] [--steps 30] [--batch 64] [--lr 0.1] [--hidden 256] [--seed 0]
+                        [--check] [--program-json out/switchml.json] [--barrier DIR]
 
 torch.distributed runs with gloo (`--init` is its rendezvous; set GLOO_SOCKET_IFNAME to the host's interface) for
 what DDP does besides all-reducing: the initial broadcast of rank 0's parameters. The gradients go through the
-collective (`worker.training.torch_hook`): for SwitchML, the P4 switch. With `--check`, each bucket is also
+collective — for SwitchML, the P4 switch — by DDP's comm hook (`--backend hook`, `worker.training.torch_hook`) or by
+the "ina" torch.distributed backend (`--backend ina`, `worker.training.torch_backend`: DDP as any script runs it). With `--check`, each bucket is also
 all-gathered and all-reduced over gloo, and the collective's result is verified against the exact sum within its
 protocol's bound (SwitchML: block floating point quantization) and compared with gloo's.
 
@@ -19,9 +20,11 @@ outside its bound). torch is an optional extra (`make torch`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import hashlib
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -66,23 +69,32 @@ class CheckedState:
         return run.array
 
     def verify(self, arr: np.ndarray, run: Any) -> dict[str, Any]:
-        """The collective's sum of this bucket against the exact sum of every rank's bucket (gathered over gloo), and
-        against gloo's own all-reduce of it."""
         import torch
         import torch.distributed as dist
 
-        mine = torch.from_numpy(np.ascontiguousarray(arr, dtype=np.float32))
-        gathered = [torch.empty_like(mine) for _ in range(self.world_size)]
-        dist.all_gather(gathered, mine)
-        inputs = [g.numpy() for g in gathered]
-        ref = mine.clone()
-        dist.all_reduce(ref)
-        ours, theirs = self.coll.verify(run, inputs, "float32"), verify_float_sum(ref.numpy(), inputs, "float32")
-        diff = float(np.max(np.abs(run.array.ravel().astype(np.float64) - ref.numpy().astype(np.float64)))) \
-            if arr.size else 0.0
-        return {"elements": int(arr.size), "ok": ours.ok and theirs.ok, "of_bound": ours.max_error_over_bound,
-                "max_error": ours.max_error, "gloo_max_error": theirs.max_error, "max_diff_vs_gloo": diff,
-                "message": ours.message if not ours.ok else theirs.message}
+        def gather(t: Any) -> list[Any]:
+            out = [torch.empty_like(t) for _ in range(self.world_size)]
+            dist.all_gather(out, t)
+            return out
+        return verify_bucket(self.coll, arr, run, gather, dist.all_reduce)
+
+
+def verify_bucket(coll: Collective, arr: np.ndarray, run: Any, gather: Any, reduce: Any) -> dict[str, Any]:
+    """The collective's sum of `arr` (its RunResult `run`) against the exact sum of every rank's `arr` (`gather(t)`:
+    their tensors) and against another all-reduce of it (`reduce(t)`: gloo's, in place)."""
+    import torch
+
+    mine = torch.from_numpy(np.ascontiguousarray(arr, dtype=np.float32))
+    inputs = [g.numpy() for g in gather(mine)]
+    ref = mine.clone()
+    reduce(ref)
+    ours, theirs = coll.verify(run, inputs, "float32"), verify_float_sum(ref.numpy(), inputs, "float32")
+    diff = float(np.max(np.abs(run.array.ravel().astype(np.float64) - ref.numpy().astype(np.float64)))) \
+        if arr.size else 0.0
+    return {"elements": int(arr.size), "ok": ours.ok and theirs.ok, "of_bound": ours.max_error_over_bound,
+            "max_error": ours.max_error, "gloo_max_error": theirs.max_error, "max_diff_vs_gloo": diff,
+            "message": ours.message if not ours.ok else theirs.message}
+
 
 
 def build_model(hidden: int, seed: int) -> Any:
@@ -112,6 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--hidden", type=int, default=256)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--backend", choices=["hook", "ina"], default="hook",
+                   help="hook: a gloo process group, the gradients through the collective by DDP's comm hook; ina: "
+                        "the ina torch.distributed backend (worker.training.torch_backend), DDP unmodified")
     p.add_argument("--check", action="store_true", help="verify every bucket against the exact sum and gloo's")
     p.add_argument("--timeout", type=float, default=60.0, help="bound on gloo's rendezvous and each of its calls, s")
     p.add_argument("--barrier", metavar="DIR")
@@ -138,13 +153,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     world, rank = job.num_workers, args.rank
     options = CollectiveOptions(window=WindowOptions(), program_json=args.program_json, switch_port=args.switch_port)
     try:
-        with open_collective(args.protocol, job, rank, options) as coll:
-            dist.init_process_group("gloo", init_method=args.init, rank=rank, world_size=world,
+        ina = args.backend == "ina"
+        if ina:  # the backend opens this rank's collective itself, from the environment
+            os.environ.update(INA_JOB=str(args.job), INA_PROTOCOL=args.protocol, INA_SWITCH_PORT=str(args.switch_port),
+                              INA_CHECK="1" if args.check else "0")
+            if args.program_json:
+                os.environ["INA_PROGRAM_JSON"] = str(args.program_json)
+            import worker.training.torch_backend  # noqa: F401 (registers the "ina" backend)
+        with contextlib.nullcontext() if ina else open_collective(args.protocol, job, rank, options) as coll:
+            dist.init_process_group("ina" if ina else "gloo", init_method=args.init, rank=rank, world_size=world,
                                     timeout=datetime.timedelta(seconds=args.timeout))
             try:
                 model = DDP(build_model(args.hidden, args.seed))  # broadcasts rank 0's parameters over gloo
-                state = CheckedState(coll, args.check)
-                model.register_comm_hook(state=state, hook=collective_hook)
+                if ina:
+                    state: Any = dist.group.WORLD  # the InaProcessGroup: comm_s, checks
+                else:
+                    state = CheckedState(coll, args.check)
+                    model.register_comm_hook(state=state, hook=collective_hook)
                 opt = torch.optim.SGD(model.parameters(), lr=args.lr)
                 x = torch.from_numpy(data.x_train)
                 y = torch.from_numpy(data.y_train.astype(np.int64))
@@ -156,12 +181,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     lo = (step * args.batch + rank * per) % (len(x) - per)
                     opt.zero_grad()
                     loss = torch.nn.functional.cross_entropy(model(x[lo:lo + per]), y[lo:lo + per])
-                    loss.backward()  # DDP calls the hook on each bucket
+                    loss.backward()  # DDP all-reduces each bucket: the hook, or the backend's all_reduce
                     opt.step()
                     rec: dict[str, Any] = {"step": step + 1, "loss": round(float(loss), 6),
                                            "comm_s": round(state.comm_s, 6)}
                     if args.check:
-                        rec["buckets"], state.buckets = state.buckets, []
+                        if ina:
+                            rec["buckets"], state.checks = state.checks, []
+                        else:
+                            rec["buckets"], state.buckets = state.buckets, []
                     print(json.dumps(rec), flush=True)
                     if args.check and not all(b["ok"] for b in rec["buckets"]):
                         bad = next(b for b in rec["buckets"] if not b["ok"])
