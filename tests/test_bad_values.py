@@ -44,6 +44,7 @@ BAD_FLAGS: list[tuple[tuple[str, ...], str]] = [
     (("experiments.multitenant", "--jobs", "0"), "--jobs: 0 is not an integer >= 1"),
     (("experiments.multitenant", "--cells", "10"), "10 cells give switchml no slot"),
     (("experiments.multitenant", "--reps", "0"), "--reps: 0 is not an integer >= 1"),
+    (("experiments.multitenant", "--jobs", "8", "--partitions", "3"), "--partitions 3 must divide the 8 jobs"),
     (("experiments.twolevel", "--racks", "3", "--workers", "2"), "2 worker hosts cannot fill 3 racks"),
     (("experiments.twolevel", "--loss", "2"), "--loss: 2 is not a probability in [0, 1)"),
     (("experiments.train", "--epochs", "0"), "--epochs: 0 is not an integer >= 1"),

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from experiments.run import ExperimentConfig, ExperimentNetwork, run_experiment
+from topo.addresses import host_ip
 from topo.target import Target
 
 pytestmark = [pytest.mark.mininet, pytest.mark.timeout(240)]
@@ -39,6 +40,20 @@ def test_three_concurrent_jobs_with_loss_share_the_pool(program_dir: Path, tmp_p
         assert r.ps is not None and r.ps["completed"] == 8192 // 32
     assert sum(r.ps["collisions"] for r in results if r.ps) > 0
     assert sum(r.counters["atp_collisions"][0] for r in results) > 0
+
+
+def test_each_job_with_a_ps_of_its_own(program_dir: Path, tmp_path: Path) -> None:
+    """`ps_per_job`: each job's PS on a host and link of its own, one PS process each; both jobs verify and each PS
+    completed its own job's blocks."""
+    cfg = config(program_dir, tmp_path, workers=2, jobs=2, size=8192, pool_size=64, seed=6, ps_per_job=True)
+    with ExperimentNetwork(cfg) as net:
+        assert [j.ps.ip for j in net.jobs if j.ps] == [host_ip(5), host_ip(6)]
+        results = net.run_jobs(cfg)
+    for r in results:
+        assert r.correct, r.table()
+        assert r.ps is not None and r.ps["completed"] == 8192 // 32
+        assert r.links["ps"][1] > 2 * 8192 * 4  # both PS links carried the jobs' aggregates, both ways
+        assert r.bound is not None and r.bound.host_busy > 0
 
 
 def test_two_tier_two_levels_with_loss_every_worker_verified(program_dir: Path, tmp_path: Path) -> None:
