@@ -99,9 +99,8 @@ def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, windo
     pools = pools_for(cells, jobs, program_dir, partitions)
     at_once = {SWITCHML.name: partitions or jobs, ATP.name: jobs}
     configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=at_once[proto], size=size, loss=loss,
-                                target=target,
-                                program_dir=program_dir, pool_size=pools[proto], window=window, seed=seed,
-                                run_dir=run_dir / proto, timeout_s=300.0, bw=bw, ps_per_job=ps_per_job)
+                                target=target, program_dir=program_dir, pool_size=pools[proto], window=window,
+                                seed=seed, run_dir=run_dir / proto, timeout_s=300.0, bw=bw, ps_per_job=ps_per_job)
                for proto in COMPARED]
     for cfg in configs:
         cfg.check()
