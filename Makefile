@@ -141,7 +141,7 @@ experiment: build
 JOBS        ?= 3
 multitenant: build
 	$(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) --reps $(REPS) $(if $(TARGET),--target $(TARGET)) \
-	  --program-dir $(OUT)
+	  --program-dir $(OUT) $(MULTITENANT_ARGS)
 
 # ATP on RACKS rack switches under a PS rack switch: two-level vs one-level aggregation (root)
 # -> results/twolevel-<UTC time>/{runs.csv,summary.md,twolevel.png}
@@ -157,7 +157,7 @@ figures: build
 
 # data-parallel training on the Mininet hosts, once per algorithm (root) -> results/train-<UTC time>/
 train: build
-	$(PY) -m experiments.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+	$(PY) -m experiments.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt $(TRAIN_ARGS)
 
 # PyTorch (CPU build, large) is an optional extra, never part of `make test`'s setup; test-torch runs DDP through the
 # embedded switch (tests marked `torch`)
