@@ -1080,22 +1080,23 @@ class Parser:
         #   forUpdate : assignmentOrMethodCallStatement (without ';')"""
         kw = self.expect_word("for")
         self.expect("(", "after 'for'")
-        init: list[ast.Stmt] = []
-        while not self.at(";"):
-            init.append(self.for_clause(declarations=True))
-            if not self.accept(","):
-                break
+        init = self.for_clauses(";", declarations=True)
         self.expect(";", "after the initializers of a for loop")
         cond = self.expression()
         self.expect(";", "after the condition of a for loop")
-        update: list[ast.Stmt] = []
-        while not self.at(")"):
-            update.append(self.for_clause(declarations=False))
-            if not self.accept(","):
-                break
+        update = self.for_clauses(")", declarations=False)
         self.expect(")", "to close the header of a for loop")
         body = self.statement()
         return ast.ForStmt(kw.loc, init, cond, update, body)
+
+    def for_clauses(self, end: str, declarations: bool) -> list[ast.Stmt]:
+        """A `for` header's comma-separated initializers or updates, up to (not including) `end`."""
+        out: list[ast.Stmt] = []
+        while not self.at(end):
+            out.append(self.for_clause(declarations))
+            if not self.accept(","):
+                break
+        return out
 
     def for_clause(self, declarations: bool) -> ast.Stmt:
         """One initializer or update of a `for` header: a statement without its `;`."""
