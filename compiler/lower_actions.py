@@ -55,8 +55,7 @@ def jump_to(label: Label) -> Json:
 def resolve_jumps(prims: list[Json]) -> list[Json]:
     """`prims` without `_label` markers, each jump's target the offset its label marks (p4c's
     convertActionBodyTop: a hex offset into the action's primitive list)."""
-    if not any(p.get("op") == "_label" for p in prims) and \
-            not any(p.get("op") in ("_jump", "_jump_if_zero") for p in prims):
+    if not any(p.get("op") == "_label" for p in prims):  # every jump sits in an `if` or a loop, which mark labels
         return prims
     out: list[Json] = []
     at: dict[int, int] = {}

@@ -20,7 +20,7 @@ from typing import Callable
 
 from experiments.run import ExperimentConfig, ExperimentNetwork
 
-__all__ = ["PROBE_SIZE", "SWITCH_SHARE", "Calibration", "calibrate", "choose_rate", "nice_floor"]
+__all__ = ["PROBE_SIZE", "SWITCH_SHARE", "Calibration", "calibrate", "common_rate", "choose_rate", "nice_floor"]
 
 SWITCH_SHARE = 0.6
 """The share of a CPU the switch may use at full offered load on the calibrated links."""
@@ -113,3 +113,14 @@ def calibrate(cfg: ExperimentConfig, size: int = PROBE_SIZE,
     return Calibration(probe.protocol, probe.workers, probe.target.value, size, result.elapsed_s, switch_cpu, bits,
                        hosts_cpu, cpus, choose_rate(switch_cpu, bits, probe.workers),
                        choose_rate(hosts_cpu, bits, probe.workers, cpus))
+
+
+def common_rate(cfgs: list[ExperimentConfig], log: Callable[[str], None] = print) -> tuple[float, list[Calibration]]:
+    """One rate for several protocols on one network: each probed (`calibrate`, logged), the lowest rate taken, so
+    the comparison stays on equal links."""
+    cals = []
+    for cfg in cfgs:
+        cal = calibrate(cfg)
+        log(f"calibration: {cal.describe()}")
+        cals.append(cal)
+    return min(c.bw_mbps for c in cals), cals

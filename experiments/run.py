@@ -52,7 +52,7 @@ from topo.network import Network
 from topo.p4switch import P4Switch, log_tail
 from topo.target import Target
 from topo.topologies import TOPOLOGIES, make_fabric
-from worker.arguments import Parser, at_least, existing_file, fail, in_range, positive_float, probability
+from worker.arguments import Parser, at_least, existing_file, fail, in_range, link_rate, positive_float, probability
 from worker.job import MAX_SLOTS, MAX_WORKERS, JobConfig, PoolRange
 from worker.launch import WorkerOutcome, collect, worker_argv
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, protocol_of_program
@@ -694,9 +694,6 @@ def _num_elems(program_json: Path) -> int:
     return protocol_of_program(program_json)[2]
 
 
-def _bw(text: str) -> float | str:
-    return "auto" if text == "auto" else positive_float(text)
-
 
 def _rank_after(text: str) -> tuple[int, float]:
     rank, sep, after = text.partition(":")
@@ -715,7 +712,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=at_least(1), default=d.size, help="tensor elements per worker")
     p.add_argument("--loss", type=probability(below_one=True), default=d.loss,
                    help="drop probability per port and direction, in [0, 1)")
-    p.add_argument("--bw", type=_bw, default=None, metavar="MBIT|auto",
+    p.add_argument("--bw", type=link_rate(), default=None, metavar="MBIT|auto",
                    help="limit every link to MBIT Mbit/s (htb; default: unlimited veth); auto: the highest rate at "
                         "which the switch stays below 60 %% of a CPU with every link full, from a probe run "
                         "(experiments.calibrate)")

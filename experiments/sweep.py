@@ -103,22 +103,19 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
 def calibrated(sc: Scenario, program_json: Path, p4info: Path, log: Callable[[str], None] = print) -> Scenario:
     """sc with bw_mbps = "auto" resolved: each protocol probed with the most workers of the sweep (the rate that
     keeps the switch below its share then holds for every point), the lowest rate taken."""
-    from experiments.calibrate import calibrate
+    from experiments.calibrate import common_rate
 
     if sc.bw_mbps != "auto":
         return sc
-    cals = []
+    cfgs = []
     for protocol in sc.protocols:
         own = PROTOCOLS[protocol].program == SWITCHML.program
-        cfg = ExperimentConfig(protocol=protocol, workers=max(sc.workers), target=Target(sc.target),
-                               program_dir=program_json.parent, program_json=program_json if own else None,
-                               p4info=p4info if own else None, pool_size=sc.pool_size, window=sc.window,
-                               window_control=sc.window_control, dtype=sc.dtype, timeout_s=sc.timeout_s,
-                               run_dir=Path("/tmp/ina-testbed") / f"{sc.name}-calibration", cpus=sc.cpus)
-        cal = calibrate(cfg)
-        log(f"calibration: {cal.describe()}")
-        cals.append(cal)
-    rate = min(c.bw_mbps for c in cals)
+        cfgs.append(ExperimentConfig(protocol=protocol, workers=max(sc.workers), target=Target(sc.target),
+                                     program_dir=program_json.parent, program_json=program_json if own else None,
+                                     p4info=p4info if own else None, pool_size=sc.pool_size, window=sc.window,
+                                     window_control=sc.window_control, dtype=sc.dtype, timeout_s=sc.timeout_s,
+                                     run_dir=Path("/tmp/ina-testbed") / f"{sc.name}-calibration", cpus=sc.cpus))
+    rate, cals = common_rate(cfgs, log)
     log(f"calibration: links at {rate:g} Mbit/s")
     return replace(sc, bw_mbps=rate, calibration=tuple(c.describe() for c in cals))
 

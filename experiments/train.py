@@ -37,7 +37,7 @@ from experiments.rows import results_dir, write_dicts  # noqa: E402
 from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
 from experiments.study import needs_root, study_parser  # noqa: E402
 from perf.machine import machine_info  # noqa: E402
-from worker.arguments import at_least, fail, in_range, nonnegative_float, positive_float, probability  # noqa: E402
+from worker.arguments import at_least, fail, in_range, link_rate, positive_float, probability  # noqa: E402
 from worker.job import MAX_WORKERS  # noqa: E402
 from worker.protocols import (
     PROTOCOLS,  # noqa: E402
@@ -226,9 +226,6 @@ def plot(runs: Sequence[TrainRun], path: Path) -> None:
     plt.close(fig)
 
 
-def _bw(text: str) -> float | str:
-    return "auto" if text == "auto" else nonnegative_float(text)
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = study_parser("experiments.train", __doc__)
@@ -236,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    default=[p for p in PROTOCOLS if not PROTOCOLS[p].needs_ps])
     p.add_argument("--workers", type=in_range(1, MAX_WORKERS), default=4)
     p.add_argument("--epochs", type=at_least(1), default=20)
-    p.add_argument("--bw", type=_bw, default=10.0, metavar="MBIT|auto",
+    p.add_argument("--bw", type=link_rate(zero=True), default=10.0, metavar="MBIT|auto",
                    help="link rate in Mbit/s (0: unlimited; auto: calibrated to the switch and hosts)")
     p.add_argument("--loss", type=probability(below_one=True), default=0.0)
     p.add_argument("--hidden", type=at_least(1), default=TrainConfig.hidden, help="hidden units (params: 75 h + 10)")
@@ -268,13 +265,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     calibration = ""
     if args.bw == "auto":
-        from experiments.calibrate import calibrate
+        from experiments.calibrate import common_rate
 
-        cals = [calibrate(replace(cfg, protocol=protocol)) for protocol in args.protocols]
-        for cal in cals:
-            print(f"link rate auto: {cal.describe()}", flush=True)
-        cfg = replace(cfg, bw=min(cal.bw_mbps for cal in cals))
-        calibration = f"auto, {cfg.bw:g} Mbit/s (" + "; ".join(c.describe() for c in cals) + ")"
+        rate, cals = common_rate([replace(cfg, protocol=protocol) for protocol in args.protocols],
+                                 lambda line: print(line, flush=True))
+        cfg = replace(cfg, bw=rate)
+        calibration = f"auto, {rate:g} Mbit/s (" + "; ".join(c.describe() for c in cals) + ")"
     runs: list[TrainRun] = []
     with ExperimentNetwork(cfg) as net:
         for seed in range(args.seeds):

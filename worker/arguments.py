@@ -88,6 +88,16 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
+def link_rate(*, zero: bool = False) -> Callable[[str], float | str]:
+    """A link rate in Mbit/s (> 0, or >= 0 with `zero`: unlimited) or "auto" (calibrated to the switch and hosts)."""
+    number = nonnegative_float if zero else positive_float
+
+    def parse(text: str) -> float | str:
+        return "auto" if text == "auto" else number(text)
+    parse.__name__ = "link rate"
+    return parse
+
+
 port = in_range(1, 65535, "a port number")
 """A TCP/UDP port number."""
 

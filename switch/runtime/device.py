@@ -7,6 +7,7 @@ Arbitration and gRPC live in switch.runtime.server; this module knows nothing of
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from finsy.proto import p4r
@@ -19,6 +20,37 @@ from switch.runtime.status import Code, P4RuntimeError, invalid
 
 _Action = p4r.SetForwardingPipelineConfigRequest
 _Response = p4r.GetForwardingPipelineConfigRequest
+
+
+_WRITERS: dict[str, Callable[[Device, int, Any], None]] = {
+    "table_entry": tables.write,
+    "packet_replication_engine_entry": pre.write,
+    "counter_entry": externs.counter_write,
+    "direct_counter_entry": tables.direct_counter_write,
+    "register_entry": externs.register_write,
+    "action_profile_member": action_profiles.member_write,
+    "action_profile_group": action_profiles.group_write,
+    "meter_entry": meters.meter_write,
+    "direct_meter_entry": tables.direct_meter_write,
+    "value_set_entry": valuesets.write,
+    "digest_entry": lambda device, kind, msg: device.digests.write(kind, msg),
+}
+"""Per Entity kind (the `entity` oneof's field name): its write, (device, update type, message)."""
+
+_READERS: dict[str, Callable[[Device, Any, list[p4r.Entity]], None]] = {
+    "table_entry": tables.read,
+    "packet_replication_engine_entry": pre.read,
+    "counter_entry": externs.counter_read,
+    "direct_counter_entry": tables.direct_counter_read,
+    "register_entry": externs.register_read,
+    "meter_entry": meters.meter_read,
+    "direct_meter_entry": tables.direct_meter_read,
+    "action_profile_member": action_profiles.member_read,
+    "action_profile_group": action_profiles.group_read,
+    "value_set_entry": valuesets.read,
+    "digest_entry": lambda device, msg, out: device.digests.read(msg, out),
+}
+"""Per Entity kind: its read, (device, message, the list it appends the entities it finds to)."""
 
 
 class Device:
@@ -135,32 +167,12 @@ class Device:
         entity = update.entity
         kind = entity.WhichOneof("entity")
         with self.switch.lock:
-            if kind == "table_entry":
-                tables.write(self, update.type, entity.table_entry)
-            elif kind == "packet_replication_engine_entry":
-                pre.write(self, update.type, entity.packet_replication_engine_entry)
-            elif kind == "counter_entry":
-                externs.counter_write(self, update.type, entity.counter_entry)
-            elif kind == "direct_counter_entry":
-                tables.direct_counter_write(self, update.type, entity.direct_counter_entry)
-            elif kind == "register_entry":
-                externs.register_write(self, update.type, entity.register_entry)
-            elif kind == "extern_entry":
+            if kind == "extern_entry":
                 raise P4RuntimeError(Code.UNIMPLEMENTED, "No extern support yet")
-            elif kind == "action_profile_member":
-                action_profiles.member_write(self, update.type, entity.action_profile_member)
-            elif kind == "action_profile_group":
-                action_profiles.group_write(self, update.type, entity.action_profile_group)
-            elif kind == "meter_entry":
-                meters.meter_write(self, update.type, entity.meter_entry)
-            elif kind == "direct_meter_entry":
-                tables.direct_meter_write(self, update.type, entity.direct_meter_entry)
-            elif kind == "value_set_entry":
-                valuesets.write(self, update.type, entity.value_set_entry)
-            elif kind == "digest_entry":
-                self.digests.write(update.type, entity.digest_entry)
-            else:
+            writer = _WRITERS.get(kind)  # type: ignore[arg-type]
+            if writer is None:
                 raise P4RuntimeError(Code.UNKNOWN, "Incorrect entity type")
+            writer(self, update.type, getattr(entity, kind))
 
     def write(self, request: p4r.WriteRequest) -> list[P4RuntimeError | None]:
         """Apply a WriteRequest's updates in order (CONTINUE_ON_ERROR); one result per update."""
@@ -184,28 +196,8 @@ class Device:
         with self.switch.lock:
             for entity in request.entities:
                 kind = entity.WhichOneof("entity")
-                if kind == "table_entry":
-                    tables.read(self, entity.table_entry, out)
-                elif kind == "packet_replication_engine_entry":
-                    pre.read(self, entity.packet_replication_engine_entry, out)
-                elif kind == "counter_entry":
-                    externs.counter_read(self, entity.counter_entry, out)
-                elif kind == "direct_counter_entry":
-                    tables.direct_counter_read(self, entity.direct_counter_entry, out)
-                elif kind == "register_entry":
-                    externs.register_read(self, entity.register_entry, out)
-                elif kind == "meter_entry":
-                    meters.meter_read(self, entity.meter_entry, out)
-                elif kind == "direct_meter_entry":
-                    tables.direct_meter_read(self, entity.direct_meter_entry, out)
-                elif kind == "action_profile_member":
-                    action_profiles.member_read(self, entity.action_profile_member, out)
-                elif kind == "action_profile_group":
-                    action_profiles.group_read(self, entity.action_profile_group, out)
-                elif kind == "value_set_entry":
-                    valuesets.read(self, entity.value_set_entry, out)
-                elif kind == "digest_entry":
-                    self.digests.read(entity.digest_entry, out)
-                else:
+                reader = _READERS.get(kind)  # type: ignore[arg-type]
+                if reader is None:
                     raise P4RuntimeError(Code.UNKNOWN, "Incorrect entity type")
+                reader(self, getattr(entity, kind), out)
         return out

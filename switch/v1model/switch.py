@@ -128,11 +128,11 @@ class V1Switch:
         self.actions: dict[str, ActionInfo] = {}
         self.registers: dict[str, RegisterArray] = {}
         self.counters: dict[str, CounterArray] = {}
-        self.meters: dict[str, MeterArray] = {}
+        self.meters: dict[str, MeterArray] = {}  # `set_rates(index, [(CIR, CBS), (PIR, PBS)])`, rates per µs
         self.action_profiles: dict[str, ActionProfile] = {}  # members, groups: sim/action_profiles.py
         self.digest_sink: Callable[[int, tuple[int, ...]], None] | None = None
         """Called with (learn list id, values) for every digest a packet sends (under the switch's lock: it must
-        not block); the P4Runtime server's digest manager (switch/runtime/digests.py) when one runs."""  # `set_rates(index, [(CIR, CBS), (PIR, PBS)])`, rates per µs
+        not block); the P4Runtime server's digest manager (switch/runtime/digests.py) when one runs."""
         self.value_sets: dict[str, ValueSet] = {}  # parser value sets by name: `set_members([...])`
         self._stats: collections.Counter[str] = collections.Counter()
         # the per-packet counts are plain int attributes (a Counter item costs ~4x an attribute increment);

@@ -49,6 +49,9 @@ def test_each_job_with_a_ps_of_its_own(program_dir: Path, tmp_path: Path) -> Non
     with ExperimentNetwork(cfg) as net:
         assert [j.ps.ip for j in net.jobs if j.ps] == [host_ip(5), host_ip(6)]
         results = net.run_jobs(cfg)
+        with net.parameter_server() as stats:  # one PS process per host; their statistics merged when they stop
+            pass
+    assert set(stats["jobs"]) == {"1", "2"} and "cpu_s" in stats
     for r in results:
         assert r.correct, r.table()
         assert r.ps is not None and r.ps["completed"] == 8192 // 32

@@ -43,8 +43,7 @@ from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, open_collective
 from worker.switchml.header import INA_UDP_PORT
 from worker.switchml.window import SwitchUnreachable
 from worker.training.data import load_digits_split
-from worker.training.torch_hook import collective_hook
-from worker.verify import verify_float_sum
+from worker.training.torch_hook import collective_hook, verify_bucket
 
 
 @dataclass
@@ -77,24 +76,6 @@ class CheckedState:
             dist.all_gather(out, t)
             return out
         return verify_bucket(self.coll, arr, run, gather, dist.all_reduce)
-
-
-def verify_bucket(coll: Collective, arr: np.ndarray, run: Any, gather: Any, reduce: Any) -> dict[str, Any]:
-    """The collective's sum of `arr` (its RunResult `run`) against the exact sum of every rank's `arr` (`gather(t)`:
-    their tensors) and against another all-reduce of it (`reduce(t)`: gloo's, in place)."""
-    import torch
-
-    mine = torch.from_numpy(np.ascontiguousarray(arr, dtype=np.float32))
-    inputs = [g.numpy() for g in gather(mine)]
-    ref = mine.clone()
-    reduce(ref)
-    ours, theirs = coll.verify(run, inputs, "float32"), verify_float_sum(ref.numpy(), inputs, "float32")
-    diff = float(np.max(np.abs(run.array.ravel().astype(np.float64) - ref.numpy().astype(np.float64)))) \
-        if arr.size else 0.0
-    return {"elements": int(arr.size), "ok": ours.ok and theirs.ok, "of_bound": ours.max_error_over_bound,
-            "max_error": ours.max_error, "gloo_max_error": theirs.max_error, "max_diff_vs_gloo": diff,
-            "message": ours.message if not ours.ok else theirs.message}
-
 
 
 def build_model(hidden: int, seed: int) -> Any:

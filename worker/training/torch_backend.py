@@ -29,7 +29,7 @@ from worker.collective import CollectiveOptions
 from worker.job import JobConfig, JobConfigError
 from worker.protocols import DEFAULT_PROTOCOL, open_collective
 from worker.switchml.header import INA_UDP_PORT
-from worker.training.ddp import verify_bucket
+from worker.training.torch_hook import verify_bucket
 
 __all__ = ["BACKEND", "InaProcessGroup"]
 

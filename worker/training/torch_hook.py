@@ -20,7 +20,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["collective_hook"]
+from worker.collective import Collective
+from worker.verify import verify_float_sum
+
+__all__ = ["collective_hook", "verify_bucket"]
 
 
 def collective_hook(state: Any, bucket):  # type: ignore[no-untyped-def]
@@ -38,3 +41,20 @@ def collective_hook(state: Any, bucket):  # type: ignore[no-untyped-def]
     fut: Any = torch.futures.Future()
     fut.set_result(out)
     return fut
+
+
+def verify_bucket(coll: Collective, arr: np.ndarray, run: Any, gather: Any, reduce: Any) -> dict[str, Any]:
+    """The collective's sum of `arr` (its RunResult `run`) against the exact sum of every rank's `arr` (`gather(t)`:
+    their tensors) and against another all-reduce of it (`reduce(t)`: gloo's, in place)."""
+    import torch
+
+    mine = torch.from_numpy(np.ascontiguousarray(arr, dtype=np.float32))
+    inputs = [g.numpy() for g in gather(mine)]
+    ref = mine.clone()
+    reduce(ref)
+    ours, theirs = coll.verify(run, inputs, "float32"), verify_float_sum(ref.numpy(), inputs, "float32")
+    diff = float(np.max(np.abs(run.array.ravel().astype(np.float64) - ref.numpy().astype(np.float64)))) \
+        if arr.size else 0.0
+    return {"elements": int(arr.size), "ok": ours.ok and theirs.ok, "of_bound": ours.max_error_over_bound,
+            "max_error": ours.max_error, "gloo_max_error": theirs.max_error, "max_diff_vs_gloo": diff,
+            "message": ours.message if not ours.ok else theirs.message}
