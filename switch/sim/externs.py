@@ -7,6 +7,16 @@ import numpy as np
 from switch.errors import MatchError, MatchErrorCode
 
 
+def check_cell(what: str, name: str, index: object, size: int, direct_table: str | None = None) -> None:
+    """MatchError INVALID_INDEX unless `index` is a cell of an indexed array of `size` (a direct one, of table
+    `direct_table`, has none: its cells are the table's entries)."""
+    if direct_table is not None:
+        raise MatchError(MatchErrorCode.INVALID_INDEX,
+                         f"{what} {name!r} is direct: reach it through the entries of table {direct_table!r}")
+    if not isinstance(index, int) or not 0 <= index < size:
+        raise MatchError(MatchErrorCode.INVALID_INDEX, f"{what} {name!r} index {index!r} (size {size})")
+
+
 class RegisterArray:
     """`register<bit<W>>(size)`: `values` is what generated code indexes directly: a plain list, or a uint32 numpy
     array once a vector window uses the register (`vectorize`, see vectors.py). `read` and `cells` give ints."""
@@ -75,11 +85,7 @@ class CounterArray:
         self._table_obj = None  # set for direct counters: the MatchTable whose entries hold the values
 
     def _check(self, index: int) -> None:
-        if self.is_direct:
-            raise MatchError(MatchErrorCode.INVALID_INDEX,
-                             f"counter {self.name!r} is direct: read it through the entries of table {self.table!r}")
-        if not isinstance(index, int) or not 0 <= index < self.size:
-            raise MatchError(MatchErrorCode.INVALID_INDEX, f"counter {self.name!r} index {index!r} (size {self.size})")
+        check_cell("counter", self.name, index, self.size, self.table if self.is_direct else None)
 
     def read(self, index: int) -> tuple[int, int]:
         """(packets, bytes) of cell `index`."""

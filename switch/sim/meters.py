@@ -13,6 +13,7 @@ import time
 from typing import Any, Callable
 
 from switch.errors import MatchError, MatchErrorCode
+from switch.sim.externs import check_cell
 
 
 def _micros() -> int:
@@ -85,11 +86,7 @@ class MeterArray:
         return self.table is not None
 
     def cell(self, index: int) -> Meter:
-        if self.is_direct:
-            raise MatchError(MatchErrorCode.INVALID_INDEX,
-                             f"meter {self.name!r} is direct: reach it through the entries of table {self.table!r}")
-        if not isinstance(index, int) or not 0 <= index < self.size:
-            raise MatchError(MatchErrorCode.INVALID_INDEX, f"meter {self.name!r} index {index!r} (size {self.size})")
+        check_cell("meter", self.name, index, self.size, self.table)
         return self.cells[index]
 
     def set_rates(self, index: int, config: list[tuple[float, int]]) -> None:
