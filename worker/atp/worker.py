@@ -8,9 +8,10 @@ position's aggregator is reused only after the PS's ACK of the previous sequence
 packet) carries the sum, and when the sequence collided with another job, the aggregator the position uses from now on
 (`agtr_next`); every worker takes it from its first acceptance of that ACK, so all workers keep the same map.
 
-Loss recovery (`AtpWindow`): a packet is retransmitted with the RESEND flag after its timeout (adaptive RTO, backoff,
-bounded retries, as `worker.switchml.window`), and once early when the ACK of a sequence `fast_retransmit` later arrives first
-(ATP's gap resend). A RESEND flushes the switch's partial aggregate to the PS, which completes the sequence.
+Loss recovery (`AtpWindow`): `worker.reliable.ReliableWindow`, the reliable window every in-network protocol shares
+(adaptive RTO with Karn's rule and backoff, timers restarted while ACKs arrive, fast retransmit once `fast_retransmit`
+later sequences were ACKed first — ATP's gap resend —, bounded retries); a retransmission carries the RESEND flag,
+which flushes the switch's partial aggregate to the PS, which completes the sequence.
 
 Congestion (AIMD): the window starts at W; after every cwnd ACKs it is halved if one of them carried ECN, else
 grown by one, within [1, W].
@@ -25,7 +26,6 @@ exact sum modulo 2^32, as SwitchML's wrapping sums.
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 import zlib
@@ -40,7 +40,7 @@ from worker.atp.header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND,
 from worker.codec import CodecError, find_program_json
 from worker.driver import WindowOptions, drive
 from worker.job import JobConfig, JobConfigError
-from worker.rto import RtoEstimator
+from worker.reliable import Outstanding, ReliableWindow
 from worker.stats import RunResult, Stats
 from worker.switchml.blocks import to_blocks
 from worker.transport import Transport
@@ -170,22 +170,20 @@ class FixedPointPlan:
         return self.out.ravel()[: self.size].reshape(self.shape)
 
 
-@dataclass(slots=True)
-class _Pending:
-    index: int
-    header: AtpHeader
-    raw: bool
-    first_sent: float
-    deadline: float
-    timeout: float
-    retries: int = 0
-    generation: int = 0
-    fast: bool = False
+class _Pending(Outstanding):
+    """An outstanding ATP packet: its block and whether it carries the raw values."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, index: int, out: tuple[AtpHeader, np.ndarray], raw: bool) -> None:
+        super().__init__(index, out)
+        self.raw = raw
 
 
 @dataclass(slots=True)
-class AtpWindow:
-    """Window state of one all-reduce: start(), then on_ack()/on_timer() until done. Returns (header, values)."""
+class AtpWindow(ReliableWindow):
+    """Window state of one all-reduce: start(), then on_ack()/on_timer() until done. Returns (header, values).
+    Timers, RTO, fast retransmit and giving up are `worker.reliable.ReliableWindow`'s; packets are kept by block."""
 
     plan: FixedPointPlan
     job: JobConfig
@@ -199,23 +197,19 @@ class AtpWindow:
     timeline: Timeline | None = None
     """Where to record the run's events (`switch.timeline`): a track per aggregator with a span per packet from its
     first transmission to its ACK; instants for timeouts, retransmissions, collisions, ECN marks and raw resends."""
-    _pending: dict[int, _Pending] = field(default_factory=dict, init=False)
-    _heap: list[tuple[float, int, int]] = field(default_factory=list, init=False)
     _acked: list[bool] = field(default_factory=list, init=False)
     _cum: int = field(default=0, init=False)
     _next: int = field(default=0, init=False)
     _raw_needed: set[int] = field(default_factory=set, init=False)
     _epoch_acks: int = field(default=0, init=False)
     _epoch_ecn: bool = field(default=False, init=False)
-    _answered: int = field(default=0, init=False)
-    _start: float = field(default=0.0, init=False)
-    _last_ack: float | None = field(default=None, init=False)
     cwnd: int = field(default=0, init=False)
-    rto: RtoEstimator = field(init=False)
     _base: AtpHeader = field(default_factory=AtpHeader, init=False)
+    width: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self.width = len(self.agtr)
+        self._init_reliable(self.options, self.stats, self.timeline, self.plan.num_packets)
         me = self.job.worker(self.rank)
         racks = self.job.racks
         self._base = AtpHeader(bitmap0=1 << self.rank, bitmap1=1 << me.rack, fan_in0=self.job.rack_size(me.rack),
@@ -223,14 +217,6 @@ class AtpWindow:
         self._acked = [False] * self.plan.num_packets
         self.cwnd = max(1, min(self.width, self.initial_cwnd or self.width))
         self.stats.cwnd_min = self.stats.cwnd_final = self.cwnd
-        o = self.options
-        self.rto = RtoEstimator(o.timeout, o.min_timeout, o.max_timeout)
-
-    width: int = field(default=0, init=False)
-
-    @property
-    def done(self) -> bool:
-        return self._answered == self.plan.num_packets
 
     def seq(self, index: int) -> int:
         return (self.first_seq + index - 1) % (1 << 32) + 1
@@ -238,9 +224,8 @@ class AtpWindow:
     def _position(self, index: int) -> int:
         return (self.first_seq + index - 1) % self.width
 
-    def _packet(self, p: _Pending) -> tuple[AtpHeader, np.ndarray]:
-        values = self.plan.raw_blocks[p.index] if p.raw else self.plan.fixed[p.index]
-        return p.header, values
+    def _values(self, index: int, raw: bool) -> np.ndarray:
+        return self.plan.raw_blocks[index] if raw else self.plan.fixed[index]
 
     def _send_new(self, now: float) -> list[tuple[AtpHeader, np.ndarray]]:
         out = []
@@ -251,15 +236,11 @@ class AtpWindow:
             flags = self.plan.raw_flags if raw else 0
             hdr = AtpHeader(self._base.bitmap0, self._base.bitmap1, self._base.fan_in0, self._base.fan_in1, flags,
                             self._base.job_id, self.seq(i), self.agtr[self._position(i)], 0, self.rank)
-            timeout = self.rto.rto if self.options.adaptive else self.options.timeout
-            p = _Pending(i, hdr, raw, now, now + timeout, timeout)
-            self._pending[i] = p
+            p = self._book(_Pending(i, (hdr, self._values(i, raw)), raw), now)
             if self.timeline is not None:
                 self.timeline.track(hdr.agtr + 1, f"aggregator {hdr.agtr}")  # track 0: the all-reduce
-            heapq.heappush(self._heap, (p.deadline, i, 0))
-            self.stats.packets_sent += 1
             self.stats.raw_resends += raw
-            out.append(self._packet(p))
+            out.append(p.out)
         return out
 
     def start(self, now: float) -> list[tuple[AtpHeader, np.ndarray]]:
@@ -284,32 +265,31 @@ class AtpWindow:
             if p.raw:
                 self.stats.duplicates_ignored += 1
                 return []
-            p.raw = True
-            p.header = p.header.with_flags(self.plan.raw_flags)
+            p.raw = p.ambiguous = True
+            header = p.out[0]
+            p.out = (header.with_flags(self.plan.raw_flags), self._values(i, True))
             self.stats.raw_resends += 1
+            self.stats.packets_sent += 1
             if self.timeline is not None:
-                self.timeline.instant("raw resend", p.header.agtr + 1, now, "overflow", seq=hdr.seq)
-            return [self._rearm(p, now, p.timeout, count_retx=False)]
+                self.timeline.instant("raw resend", header.agtr + 1, now, "overflow", seq=hdr.seq)
+            self._rearm(p, now + p.timeout)
+            return [p.out]
         if p is None:
             self.stats.duplicates_ignored += 1  # a result for a sequence this worker has not sent: impossible
             return []
         del self._pending[i]
         tl = self.timeline
         if tl is not None:
-            agtr = p.header.agtr + 1
+            agtr = p.out[0].agtr + 1
             tl.span(f"seq {hdr.seq}", agtr, p.first_sent, now, "packet", seq=hdr.seq,
-                    retransmissions=p.retries + p.fast, raw=p.raw)
+                    retransmissions=p.retries + p.fast_count, raw=p.raw)
             if hdr.flags & COLLISION:
                 tl.instant("collision", agtr, now, "collision", seq=hdr.seq, next_aggregator=hdr.agtr_next)
             if hdr.flags & ECN:
                 tl.instant("ECN", agtr, now, "ecn", seq=hdr.seq)
         self.plan.result(i, values, bool(hdr.flags & RAW))
         self._acked[i] = True
-        self._answered += 1
-        self.stats.results += 1
-        self._last_ack = now
-        if p.retries == 0 and not p.fast and not p.raw:
-            self.rto.sample(now - p.first_sent)
+        self._answer(p, now)
         if hdr.flags & COLLISION:
             self.agtr[self._position(i)] = hdr.agtr_next
             self.stats.collisions += 1
@@ -327,70 +307,27 @@ class AtpWindow:
             self._epoch_acks, self._epoch_ecn = 0, False
         while self._cum < self.plan.num_packets and self._acked[self._cum]:
             self._cum += 1
-        out = []
-        k = self.options.fast_retransmit
-        if k:
-            for j in range(self._cum, max(self._cum, i - k + 1)):
-                q = self._pending.get(j)
-                if q is not None and not q.fast and not q.retries:
-                    q.fast = True
-                    self.stats.fast_retransmissions += 1
-                    out.append(self._rearm(q, now, q.timeout, why="fast"))
+        out = self._fast_retransmits(now)
         out.extend(self._send_new(now))
         if self.done:
-            self.stats.elapsed = now - self._start
-            self.stats.srtt, self.stats.rto, self.stats.cwnd_final = self.rto.srtt, self.rto.rto, self.cwnd
+            self._finish(now)
+            self.stats.cwnd_final = self.cwnd
         return out
 
     on_packet = on_ack  # the name worker.driver.drive calls
 
-    def _rearm(self, p: _Pending, now: float, timeout: float, count_retx: bool = True,
-               why: str = "timeout") -> tuple[AtpHeader, np.ndarray]:
-        """Send p again (flagged RESEND when it is a retransmission, `why` "timeout" or "fast") with a new timer."""
-        if count_retx and self.timeline is not None:
-            self.timeline.instant("retransmit", p.header.agtr + 1, now, "retransmit", seq=p.header.seq,
-                                  why=why, transmission=p.retries + p.fast + 1)
-        p.generation += 1
-        p.timeout = timeout
-        p.deadline = now + timeout
-        if count_retx:
-            p.header = p.header.with_flags(p.header.flags | RESEND)
-            self.stats.retransmissions += 1
-        heapq.heappush(self._heap, (p.deadline, p.index, p.generation))
-        self.stats.packets_sent += 1
-        return self._packet(p)
+    def _flag(self, p: _Pending) -> tuple[AtpHeader, np.ndarray]:
+        """A RESEND: it flushes the switch's partial aggregate to the PS."""
+        header, values = p.out
+        return header.with_flags(header.flags | RESEND), values
 
-    def rx_settle(self) -> float:
-        """How long the driver lets ACKs accumulate once one is ready (`WindowOptions.rx_coalesce`)."""
-        return self.options.rx_settle(self.rto, len(self._pending))
+    def _track(self, p: _Pending) -> tuple[int, dict[str, int]]:
+        return p.out[0].agtr + 1, {"seq": p.out[0].seq}
 
-    def next_deadline(self) -> float | None:
-        while self._heap:
-            deadline, i, gen = self._heap[0]
-            p = self._pending.get(i)
-            if p is None or p.generation != gen:
-                heapq.heappop(self._heap)
-                continue
-            return deadline
-        return None
-
-    def on_timer(self, now: float) -> list[tuple[AtpHeader, np.ndarray]]:
-        out = []
-        while True:
-            deadline = self.next_deadline()
-            if deadline is None or deadline > now:
-                return out
-            _, i, _ = heapq.heappop(self._heap)
-            p = self._pending[i]
-            self.stats.timeouts += 1
-            if self.timeline is not None:
-                self.timeline.instant("timeout", p.header.agtr + 1, now, "timeout", seq=p.header.seq,
-                                      waited_ms=round((now - p.first_sent) * 1000, 3))
-            if p.retries >= self.options.max_retries:
-                raise AtpUnreachable(self.job.job_id, p.header.seq, p.header.agtr, p.retries + 1 + p.fast,
-                                     now - p.first_sent, None if self._last_ack is None else now - self._last_ack)
-            p.retries += 1
-            out.append(self._rearm(p, now, min(p.timeout * self.options.backoff, self.options.max_timeout)))
+    def _give_up(self, p: _Pending, now: float) -> None:
+        header = p.out[0]
+        raise AtpUnreachable(self.job.job_id, header.seq, header.agtr, p.retries + 1 + p.fast_count,
+                             now - p.first_sent, None if self._last_result is None else now - self._last_result)
 
 
 class AtpWorker:
