@@ -59,7 +59,7 @@ from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, proto
 
 ROOT = Path(__file__).resolve().parents[1]
 WINDOW_CONTROLS = ("fixed", "adaptive")
-"""SwitchML's window: every slot in flight, or sized to the path (ExperimentConfig.window_control)."""
+"""An in-network protocol's window: all of it in flight, or sized to the path (ExperimentConfig.window_control)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,7 @@ class ExperimentConfig:
     """Packets in flight per worker (None: the collective's default, `ProtocolSpec.window_width`)."""
     window_control: str = "fixed"
     """SwitchML: `fixed` keeps every slot of the window in flight (SwitchML's published worker), `adaptive` at most
-    rate x (min RTT + 5 ms) packets (worker/switchml/cwnd.py, `python -m worker --adaptive-window`)."""
+    rate x (min RTT + 5 ms) packets (worker/cwnd.py, `python -m worker --adaptive-window`)."""
     seed: int = 1
     timeout_s: float = 300.0
     """Bound on the whole run of the workers; stragglers are killed and reported."""

@@ -92,8 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="per-packet timers from each (re)transmission only, not restarted by fresh results "
                         "(RFC 6298 5.3 restarts them: the default)")
     p.add_argument("--adaptive-window", dest="adapt_window", action="store_true",
-                   help="switchml: keep at most rate x (min RTT + 5 ms) packets in flight (worker/switchml/cwnd.py) "
-                        "instead of every slot of the window (the default, as SwitchML's published worker)")
+                   help="in-network protocols: keep at most rate x (min RTT + 5 ms) packets in flight (worker/cwnd.py) "
+                        "instead of the whole window (the default, as SwitchML's published worker)")
     p.add_argument("--fast-retransmit", type=int, default=d.fast_retransmit, metavar="K",
                    help=f"retransmit a packet once K later-sent packets were answered (default {d.fast_retransmit}; "
                    "0: off)")

@@ -65,10 +65,10 @@ class WindowOptions:
     results flow are found by fast retransmit; once results stop, the timer fires one timeout after the last one.
     Measured on real BMv2 (4 workers, 16,384 elements, no loss): 63-407 spurious timeouts per run without it."""
     adapt_window: bool = False
-    """SwitchML: keep at most rate x (min RTT + 5 ms) packets in flight (`worker.switchml.cwnd`), not every slot of
-    the window: on a slow path the extra packets only queue. The slots used are the same either way. Off by default,
-    as SwitchML's published worker (the pool is the window): it yields to traffic that does not back off (docs/worker.md
-    has the measurements)."""
+    """Keep at most rate x (min RTT + 5 ms) packets in flight (`worker.cwnd`, every in-network protocol through
+    `worker.reliable`), not the whole window: on a slow path the extra packets only queue. The slots used are the
+    same either way. Off by default, as SwitchML's published worker (the pool is the window): it yields to traffic
+    that does not back off (docs/worker.md has the measurements)."""
     fast_retransmit: int = 3
     """Retransmit a packet early once this many packets sent after it were answered (0: off)."""
     max_fast_retransmits: int = 3

@@ -19,6 +19,9 @@ The mechanism (measured on SwitchML first, issue 27; every protocol gets it from
   sent). The rule counts answered packets, like RFC 6675's DupThresh, rather than asking whether one packet
   `fast_retransmit` places later was answered: a worker that sends the next use of a slot late completes it at
   once, ahead of the window it was sent behind, which by place would retransmit the whole window.
+- **Adaptive window** (`WindowOptions.adapt_window`, off by default): at most rate x (min RTT + 5 ms) packets in
+  flight (`worker.cwnd.BdpWindow`, `bdp`); a protocol with its own congestion window (ATP's AIMD on ECN) sends
+  while both allow it.
 - **Bounded failure**: after `max_retries` timeout retransmissions the protocol's `_give_up` raises (its error names
   what it waited for); `WindowOptions.give_up_bound` bounds the wait whatever the RTTs.
 
@@ -34,6 +37,7 @@ from collections import deque
 from typing import Any
 
 from switch.timeline import Timeline
+from worker.cwnd import BdpWindow
 from worker.driver import WindowOptions
 from worker.rto import RtoEstimator
 from worker.stats import Stats
@@ -74,11 +78,14 @@ class ReliableWindow:
     """The retransmission machinery of a window core (see the module docstring); `drive` runs any subclass."""
 
     __slots__ = ("options", "stats", "timeline", "rto", "_pending", "_heap", "_seq", "_answered", "_answered_seq",
-                 "_dequeued", "_unacked", "_refast", "_last_result", "_start", "_total")
+                 "_dequeued", "_unacked", "_refast", "_last_result", "_start", "_total", "bdp")
 
-    def _init_reliable(self, options: WindowOptions, stats: Stats, timeline: Timeline | None, total: int) -> None:
-        """Set up for a run of `total` packets."""
+    def _init_reliable(self, options: WindowOptions, stats: Stats, timeline: Timeline | None, total: int,
+                       width: int) -> None:
+        """Set up for a run of `total` packets, at most `width` in flight."""
         self.options, self.stats, self.timeline = options, stats, timeline
+        self.bdp = BdpWindow(width) if options.adapt_window else None
+        """How many of the `width` packets may be outstanding (None: all of them)."""
         self.rto = RtoEstimator(options.timeout, options.min_timeout, options.max_timeout)
         self._pending: dict[int, Any] = {}
         self._heap: list[tuple[float, int, int, Any]] = []
@@ -141,9 +148,15 @@ class ReliableWindow:
         self.stats.results += 1
         if p.seq > self._answered_seq:
             self._answered_seq = p.seq
+        bdp = self.bdp
         if p.retries or p.fast_count or p.ambiguous:
+            if bdp is not None:
+                bdp.on_delivered(1, now)
             return False
         self.rto.sample(now - p.first_sent)
+        if bdp is not None:
+            bdp.on_rtt(now - p.first_sent)
+            bdp.on_delivered(1, now)
         if self.rto.samples == 1 and self.options.adaptive:
             self._rearm_from_first_sample()
         return True
@@ -152,6 +165,11 @@ class ReliableWindow:
         """Statistics at the end of the run."""
         self.stats.elapsed = now - self._start
         self.stats.srtt, self.stats.rto = self.rto.srtt, self.rto.rto
+        self.stats.window_min = None if self.bdp is None else self.bdp.smallest
+
+    def _room(self) -> bool:
+        """Whether the adaptive window lets one more packet go out."""
+        return self.bdp is None or len(self._pending) < self.bdp.window
 
     def _rearm_from_first_sample(self) -> None:
         """Packets sent before any RTT sample (on the initial timeout) now time out after the measured RTO."""

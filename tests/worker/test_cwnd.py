@@ -1,4 +1,4 @@
-"""The adaptive window (worker.switchml.cwnd.BdpWindow) against a simulated path: a FIFO bottleneck of a given rate
+"""The adaptive window (worker.cwnd.BdpWindow) against a simulated path: a FIFO bottleneck of a given rate
 and a fixed base RTT."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import heapq
 
 import pytest
 
-from worker.switchml.cwnd import BdpWindow
+from worker.cwnd import BdpWindow
 
 
 def simulate(rate: float, base_rtt: float, limit: int, results: int = 4000) -> tuple[BdpWindow, float, float]:

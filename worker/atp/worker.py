@@ -209,7 +209,7 @@ class AtpWindow(ReliableWindow):
 
     def __post_init__(self) -> None:
         self.width = len(self.agtr)
-        self._init_reliable(self.options, self.stats, self.timeline, self.plan.num_packets)
+        self._init_reliable(self.options, self.stats, self.timeline, self.plan.num_packets, self.width)
         me = self.job.worker(self.rank)
         racks = self.job.racks
         self._base = AtpHeader(bitmap0=1 << self.rank, bitmap1=1 << me.rack, fan_in0=self.job.rack_size(me.rack),
@@ -229,7 +229,7 @@ class AtpWindow(ReliableWindow):
 
     def _send_new(self, now: float) -> list[tuple[AtpHeader, np.ndarray]]:
         out = []
-        while self._next < self.plan.num_packets and self._next < self._cum + self.cwnd:
+        while self._next < self.plan.num_packets and self._next < self._cum + self.cwnd and self._room():
             i = self._next
             self._next += 1
             raw = i in self._raw_needed or not bool(self.plan.fits[i])

@@ -45,7 +45,6 @@ from switch.timeline import Timeline
 from worker.driver import WindowOptions
 from worker.reliable import Outstanding, ReliableWindow
 from worker.stats import Stats
-from worker.switchml.cwnd import BdpWindow
 from worker.switchml.blocks import PacketPlan, ProtocolError
 from worker.switchml.header import (
     FLAG_RETRANSMIT,
@@ -168,10 +167,8 @@ class Window(ReliableWindow):
     """The job's epoch in this run's results (flags bits 7..1); 0: none seen (or a switch without epochs)."""
     _index_of: dict[int, int] = field(default_factory=dict, init=False)
     """pool_index (either set) -> window position."""
-    cwnd: BdpWindow | None = field(default=None, init=False)
-    """How many of the W packets may be outstanding (WindowOptions.adapt_window; None: all W)."""
     _ready: list[int] = field(default_factory=list, init=False)
-    """Heap of packet ids whose slot is free (packet id - W answered) but that wait for room in `cwnd`."""
+    """Heap of packet ids whose slot is free (packet id - W answered) but that wait for room in the adaptive window (`bdp`)."""
     width: int = field(default=0, init=False)
     """W (len(slots))."""
 
@@ -179,9 +176,7 @@ class Window(ReliableWindow):
         if len(self.slots) != len(self.first_set) or not self.slots:
             raise ValueError("slots and first_set must be non-empty and of equal length")
         self.width = len(self.slots)
-        self._init_reliable(self.options, self.stats, self.timeline, self.plan.num_packets)
-        if self.options.adapt_window:
-            self.cwnd = BdpWindow(self.width)
+        self._init_reliable(self.options, self.stats, self.timeline, self.plan.num_packets, self.width)
         for i, slot in enumerate(self.slots):
             self._index_of[slot] = self._index_of[slot | SET_BIT] = i
             if self.timeline is not None:
@@ -209,7 +204,7 @@ class Window(ReliableWindow):
         """The first window of packets."""
         self._start = now
         first = min(self.width, self.plan.num_packets)
-        room = first if self.cwnd is None else min(first, self.cwnd.window)
+        room = first if self.bdp is None else min(first, self.bdp.window)
         fresh = [self._register(p, now) for p in range(room)]
         self._ready = list(range(room, first))
         if fresh:
@@ -228,7 +223,7 @@ class Window(ReliableWindow):
         job_id, width = self.job_id, self.width
         pending = self._pending
         stats = self.stats
-        cwnd = self.cwnd
+        bdp = self.bdp
         num_packets = self.plan.num_packets
         out: list[Outgoing | _Pending] = []
         rows: list[int] = []
@@ -261,16 +256,12 @@ class Window(ReliableWindow):
             rows.append(row)
             ids.append(pid)
             exps.append(exp)
-            if self._answer(p, now) and cwnd is not None:
-                cwnd.on_rtt(now - p.first_sent)
+            self._answer(p, now)
             if self._answered == num_packets:
                 self._finish(now)
-                stats.window_min = None if cwnd is None else cwnd.smallest
             out.extend(self._fast_retransmits(now))
             nxt = pid + width
-            if cwnd is not None:
-                cwnd.on_delivered(1, now)  # per result, as taking them one by one would
-            if cwnd is None or (not self._ready and len(pending) < cwnd.window):
+            if bdp is None or (not self._ready and len(pending) < bdp.window):
                 if nxt < num_packets:
                     q = self._register(nxt, now)
                     fresh.append(q)
@@ -278,7 +269,7 @@ class Window(ReliableWindow):
             else:
                 if nxt < num_packets:
                     heapq.heappush(self._ready, nxt)
-                while self._ready and len(pending) < cwnd.window:  # the lowest free packet first
+                while self._ready and len(pending) < bdp.window:  # the lowest free packet first
                     q = self._register(heapq.heappop(self._ready), now)
                     fresh.append(q)
                     out.append(q)
