@@ -7,12 +7,16 @@ accepted only from the port towards the PS. Register access goes through `contro
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
+from typing import Any
 
 import finsy
 from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
-from controller.base import ProgramController, _ip, _mac
+from controller.base import CliCommand, ProgramController, _first_count, _ip, _mac
+from worker.arguments import at_least, in_range
+from worker.atp.header import flag_names
 from worker.job import JobConfig, JobConfigError
 
 __all__ = ["AggregatorState", "AtpController", "COUNTERS", "ECN_OFF", "RACK_RID_BASE"]
@@ -50,7 +54,41 @@ class AggregatorState:
         return [r for r in range(32) if self.bitmap >> r & 1]
 
 
-class AtpController(ProgramController):
+def format_aggregators(ctl: AtpController, first: int, count: int) -> str:
+    """One line per aggregator: owner (job, seq) or free, bitmap, contributors, count, flags."""
+    lines = ["agtr  job        seq  bitmap                            count flags     contributors"]
+    for a in ctl.aggregators(first, count):
+        owner = f"{a.job_id:>3} {a.seq:>10}" if not a.free else f"{'free':>14}"
+        lines.append(f"{a.index:>4}  {owner}  {a.bitmap:032b}  {a.count:>5} {flag_names(a.flags):<9} "
+                     f"{','.join(map(str, a.contributors())) or '-'}")
+    return "\n".join(lines)
+
+
+def _aggregators(ctl: AtpController, args: argparse.Namespace) -> str:
+    return format_aggregators(ctl, args.first, args.count)
+
+
+def _threshold(text: str) -> int | None:
+    return None if text == "off" else at_least(0)(text)
+
+
+def _ecn_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("threshold", type=_threshold)
+
+
+def _ecn(ctl: AtpController, args: argparse.Namespace) -> str:
+    ctl.set_ecn_threshold(args.threshold)
+    return f"ECN threshold {args.threshold if args.threshold is not None else 'off'}"
+
+
+def _rack_port(text: str) -> tuple[int, int]:
+    rack, sep, number = text.partition(":")
+    if sep and rack.isdigit() and number.isdigit() and int(number) <= 511:
+        return int(rack), int(number)
+    raise argparse.ArgumentTypeError(f"{text!r} is not RACK:PORT (rack >= 0, port in [0, 511])")
+
+
+class AtpController(ProgramController, program="atp"):
     """Programs one switch running atp.p4 for one or more jobs."""
 
     INGRESS = INGRESS
@@ -58,6 +96,30 @@ class AtpController(ProgramController):
     COUNTERS = COUNTERS
     COUNTER_PREFIX = "atp_"
     JOB_TABLE = (f"{INGRESS}.atp_jobs", "hdr.atp.job_id")
+    RECEIVED = "atp_received"
+    OUTCOMES = tuple(f"atp_{n}" for n in ("aggregated", "duplicates", "collisions", "resend_to_ps", "raw_to_ps", "acks",
+                                          "transit", "drop_unknown", "drop_malformed"))
+    CLI = (CliCommand("aggregators", "atp: show aggregator state (owner job/seq, bitmap, count, flags)", _first_count,
+                      _aggregators),
+           CliCommand("ecn", "atp: mark ECN when the egress queue holds >= THRESHOLD packets ('off': never)",
+                      _ecn_arguments, _ecn, writes=True))
+    STATE = "aggregators"
+
+    @classmethod
+    def add_job_arguments(cls, p: argparse.ArgumentParser) -> None:
+        p.add_argument("--level", type=int, choices=(0, 1), default=0,
+                       help="atp: 0 = this switch aggregates the job's workers (first level), 1 = it merges racks")
+        p.add_argument("--rack", type=at_least(0), default=0,
+                       help="atp, level 0: this switch's rack (whose workers it serves)")
+        p.add_argument("--ack-port", type=in_range(0, 511, "a switch port"), default=None,
+                       help="atp: port the PS's ACKs arrive on (default: the PS's)")
+        p.add_argument("--rack-port", type=_rack_port, action="append", default=[], metavar="RACK:PORT",
+                       help="atp, level 1: the port towards rack RACK's switch (repeat)")
+
+    @classmethod
+    def job_options(cls, args: argparse.Namespace) -> dict[str, Any]:
+        return {"level": args.level, "rack": args.rack, "ack_port": args.ack_port,
+                "rack_ports": dict(args.rack_port) or None}
 
     def create_job(self, job: JobConfig, *, level: int = 0, rack: int = 0, ack_port: int | None = None,
                    mgid: int | None = None, rack_ports: dict[int, int] | None = None) -> int:

@@ -1,14 +1,20 @@
-"""What every INA program's controller shares: L2 forwarding, the drop simulator, per-job counters.
+"""What every INA program's controller shares: L2 forwarding, the drop simulator, per-job counters, the CLI's view.
 
 Each program of `p4src/` has the same L2 table (`l2_forward`), drop simulator (`drop_sim_ingress` /
 `drop_sim_egress`) and per-job counter arrays (index = job id, 256 = no readable job id) in its own ingress and egress
-controls; a subclass names those controls and its counters (`SwitchMLController`, `AtpController`).
+controls; a subclass names its program (`class SwitchMLController(ProgramController, program="switchml")`, which
+registers it in `CONTROLLERS`), those controls, its counters and its commands in the controller CLI (`CLI`: how its
+switch state reads, e.g. `slots`; what else it sets, e.g. ATP's `ecn`).
 """
 
 from __future__ import annotations
 
+import argparse
 import ipaddress
-from typing import ClassVar
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import finsy
 from finsy import P4TableAction, P4TableEntry, P4TableMatch
@@ -17,7 +23,7 @@ from controller.client import P4RuntimeClient
 from controller.registers import Registers
 from worker.job import JobConfig
 
-__all__ = ["ProgramController", "NO_JOB_INDEX", "FLOOD_MGID", "PROB_SCALE"]
+__all__ = ["CONTROLLERS", "CliCommand", "ProgramController", "NO_JOB_INDEX", "FLOOD_MGID", "PROB_SCALE"]
 
 NO_JOB_INDEX = 256
 """Counter cell of packets without a readable job id."""
@@ -35,9 +41,36 @@ def _ip(text: str) -> int:
     return int(ipaddress.IPv4Address(text))
 
 
+CONTROLLERS: dict[str, type[ProgramController]] = {}
+"""P4 program -> its controller class (each subclass registers itself; `controller.programs` imports them)."""
+
+
+@dataclass(frozen=True)
+class CliCommand:
+    """A command of the controller CLI that belongs to one program's controller (`python -m controller NAME`)."""
+
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    """Adds the command's arguments to its subparser."""
+    run: Callable[[Any, argparse.Namespace], str]
+    """(the controller, the parsed arguments) -> what to print."""
+    writes: bool = False
+    """The command changes the switch (the CLI then arbitrates as the primary controller)."""
+
+
+def _first_count(p: argparse.ArgumentParser) -> None:
+    from worker.arguments import at_least
+
+    p.add_argument("first", type=at_least(0))
+    p.add_argument("count", type=at_least(1), nargs="?", default=8)
+
+
 class ProgramController:
     """The controller of one switch running one of the INA programs."""
 
+    PROGRAM: ClassVar[str]
+    """The P4 program it controls (p4src/<PROGRAM>.p4)."""
     INGRESS: ClassVar[str]
     EGRESS: ClassVar[str]
     COUNTERS: ClassVar[tuple[str, ...]]
@@ -46,6 +79,38 @@ class ProgramController:
     """Stripped from counter names in counters()."""
     JOB_TABLE: ClassVar[tuple[str, str]]
     """(table, match field) of the table that holds one entry per installed job, keyed by job id alone."""
+    RECEIVED: ClassVar[str]
+    """The per-job counter of every packet of its protocol the switch took in (names without the control)."""
+    OUTCOMES: ClassVar[tuple[str, ...]]
+    """The per-job counters of what became of them: for every job index, RECEIVED is their sum."""
+    CLI: ClassVar[tuple[CliCommand, ...]] = ()
+    """Its commands in the controller CLI; the first shows its switch state (`watch` shows it too)."""
+    STATE: ClassVar[str] = "slots"
+    """What its switch state is made of, for messages ("slots", "aggregators")."""
+
+    def __init_subclass__(cls, program: str | None = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if program is not None:
+            cls.PROGRAM = program
+            CONTROLLERS[program] = cls
+
+    @classmethod
+    def add_job_arguments(cls, p: argparse.ArgumentParser) -> None:
+        """Its options of the CLI's `job-create` (how a job is installed on this switch)."""
+
+    @classmethod
+    def job_options(cls, args: argparse.Namespace) -> dict[str, Any]:
+        """`create_job` keyword arguments from the parsed `job-create` options."""
+        return {}
+
+    @property
+    def epochs(self) -> dict[int, int]:
+        """The epoch this controller last installed for each job id (a program without epochs: none)."""
+        return {}
+
+    def format_state(self, first: int, count: int) -> str:
+        """Its state command's table of [first, first + count)."""
+        return self.CLI[0].run(self, argparse.Namespace(first=first, count=count)) if self.CLI else ""
 
     @classmethod
     def runs_on(cls, p4info_tables: set[str]) -> bool:
@@ -57,12 +122,15 @@ class ProgramController:
         entries = self.client.read(P4TableEntry(self.JOB_TABLE[0]))
         return sorted(int(next(iter(e.match.values()))) for e in entries if e.match)
 
-    def __init__(self, client: P4RuntimeClient, registers: Registers) -> None:
+    def __init__(self, client: P4RuntimeClient, registers: Registers, *, rng: random.Random | None = None) -> None:
         self.client = client
         self.registers = registers
+        self.rng = rng or random.Random()
+        """Where the controller's choices come from (SwitchML's epochs): seeded, a run replays."""
 
-    def create_job(self, job: JobConfig) -> int:
-        """Install a job on this switch; returns its multicast group id."""
+    def create_job(self, job: JobConfig, **options: Any) -> int:
+        """Install a job on this switch; returns its multicast group id. `options` are the program's own (a
+        two-level program's `level`, `rack`, `ack_port`, `rack_ports`: topo.twotier installs them)."""
         raise NotImplementedError
 
     def reset_job(self, job: JobConfig) -> None:

@@ -1,10 +1,10 @@
-"""The controller CLI: one-shot commands and an interactive shell over SwitchMLController.
+"""The controller CLI: one-shot commands and an interactive shell over the running program's controller.
 
     python -m controller [--grpc-addr A] [--device-id N] [--protocol switchml|atp] [--target embedded|bmv2]
                          [--thrift-port P] COMMAND ...
 
-Commands: push, setup, job-create, job-reset, loss, counters, slots (SwitchML), aggregators and ecn (ATP), watch,
-shell; one vocabulary for both programs. The program is read from the pipeline (the switch's, or the P4Info that
+Commands: push, setup, job-create, job-reset, loss, counters, watch, shell, one vocabulary for every program, and
+each program's own (its controller's `CLI`: slots for SwitchML, aggregators and ecn for ATP). The program is read from the pipeline (the switch's, or the P4Info that
 push/setup send); `--protocol` only asserts it. Every argument and file is checked before the first write. Commands
 that only read
 (counters, slots, aggregators, watch) attach without arbitration, so they never take over from the controller that set the job
@@ -26,12 +26,10 @@ from typing import Any
 import grpc
 from finsy import P4Schema
 
-from controller.atp import AtpController
-from controller.base import ProgramController
+from controller.base import CliCommand, ProgramController
 from controller.client import ControllerError, P4RuntimeClient
 from controller.programs import CONTROLLERS
 from controller.registers import DetectedRegisters, Registers, open_registers
-from controller.switchml import SwitchMLController
 from worker.arguments import (Parser, at_least, existing_file, grpc_address, in_range, port, positive_float,
                               probability)
 from worker.job import JobConfig, JobConfigError
@@ -62,16 +60,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("job", type=existing_file, help=job_file)
     c.add_argument("--p4info", type=existing_file, required=True)
     c.add_argument("--json", type=existing_file, required=True)
-    c = sub.add_parser("job-create", help="install a job (tables, multicast group); SwitchML also resets its slots")
+    c = sub.add_parser("job-create", help="install a job (tables, multicast group); SwitchML also resets its slots",
+                       conflict_handler="resolve")
     c.add_argument("job", type=existing_file, help=job_file)
-    c.add_argument("--level", type=int, choices=(0, 1), default=0,
-                   help="atp: 0 = this switch aggregates the job's workers (first level), 1 = it merges racks")
-    c.add_argument("--rack", type=at_least(0), default=0,
-                   help="atp, level 0: this switch's rack (whose workers it serves)")
-    c.add_argument("--ack-port", type=in_range(0, 511, "a switch port"), default=None,
-                   help="atp: port the PS's ACKs arrive on (default: the PS's)")
-    c.add_argument("--rack-port", type=_rack_port, action="append", default=[], metavar="RACK:PORT",
-                   help="atp, level 1: the port towards rack RACK's switch (repeat)")
+    for cls in CONTROLLERS.values():  # each program's own options of installing a job
+        cls.add_job_arguments(c)
     sub.add_parser("job-reset", help="clear a job's slot bitmaps and countdowns / free its aggregators").add_argument(
         "job", type=existing_file, help=job_file)
     c = sub.add_parser("loss", help="set the simulated drop probability of a switch port")
@@ -80,14 +73,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--egress", type=probability())
     c = sub.add_parser("counters", help="show a job's INA counters")
     c.add_argument("job_id", type=in_range(0, 255, "a job id"))
-    c = sub.add_parser("slots", help="show slot state (bitmap, countdown, exponent) of both sets")
-    c.add_argument("first", type=at_least(0))
-    c.add_argument("count", type=at_least(1), nargs="?", default=8)
-    c = sub.add_parser("aggregators", help="atp: show aggregator state (owner job/seq, bitmap, count, flags)")
-    c.add_argument("first", type=at_least(0))
-    c.add_argument("count", type=at_least(1), nargs="?", default=8)
-    c = sub.add_parser("ecn", help="atp: mark ECN when the egress queue holds >= THRESHOLD packets ('off': never)")
-    c.add_argument("threshold", type=_threshold)
+    for command in program_commands().values():
+        command.arguments(sub.add_parser(command.name, help=command.help))
     c = sub.add_parser("watch", help="refresh a job's counters and slot bitmaps until interrupted")
     c.add_argument("job", type=existing_file, help=job_file)
     c.add_argument("--interval", type=positive_float, default=1.0)
@@ -97,15 +84,13 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _rack_port(text: str) -> tuple[int, int]:
-    rack, sep, number = text.partition(":")
-    if sep and rack.isdigit() and number.isdigit() and int(number) <= 511:
-        return int(rack), int(number)
-    raise argparse.ArgumentTypeError(f"{text!r} is not RACK:PORT (rack >= 0, port in [0, 511])")
-
-
-def _threshold(text: str) -> int | None:
-    return None if text == "off" else at_least(0)(text)
+def program_commands() -> dict[str, CliCommand]:
+    """Every program's own commands by name (the first program to name one owns it)."""
+    out: dict[str, CliCommand] = {}
+    for cls in CONTROLLERS.values():
+        for command in cls.CLI:
+            out.setdefault(command.name, command)
+    return out
 
 
 def program_of(tables: set[str]) -> str:
@@ -171,42 +156,21 @@ def format_counters(counters: dict[str, tuple[int, int]]) -> str:
     return "\n".join(f"{name:<{width}}  {p:>10} pkts  {b:>12} B" for name, (p, b) in counters.items())
 
 
-def format_aggregators(ctl: AtpController, first: int, count: int) -> str:
-    """One line per aggregator: owner (job, seq) or free, bitmap, contributors, count, flags."""
-    from worker.atp.header import flag_names
-
-    lines = ["agtr  job        seq  bitmap                            count flags     contributors"]
-    for a in ctl.aggregators(first, count):
-        owner = f"{a.job_id:>3} {a.seq:>10}" if not a.free else f"{'free':>14}"
-        lines.append(f"{a.index:>4}  {owner}  {a.bitmap:032b}  {a.count:>5} {flag_names(a.flags):<9} "
-                     f"{','.join(map(str, a.contributors())) or '-'}")
-    return "\n".join(lines)
-
-
-def _need(ctl: ProgramController, cls: type[ProgramController], command: str) -> None:
-    if not isinstance(ctl, cls):
-        other = next(k for k, v in CONTROLLERS.items() if v is cls)
-        mine = next(k for k, v in CONTROLLERS.items() if isinstance(ctl, v))
-        raise ValueError(f"{command} is a command of the {other} program, and the switch runs {mine}.p4 "
-                         f"({READ_COMMANDS[type(ctl)]} show its state)")
-
-
-READ_COMMANDS = {SwitchMLController: "counters, slots, watch", AtpController: "counters, aggregators, watch"}
-"""The read commands of each program's controller, for the error that names the right ones."""
-
-
-def format_slots(ctl: SwitchMLController, first: int, count: int) -> str:
-    """One line per (slot, set): bitmap as bits, contributors, countdown, exponent."""
-    lines = ["slot set  bitmap                            countdown exponent contributors"]
-    for s in ctl.slots(first, count):
-        lines.append(f"{s.slot:>4} {s.set:>3}  {s.bitmap:032b}  {s.countdown:>9} {s.exponent:>8} "
-                     f"{','.join(map(str, s.contributors())) or '-'}")
-    return "\n".join(lines)
+def _own(ctl: ProgramController, command: str) -> CliCommand:
+    """The running program's command `command` (ValueError naming the program that has it and the switch's own)."""
+    mine = {c.name: c for c in ctl.CLI}
+    if command in mine:
+        return mine[command]
+    owners = [p for p, cls in CONTROLLERS.items() if any(c.name == command for c in cls.CLI)]
+    reads = ", ".join(["counters", *(c.name for c in ctl.CLI if not c.writes), "watch"])
+    raise ValueError(f"{command} is a command of the {' and '.join(owners)} program, and the switch runs "
+                     f"{ctl.PROGRAM}.p4 ({reads} show its state)")
 
 
 def run_command(args: argparse.Namespace) -> int:
     """Execute one parsed command; returns the exit code."""
-    write = args.command in ("push", "setup", "job-create", "job-reset", "loss", "ecn")
+    own = program_commands().get(args.command)
+    write = args.command in ("push", "setup", "job-create", "job-reset", "loss") or (own is not None and own.writes)
     # every input is read before the first write: a bad job file leaves the running switch untouched
     job = JobConfig.load(args.job) if getattr(args, "job", None) is not None else None
     session = Session(args, write=write)
@@ -220,40 +184,28 @@ def run_command(args: argparse.Namespace) -> int:
             hosts = [(w.mac, w.switch_port) for w in job.workers] + ([(job.ps.mac, job.ps.switch_port)] if job.ps else [])
             ctl.install_forwarding(hosts, [p for _, p in hosts])
             mgid = ctl.create_job(job)
-            print(f"job {job.job_id}: {job.num_workers} workers, {'aggregators' if job.ps else 'slots'} "
+            print(f"job {job.job_id}: {job.num_workers} workers, {ctl.STATE} "
                   f"[{job.pool.base}, {job.pool.base + job.pool.size}), multicast group {mgid}")
         elif args.command == "job-create":
             assert job is not None
             if job.job_id in ctl.installed_jobs():
                 raise ValueError(f"job {job.job_id} is already installed on {args.grpc_addr} (job-reset clears its "
                                  "state; setup pushes the pipeline again and installs it afresh)")
-            if isinstance(ctl, AtpController):
-                mgid = ctl.create_job(job, level=args.level, rack=args.rack, ack_port=args.ack_port,
-                                      rack_ports=dict(args.rack_port) or None)
-            else:
-                mgid = ctl.create_job(job)
+            mgid = ctl.create_job(job, **type(ctl).job_options(args))
             print(f"job {job.job_id} installed, multicast group {mgid}")
         elif args.command == "job-reset":
             assert job is not None
             _installed(ctl, job.job_id, args.grpc_addr)
             ctl.reset_job(job)
-            print(f"job {job.job_id}: slots [{job.pool.base}, {job.pool.base + job.pool.size}) reset")
+            print(f"job {job.job_id}: {ctl.STATE} [{job.pool.base}, {job.pool.base + job.pool.size}) reset")
         elif args.command == "loss":
             ctl.set_drop_probability(args.port, ingress=args.ingress, egress=args.egress)
             print(f"port {args.port}: ingress drop {args.ingress}, egress drop {args.egress}")
         elif args.command == "counters":
             _installed(ctl, args.job_id, args.grpc_addr)
             print(format_counters(ctl.counters(args.job_id)))
-        elif args.command == "slots":
-            _need(ctl, SwitchMLController, "slots")
-            print(format_slots(ctl, args.first, args.count))
-        elif args.command == "aggregators":
-            _need(ctl, AtpController, "aggregators")
-            print(format_aggregators(ctl, args.first, args.count))
-        elif args.command == "ecn":
-            _need(ctl, AtpController, "ecn")
-            ctl.set_ecn_threshold(args.threshold)
-            print(f"ECN threshold {args.threshold if args.threshold is not None else 'off'}")
+        elif own is not None:
+            print(_own(ctl, args.command).run(ctl, args))
         elif args.command == "watch":
             assert job is not None
             _installed(ctl, job.job_id, args.grpc_addr)
@@ -262,8 +214,7 @@ def run_command(args: argparse.Namespace) -> int:
                 print(f"\x1b[2J\x1b[H{time.strftime('%H:%M:%S')}  job {job.job_id} on {args.grpc_addr}\n")
                 print(format_counters(ctl.counters(job.job_id)))
                 print()
-                show = format_aggregators if isinstance(ctl, AtpController) else format_slots
-                print(show(ctl, job.pool.base, min(args.slots, job.pool.size)), flush=True)
+                print(ctl.format_state(job.pool.base, min(args.slots, job.pool.size)), flush=True)
                 n += 1
                 if args.iterations and n >= args.iterations:
                     break

@@ -1,16 +1,19 @@
-"""The controller of each P4 program, derived from the protocol registry (`worker.protocols`).
+"""The controller of each P4 program: every `ProgramController` subclass registers itself for its program.
 
     CONTROLLERS["atp"]  ->  AtpController      (program name -> ProgramController subclass)
+
+The built-in protocols' controllers are imported here (one line each); a plug-in protocol's package defines its own
+when the protocol registry (`worker.protocols`, imported here too) loads it from $INA_PROTOCOLS.
 """
 
 from __future__ import annotations
 
-from controller.base import ProgramController
-from worker.protocols import PROTOCOLS
+import controller.atp  # noqa: F401 (registers AtpController)
+import controller.switchml  # noqa: F401 (registers SwitchMLController)
+import worker.protocols  # noqa: F401 (loads the plug-in protocols, and with them their controllers)
+from controller.base import CONTROLLERS, ProgramController
 
 __all__ = ["CONTROLLERS", "controller_for"]
-
-CONTROLLERS: dict[str, type[ProgramController]] = {p.program: p.controller_class() for p in PROTOCOLS.values()}
 
 
 def controller_for(program: str) -> type[ProgramController]:

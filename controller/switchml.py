@@ -7,14 +7,14 @@ switch, BMv2's Thrift runtime on real BMv2).
 
 from __future__ import annotations
 
-import random
+import argparse
 from dataclasses import dataclass
 from typing import Any
 
 import finsy
 from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
-from controller.base import FLOOD_MGID, ProgramController, _ip, _mac
+from controller.base import FLOOD_MGID, CliCommand, ProgramController, _first_count, _ip, _mac
 from worker.job import JobConfig
 
 __all__ = ["SlotState", "SwitchMLController", "COUNTERS", "FLOOD_MGID"]
@@ -47,7 +47,20 @@ class SlotState:
         return [r for r in range(32) if self.bitmap >> r & 1]
 
 
-class SwitchMLController(ProgramController):
+def format_slots(ctl: SwitchMLController, first: int, count: int) -> str:
+    """One line per (slot, set): bitmap as bits, contributors, countdown, exponent."""
+    lines = ["slot set  bitmap                            countdown exponent contributors"]
+    for s in ctl.slots(first, count):
+        lines.append(f"{s.slot:>4} {s.set:>3}  {s.bitmap:032b}  {s.countdown:>9} {s.exponent:>8} "
+                     f"{','.join(map(str, s.contributors())) or '-'}")
+    return "\n".join(lines)
+
+
+def _slots(ctl: SwitchMLController, args: argparse.Namespace) -> str:
+    return format_slots(ctl, args.first, args.count)
+
+
+class SwitchMLController(ProgramController, program="switchml"):
     """Programs one switch running switchml.p4 for one or more all-reduce jobs."""
 
     INGRESS = INGRESS
@@ -55,6 +68,11 @@ class SwitchMLController(ProgramController):
     COUNTERS = COUNTERS
     COUNTER_PREFIX = "ina_"
     JOB_TABLE = (f"{INGRESS}.ina_jobs", "hdr.ina.job_id")
+    RECEIVED = "ina_received"
+    OUTCOMES = ("ina_aggregated", "ina_retx_answered", "ina_drop_unknown", "ina_drop_malformed",
+                "ina_drop_retx_incomplete")
+    CLI = (CliCommand("slots", "show slot state (bitmap, countdown, exponent) of both sets", _first_count, _slots),)
+    STATE = "slots"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -68,7 +86,7 @@ class SwitchMLController(ProgramController):
         replica per worker, then reset its slots. Returns the job's multicast group id."""
         mgid = mgid if mgid is not None else job.job_id + 1
         if epoch is None:
-            last = self._epochs.get(job.job_id, random.randrange(EPOCHS))
+            last = self._epochs.get(job.job_id, self.rng.randrange(EPOCHS))
             epoch = last % EPOCHS + 1
         if not 1 <= epoch <= EPOCHS:
             raise ValueError(f"epoch must be 1..{EPOCHS}, got {epoch}")

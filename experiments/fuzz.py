@@ -3,12 +3,15 @@ source into the compiler and malformed BMv2 JSON into the switch (part of `make 
 
     python -m experiments.fuzz [--examples 2000] [--seed 1] [--program-dir out]
 
-- **Frames**: each program is loaded into the engine with two jobs installed as their controllers install them, job
-  2 holding switch state (a partial aggregate). Random bytes, and protocol frames with random header fields, lengths,
-  truncations and spoofed senders (job 2's id from job 1's ports, job 2's address on another port, unknown hosts)
-  go in on every port. Checked after every frame: no exception inside the engine (its `errors` count stays 0) and
-  job 2's registers unchanged; after all frames: the engine received every frame, and every per-job counter
-  invariant of the program holds (received = the sum of its outcomes, for jobs 1 and 2 and "no job").
+- **Frames**: each in-network protocol's program (a plug-in's too) is loaded into the engine with two jobs installed
+  as its controller installs them, job 2 holding switch state (a partial aggregate: the first packet of job 2's rank
+  0, made by the protocol's own rank). Random bytes, and protocol frames with random header fields (the layout from
+  the compiled program, values biased to the protocol's `fuzz_values`), lengths, truncations and spoofed senders
+  (job 2's id from job 1's ports, job 2's address on another port, unknown hosts) go in on every port. Checked after
+  every frame: no exception inside the engine (its `errors` count stays 0) and job 2's state unchanged (the cells of
+  the protocol's state registers its packet set, and with a static partition every cell of job 2's slots); after all
+  frames: the engine received every frame, and the controller's counter invariant holds (received = the sum of its
+  outcomes, for jobs 1 and 2 and "no job").
 - **P4Runtime**: random Write batches (valid and invalid ids, wrong byte widths, out-of-range indices, every update
   type, batches up to 40 updates and one of 5000), writes from a backup controller, and streams that hang up
   before or right after their arbitration answer,
@@ -40,22 +43,16 @@ from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from worker.arguments import Parser, at_least
-from worker.protocols import ATP, SWITCHML, program_paths, programs
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths, programs
 
 __all__ = ["FuzzReport", "fuzz_frames", "fuzz_p4runtime", "fuzz_p4_source", "fuzz_bmv2_json", "fuzz_all", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
 PROGRAMS = programs()
 
-INVARIANTS = {
-    SWITCHML.program: ("SwitchMLIngress.ina_received",
-                       ["aggregated", "retx_answered", "drop_unknown", "drop_malformed", "drop_retx_incomplete"]),
-    ATP.program: ("AtpIngress.atp_received",
-                  ["aggregated", "duplicates", "collisions", "resend_to_ps", "raw_to_ps", "acks", "transit",
-                   "drop_unknown", "drop_malformed"]),
-}
-"""Per program: the received counter and the outcome counters whose sum it must equal, per job index."""
 NO_JOB = 256
+POOL = 8
+"""Slots (aggregators) of each of the two jobs."""
 
 PI_CODES = {grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND, grpc.StatusCode.ALREADY_EXISTS,
             grpc.StatusCode.OUT_OF_RANGE, grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNIMPLEMENTED,
@@ -105,58 +102,53 @@ class _Target:
     """A program in the engine with jobs 1 and 2 installed and job 2 holding state."""
 
     def __init__(self, name: str, program: dict[str, Any], p4info: Any) -> None:
-        from topo.inprocess import AtpNetwork, SwitchMLNetwork, atp_jobs, frame, switchml_job
+        import numpy as np
+
+        from controller.programs import controller_for
+        from topo.inprocess import InProcessNetwork, frame, make_jobs
         from worker.job import PoolRange
+        from worker.protocols import protocol_of_program
 
         self.name = name
-        if name == SWITCHML.program:
-            from worker.switchml.header import INA_UDP_PORT, Codec, InaHeader
-
-            codec = Codec.from_program_json(program)
-            n = codec.num_elems
-            self.jobs = [switchml_job(3, n, PoolRange(0, 8), job_id=1), switchml_job(3, n, PoolRange(8, 8), job_id=2)]
-            self.jobs[1] = _shift_ports(self.jobs[1], 3)
-            net = SwitchMLNetwork(program, self.jobs[0], p4info=p4info, seed=1)
-            net.controller.create_job(self.jobs[1])
-            self.sw = net.sw
-            w = self.jobs[1].workers[0]
-            prime = frame(w.mac, self.jobs[1].switch.mac, w.ip, self.jobs[1].switch.ip, w.udp_port, INA_UDP_PORT,
-                          codec.encode(InaHeader(job_id=2, pool_index=9, packet_id=1, exponent=128), [7] * n))
-            self.state = {"SwitchMLIngress.ina_bitmap": (16, 16), "SwitchMLIngress.ina_countdown": (16, 16),
-                          "SwitchMLIngress.ina_exponent": (16, 16), "SwitchMLIngress.ina_values": (16 * n, 16 * n)}
-            self.udp_port, self.dst = INA_UDP_PORT, (self.jobs[0].switch.mac, self.jobs[0].switch.ip)
-            self.header_len = codec.ina.byte_len
-            self.codec: Any = codec
-        else:
-            from worker.atp.header import ATP_UDP_PORT, AtpCodec, AtpHeader
-
-            codec = AtpCodec.from_program_json(program)
-            n = codec.num_elems
-            self.jobs = atp_jobs(2, 3, n, [PoolRange(0, 32), PoolRange(32, 32)])
-            net = AtpNetwork(program, self.jobs, p4info=p4info, seed=1)
-            self.sw = net.sw
-            w = self.jobs[1].workers[0]
-            ps = self.jobs[1].ps
-            assert ps is not None
-            prime = frame(w.mac, ps.mac, w.ip, ps.ip, w.udp_port, ATP_UDP_PORT,
-                          codec.encode(AtpHeader(bitmap0=1, bitmap1=1, fan_in0=3, fan_in1=1, job_id=2, seq=5,
-                                                 agtr=40), [7] * n))
-            self.state = {f"AtpIngress.atp_{r}": (40, 1) for r in ("owner", "bitmap", "racks", "count", "flags")}
-            self.state["AtpIngress.atp_values"] = (40 * n, n)
-            self.udp_port, self.dst = ATP_UDP_PORT, (ps.mac, ps.ip)
-            self.header_len = codec.header_len
-            self.codec = codec
-        self.payload_len = self.header_len + 4 * n
-        self.sw.process(self.jobs[1].workers[0].switch_port, prime)
+        spec, self.header, n = protocol_of_program(program)
+        self.spec = spec
+        self.jobs = make_jobs(2, 3, n, [PoolRange(0, POOL), PoolRange(POOL, POOL)], ps=spec.needs_ps)
+        net = InProcessNetwork(program, self.jobs, p4info=p4info, protocol=spec, seed=1)
+        self.sw = net.sw
+        self.ctl = controller_for(name)
+        model = spec.faults
+        assert model is not None, f"{spec.name} has no fault model: nothing says which registers hold its state"
+        per_slot = [(reg, cells) for reg, cells in model.state] + [
+            (reg, model.state[0][1] * n) for reg in model.cells_per_slot_elems]
+        before = {reg: list(self.sw.registers[reg].values) for reg, _ in per_slot}
+        prime = net.ranks[2, 0]
+        core = prime.begin(np.full(n, 7, dtype=np.int32), "int32")
+        first = core.start(0.0)[0]
+        w = self.jobs[1].workers[0]
+        mac, ip, port = prime.destination()
+        self.sw.process(w.switch_port, frame(w.mac, mac, w.ip, ip, w.udp_port, port, prime.encode(first)))
+        # job 2's state: the cells its packet set, and with a static partition every cell of its slots
+        base, size = self.jobs[1].pool.base, self.jobs[1].pool.size
+        self.state: dict[str, list[int]] = {}
+        for reg, per in per_slot:
+            cells = {i for i, (a, b) in enumerate(zip(before[reg], self.sw.registers[reg].values)) if a != b}
+            if not spec.shared_pool:
+                cells |= set(range(base * per, (base + size) * per))
+            if cells:
+                self.state[reg] = sorted(cells)
         self.snapshot = self._state()
         if not any(any(v) for v in self.snapshot.values()):
             raise AssertionError(f"{name}: priming job 2 left no state to protect")
+        self.udp_port, self.dst = int(spec.udp_port or 0), net.ranks[1, 0].destination()[:2]
+        self.header_len = self.header.byte_len
+        self.num_elems = n
+        self.payload_len = self.header_len + 4 * n
         self.ports = sorted({w.switch_port for j in self.jobs for w in j.workers} | {100, 7})
         self.fed = 0
         self.job2 = {(w.switch_port, w.ip, w.udp_port) for w in self.jobs[1].workers}
 
     def _state(self) -> dict[str, list[int]]:
-        return {name: self.sw.registers[name].cells(a, a + n) for name, (a, n) in self.state.items()}
+        return {name: [self.sw.registers[name].values[i] for i in cells] for name, cells in self.state.items()}
 
     def feed(self, port: int, data: bytes) -> None:
         self.sw.process(port, data)
@@ -172,19 +164,28 @@ class _Target:
         st_ = self.sw.stats
         if st_["received"] != self.fed + 1:  # + the priming frame
             raise AssertionError(f"{self.name}: engine received {st_['received']} frames, {self.fed + 1} were fed")
-        received, outcomes = INVARIANTS[self.name]
-        prefix = received.removesuffix("received")
+        ig = self.ctl.INGRESS
         for idx in (1, 2, NO_JOB):
-            got = self.sw.counters[received].packets[idx]
-            parts = {o: self.sw.counters[prefix + o].packets[idx] for o in outcomes}
+            got = self.sw.counters[f"{ig}.{self.ctl.RECEIVED}"].packets[idx]
+            parts = {o: self.sw.counters[f"{ig}.{o}"].packets[idx] for o in self.ctl.OUTCOMES}
             if got != sum(parts.values()):
                 raise AssertionError(f"{self.name}: job index {idx}: received {got} != {parts}")
 
-
-def _shift_ports(job: Any, by: int) -> Any:
-    from dataclasses import replace
-
-    return replace(job, workers=tuple(replace(w, switch_port=w.switch_port + by) for w in job.workers))
+    def headers(self) -> Any:
+        """A strategy of header field values (declaration order): each field drawn from the protocol's
+        `fuzz_values`, small numbers or its whole range; job_id from the two jobs, 0, an unknown one and 255."""
+        fields = []
+        for f in self.header.fields:
+            top = (1 << f.width) - 1
+            if f.name == "job_id":
+                fields.append(st.sampled_from([1, 1, 2, 2, 0, 3, min(255, top)]))
+                continue
+            choices = [st.integers(0, min(8, top)), st.integers(0, top)]
+            values = [v for v in self.spec.fuzz_values.get(f.name, ()) if 0 <= v <= top]
+            if values:
+                choices.insert(0, st.sampled_from(values))
+            fields.append(st.one_of(*choices))
+        return st.tuples(*fields)
 
 
 def fuzz_frames(name: str, program: dict[str, Any], p4info: Any, examples: int,
@@ -202,10 +203,10 @@ def fuzz_frames(name: str, program: dict[str, Any], p4info: Any, examples: int,
     def raw(port: int, data: bytes) -> None:
         t.feed(port, data)
 
-    def structured(sender: tuple[int, str, str, int], hdr: Any, values: list[int], extra: int,
+    def structured(sender: tuple[int, str, str, int], hdr: tuple[int, ...], values: list[int], extra: int,
                    udp_len: int | None, cut: int | None) -> None:
         port, mac, ip, sport = sender
-        payload = t.codec.encode(hdr, values)
+        payload = t.header.pack(hdr) + b"".join(v.to_bytes(4, "big", signed=True) for v in values)
         payload = payload[:len(payload) + extra] if extra < 0 else payload + bytes(extra)
         data = frame(mac, t.dst[0], ip, t.dst[1], sport, t.udp_port, payload)
         if udp_len is not None:
@@ -214,32 +215,11 @@ def fuzz_frames(name: str, program: dict[str, Any], p4info: Any, examples: int,
             data = data[:cut]
         t.feed(port, data)
 
-    small = st.one_of(st.integers(0, 8), st.integers(0, 2**8 - 1))
-    if name == SWITCHML.program:
-        from worker.switchml.header import InaHeader
-
-        headers = st.builds(InaHeader, msg_type=st.sampled_from([1, 1, 1, 2, 0, 7]),
-                            job_id=st.sampled_from([1, 1, 2, 2, 0, 3, 255]),
-                            pool_index=st.one_of(st.integers(0, 20), st.integers(0, 20).map(lambda x: x | 0x8000),
-                                                 st.integers(0, 0xFFFF)),
-                            packet_id=small, exponent=st.integers(0, 255), flags=st.sampled_from([0, 1, 255]),
-                            worker_rank=small)
-    else:
-        from worker.atp.header import AtpHeader
-
-        headers = st.builds(AtpHeader, bitmap0=st.one_of(st.sampled_from([0, 1, 2, 4, 7]), st.integers(0, 2**32 - 1)),
-                            bitmap1=st.sampled_from([0, 1, 2, 2**31]), fan_in0=st.integers(0, 5),
-                            fan_in1=st.integers(0, 3),
-                            flags=st.one_of(st.sampled_from([0, 0, 1, 4, 8, 0x10, 0x20, 0x60, 5]),
-                                            st.integers(0, 255)),
-                            job_id=st.sampled_from([1, 1, 2, 2, 0, 3, 255]),
-                            seq=st.one_of(st.integers(0, 6), st.integers(0, 2**32 - 1)),
-                            agtr=st.one_of(st.integers(0, 70), st.sampled_from([4095, 4096, 65535])),
-                            agtr_next=small, rank=small)
+    headers = t.headers()
     count = examples // 2
     fail = _run(raw, count, seed_value, st.sampled_from(t.ports), st.binary(min_size=0, max_size=300))
     if fail is None:
-        n = t.codec.num_elems
+        n = t.num_elems
         fail = _run(structured, examples - count, seed_value + 1, st.sampled_from(senders), headers,
                     st.lists(st.integers(-2**31, 2**31 - 1), min_size=n, max_size=n),
                     st.sampled_from([0, 0, 0, -4, -1, 4, -t.payload_len]),
@@ -272,7 +252,7 @@ def fuzz_p4runtime(program_dir: Path, examples: int, seed_value: int) -> tuple[i
     primary = P4RuntimeClient(addr, election_id=10).connect()
     backup = None
     try:
-        json_path, p4info_path = program_paths(program_dir, SWITCHML.program)
+        json_path, p4info_path = program_paths(program_dir, str(PROTOCOLS[DEFAULT_PROTOCOL].program))
         primary.set_pipeline(p4info_path, json_path)
         p4info = _p4info(p4info_path)
         tables = [(t.preamble.id, [(m.id, m.bitwidth) for m in t.match_fields], [a.id for a in t.action_refs])

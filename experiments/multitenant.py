@@ -1,19 +1,21 @@
-"""J jobs sharing one switch: SwitchML (static partition of the pool) vs ATP (shared pool + PS fallback), at equal
-switch memory (`make multitenant`).
+"""J jobs sharing one switch, every in-network protocol at equal switch memory (`make multitenant`): SwitchML's static
+partition of the pool against ATP's pool shared by every job (with a PS fallback), and any plug-in protocol.
 
     python -m experiments.multitenant [--jobs 3] [--workers 2] [--size 65536] [--cells 6144] [--window W] [--loss 0]
                                [--bw MBIT] [--partitions K] [--ps-per-job] [--reps 3] [--results results]
-                               [--program-dir out]
+                               [--program-dir out] [--protocols switchml atp]
 
-Switch memory is counted in int32 value cells: SwitchML gives each job `cells / (jobs * 2 * N)` slots (two sets of N
-elements each, N = 64), so a job's window is capped by its share; ATP's jobs all hash their windows into one pool of
-`cells / N` aggregators (N = 32), and what collides goes to the parameter server. For each protocol one Mininet star
-(jobs x workers hosts, plus the PS host for ATP) runs every job at once, `reps` times. Per job it records the
+Switch memory is counted in int32 value cells, and each protocol's spec says how it spends them
+(`ProtocolSpec.pool_size`): SwitchML gives each job `cells / (jobs * 2 * N)` slots (two sets of N elements each,
+N = 64), so a job's window is capped by its share; ATP's jobs all hash their windows into one pool of `cells / N`
+aggregators (N = 32), and what collides goes to the parameter server. For each protocol one Mininet star
+(jobs x workers hosts, plus the PS host of a protocol with one) runs every job at once, `reps` times. Per job it records the
 completion time (the slowest worker), whether every worker verified, and where contributions were aggregated (ATP:
 the PS counts those that arrived inside a switch aggregate; SwitchML aggregates everything in the switch), the
-collisions and the retransmissions. `--partitions K` (fewer than the jobs) gives SwitchML K static partitions
-instead of one per job: the jobs beyond K wait for a free one, in waves, and their completion time counts the wait
-(ATP's evaluation's setting); `--ps-per-job` gives each ATP job a PS host and link of its own, as ATP runs them;
+collisions and the retransmissions. `--partitions K` (fewer than the jobs) gives a static-partition protocol K
+partitions instead of one per job: the jobs beyond K wait for a free one, in waves, and their completion time counts
+the wait (ATP's evaluation's setting); `--ps-per-job` gives each job of a protocol with a PS a PS host and link of its
+own, as ATP runs them;
 `--bw` limits the links. The summary says what bound the jobs (each run's bound, the window against the path's
 bandwidth-delay product, the PS link's load). Writes `runs.csv`, `summary.md` and `multitenant.png` under
 results/multitenant-<UTC time>/ and prints the summary.
@@ -32,12 +34,9 @@ from experiments.study import add_study_arguments, finish, needs_root, study_par
 from topo.target import Target
 from worker.arguments import at_least, fail, in_range, nonnegative_float, probability
 from worker.job import MAX_WORKERS
-from worker.protocols import ATP, PROTOCOLS, SWITCHML, default_windows, program_paths
+from worker.protocols import PROTOCOLS, default_windows, in_network, program_paths
 
 __all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
-
-COMPARED = (SWITCHML.name, ATP.name)
-"""The protocols compared: SwitchML's static partition of the pool against ATP's pool shared by every job."""
 
 
 @dataclass(frozen=True)
@@ -74,34 +73,34 @@ class JobRow:
     the PS links' average) over its rate and the job's time (up to 2: each direction carries the rate)."""
 
 
-def pools_for(cells: int, jobs: int, program_dir: Path, partitions: int | None = None) -> dict[str, int]:
-    """Pool size per protocol for `cells` int32 cells of switch memory: SwitchML slots per static partition (one per
-    job unless `partitions` says fewer), ATP aggregators."""
-    n_sml = _num_elems(program_paths(program_dir, SWITCHML.program)[0])
-    n_atp = _num_elems(program_paths(program_dir, ATP.program)[0])
+def pools_for(cells: int, jobs: int, program_dir: Path, partitions: int | None = None,
+              protocols: Sequence[str] | None = None) -> dict[str, int]:
+    """Pool size per protocol (default: every in-network one) for `cells` int32 cells of switch memory: slots per
+    static partition (one per job unless `partitions` says fewer), or the aggregators of a shared pool."""
     parts = partitions or jobs
     if parts > jobs or jobs % parts:
         raise ValueError(f"--partitions {parts} must divide the {jobs} jobs (the jobs wait for a partition in waves)")
-    # SwitchML: a static partition, two sets (shadow copies) per slot; ATP: one pool shared by every job
-    out = {SWITCHML.name: cells // (parts * 2 * n_sml), ATP.name: cells // n_atp}
-    for proto, size in out.items():
+    out = {}
+    for proto in protocols or in_network():
+        spec = PROTOCOLS[proto]
+        out[proto] = size = spec.pool_size(cells, _num_elems(program_paths(program_dir, str(spec.program))[0]), parts)
         if size < 1:
-            raise ValueError(f"{cells} cells give {proto} no {'aggregator' if PROTOCOLS[proto].needs_ps else 'slot'}")
+            raise ValueError(f"{cells} cells give {proto} no slot of its pool")
     return out
 
 
 def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
                         program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                         bw: float | None = None, partitions: int | None = None,
-                        ps_per_job: bool = False) -> list[ExperimentConfig]:
-    """One experiment per compared protocol, each checked (ValueError naming a bad value); SwitchML's network has
-    one job per static partition."""
-    pools = pools_for(cells, jobs, program_dir, partitions)
-    at_once = {SWITCHML.name: partitions or jobs, ATP.name: jobs}
-    configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=at_once[proto], size=size, loss=loss,
-                                target=target, program_dir=program_dir, pool_size=pools[proto], window=window,
-                                seed=seed, run_dir=run_dir / proto, timeout_s=300.0, bw=bw, ps_per_job=ps_per_job)
-               for proto in COMPARED]
+                        ps_per_job: bool = False, protocols: Sequence[str] | None = None) -> list[ExperimentConfig]:
+    """One experiment per compared protocol, each checked (ValueError naming a bad value); a static-partition
+    protocol's network has one job per partition."""
+    pools = pools_for(cells, jobs, program_dir, partitions, protocols)
+    configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=PROTOCOLS[proto].jobs_at_once(jobs, partitions),
+                                size=size, loss=loss, target=target, program_dir=program_dir, pool_size=pools[proto],
+                                window=window, seed=seed, run_dir=run_dir / proto, timeout_s=300.0, bw=bw,
+                                ps_per_job=ps_per_job)
+               for proto in pools]
     for cfg in configs:
         cfg.check()
     return configs
@@ -110,14 +109,14 @@ def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, windo
 def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float, reps: int,
                     program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                     progress: bool = True, bw: float | None = None, partitions: int | None = None,
-                    ps_per_job: bool = False) -> list[JobRow]:
-    """Every job of every repetition. With fewer SwitchML partitions than jobs, SwitchML's jobs run in waves of one
+                    ps_per_job: bool = False, protocols: Sequence[str] | None = None) -> list[JobRow]:
+    """Every job of every repetition. With fewer static partitions than jobs, such a protocol's jobs run in waves of one
     job per partition (a job waits, first come first served, for a partition to free): a job's completion time then
     counts from the start of the repetition, its wait included, as ATP's evaluation counts it."""
     rows: list[JobRow] = []
     for cfg in multitenant_configs(jobs=jobs, workers=workers, size=size, cells=cells, window=window, loss=loss,
                                    program_dir=program_dir, target=target, run_dir=run_dir, seed=seed, bw=bw,
-                                   partitions=partitions, ps_per_job=ps_per_job):
+                                   partitions=partitions, ps_per_job=ps_per_job, protocols=protocols):
         proto = cfg.protocol
         with ExperimentNetwork(cfg) as net:
             for rep in range(1, reps + 1):
@@ -176,7 +175,7 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
     with a job that did not verify counts that job's goodput as 0."""
     out = ["| protocol | jobs x reps | JCT mean s | p50 | p99 | max | Jain's index (median, lowest) | bound |",
            "|---|---|---|---|---|---|---|---|"]
-    for proto in COMPARED:
+    for proto in dict.fromkeys(r.protocol for r in rows):
         rs = [r for r in rows if r.protocol == proto]
         t = [r.completion_s for r in rs if r.verified]
         if not t:
@@ -194,23 +193,31 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
 def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
             pools: dict[str, int], machine: dict[str, str], bw: float | None = None,
             partitions: int | None = None, ps_per_job: bool = False) -> str:
-    """summary.md: the method, then per protocol and job the median completion time (min-max), fraction aggregated
-    in the switch, collisions; and the ATP / SwitchML ratio of the mean completion time."""
-    lines = ["# Multi-tenant in-network aggregation: SwitchML vs ATP", ""]
+    """summary.md: the method, then per protocol (those of `pools`, in order) and job the median completion time
+    (min-max), fraction aggregated in the switch, collisions; and each protocol's mean completion time over the
+    first protocol's."""
+    compared = list(pools)
+    lines = [f"# Multi-tenant in-network aggregation: {' vs '.join(compared)}", ""]
     lines += [f"- {k}: {v}" for k, v in machine.items()]
+    waves = (f"{partitions} partitions: a job waits for a free one (first come, first served; its completion time "
+             "counts from the start, the wait included)" if partitions and partitions < jobs else "one per job")
+    memory = []
+    for proto in compared:
+        spec = PROTOCOLS.get(proto)
+        if spec is not None and spec.shared_pool:
+            memory.append(f"{proto} {pools[proto]} slots shared by every job at once"
+                          + (", each job's PS on a host (and link) of its own" if ps_per_job and spec.needs_ps
+                             else ", one PS host for every job" if spec.needs_ps else ""))
+        else:
+            memory.append(f"{proto} {pools[proto]} slots per static partition ({waves})")
     lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}, links "
-              + (f"{bw:g} Mbit/s" if bw else "unlimited") + f", switch memory "
-              f"{cells} int32 cells: SwitchML {pools[SWITCHML.name]} slots per "
-              + (f"static partition, {partitions} partitions: a job waits for a free one (first come, first served; "
-                 "its completion time counts from the start, the wait included)" if partitions and partitions < jobs
-                 else "job (static partition)") + f", ATP {pools[ATP.name]} aggregators shared by every job at once, "
-              + ("each job's PS on a host (and link) of its own" if ps_per_job else "one PS host for every job"),
-              ""]
+              + (f"{bw:g} Mbit/s" if bw else "unlimited") + f", switch memory {cells} int32 cells: "
+              + "; ".join(memory), ""]
     lines += ["| protocol | job | correct | completion s (median, min-max) | in switch | collisions | raw resends "
               "| retx |",
               "|---|---|---|---|---|---|---|---|"]
     means: dict[str, list[float]] = {}
-    for proto in COMPARED:
+    for proto in compared:
         for job in sorted({r.job for r in rows if r.protocol == proto}):
             rs = [r for r in rows if r.protocol == proto and r.job == job]
             t = [r.completion_s for r in rs if r.verified]
@@ -223,17 +230,18 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
                          f"{statistics.median(r.collisions for r in rs):g} | "
                          f"{statistics.median(r.raw_sequences for r in rs):g} | "
                          f"{statistics.median(r.retransmissions for r in rs):g} |")
-    if all(p in means for p in COMPARED):
-        ratio = statistics.mean(means[ATP.name]) / statistics.mean(means[SWITCHML.name])
-        lines += ["", f"Mean job completion time, ATP / SwitchML: {ratio:.2f}x."]
+    base, others = compared[0], compared[1:]
+    if all(p in means for p in compared) and others:
+        lines += [""] + [f"Mean job completion time, {p} / {base}: "
+                         f"{statistics.mean(means[p]) / statistics.mean(means[base]):.2f}x." for p in others]
         net = {p: [r.completion_s for r in rows if r.protocol == p and r.verified and r.bound == "network"]
-               for p in COMPARED}
+               for p in compared}
         if all(net.values()):
-            lines.append(f"Over the network-bound jobs only ({len(net[ATP.name])} ATP, {len(net[SWITCHML.name])} "
-                         f"SwitchML): {statistics.mean(net[ATP.name]) / statistics.mean(net[SWITCHML.name]):.2f}x.")
+            lines += [f"Over the network-bound jobs only ({len(net[p])} {p}, {len(net[base])} {base}): "
+                      f"{statistics.mean(net[p]) / statistics.mean(net[base]):.2f}x." for p in others]
         else:
             lines.append("Not a bandwidth comparison: " + "; ".join(
-                f"{p}: {len(net[p])} of {sum(r.protocol == p for r in rows)} jobs network-bound" for p in COMPARED)
+                f"{p}: {len(net[p])} of {sum(r.protocol == p for r in rows)} jobs network-bound" for p in compared)
                 + " (the bound column below says what bound the others).")
     lines += why_lines(rows, bw)
     lines += ["", "## Job completion times and fairness", "",
@@ -246,7 +254,7 @@ def why_lines(rows: Sequence[JobRow], bw: float | None) -> list[str]:
     """What the measurements say about the two designs' limits: each protocol's window against the path's
     bandwidth-delay product (its workers' smoothed RTT times the link rate), and the PS link's load for ATP."""
     out = ["", "## What bound the jobs", ""]
-    for proto in COMPARED:
+    for proto in dict.fromkeys(r.protocol for r in rows):
         rs = [r for r in rows if r.protocol == proto and r.verified]
         if not rs:
             continue
@@ -278,9 +286,10 @@ def plot(rows: Sequence[JobRow], path: Path) -> None:
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     jobs = sorted({r.job for r in rows})
-    width = 0.38
-    for k, proto in enumerate(COMPARED):
-        xs = [j + (k - 0.5) * width for j in jobs]
+    compared = list(dict.fromkeys(r.protocol for r in rows))
+    width = 0.76 / max(1, len(compared))
+    for k, proto in enumerate(compared):
+        xs = [j + (k - (len(compared) - 1) / 2) * width for j in jobs]
         times = [[r.completion_s for r in rows if r.protocol == proto and r.job == j] or [0.0] for j in jobs]
         t = [statistics.median(v) for v in times]
         f = [100 * statistics.mean([r.in_switch_fraction for r in rows if r.protocol == proto and r.job == j] or [0])
@@ -310,20 +319,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--loss", type=probability(below_one=True), default=0.0)
     p.add_argument("--bw", type=nonnegative_float, default=0.0, help="link rate in Mbit/s (default 0: unlimited)")
     p.add_argument("--partitions", type=at_least(1), default=None,
-                   help="SwitchML's static partitions of the memory (default: one per job); with fewer, jobs wait "
+                   help="static partitions of the memory (SwitchML; default: one per job); with fewer, jobs wait "
                         "for a free one (in waves), as in ATP's evaluation")
     p.add_argument("--ps-per-job", action="store_true",
-                   help="ATP: a PS host (and link) per job, as ATP runs them (default: one PS host for every job)")
+                   help="a protocol with a PS (ATP): a PS host (and link) per job, as ATP runs them (default: one PS "
+                        "host for every job)")
+    p.add_argument("--protocols", nargs="+", choices=in_network(), default=list(in_network()),
+                   help="the in-network protocols compared, the first the baseline of the ratios (default: all)")
     add_study_arguments(p)
     args = p.parse_args(argv)
     run_dir = Path("/tmp/ina-testbed/multitenant")
     try:  # every value checked before anything is started or written
         target, why = Target.explain(args.target)
-        pools = pools_for(args.cells, args.jobs, args.program_dir, args.partitions)
+        pools = pools_for(args.cells, args.jobs, args.program_dir, args.partitions, args.protocols)
         multitenant_configs(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                             window=args.window, loss=args.loss, program_dir=args.program_dir, target=target,
                             run_dir=run_dir, seed=args.seed, bw=args.bw or None, partitions=args.partitions,
-                            ps_per_job=args.ps_per_job)
+                            ps_per_job=args.ps_per_job, protocols=args.protocols)
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if needs_root("multitenant"):
@@ -336,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                                window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
                                target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None,
-                               partitions=args.partitions, ps_per_job=args.ps_per_job)
+                               partitions=args.partitions, ps_per_job=args.ps_per_job, protocols=args.protocols)
     except Exception as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

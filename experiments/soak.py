@@ -6,13 +6,15 @@
 
 Each run draws its scenario from its seed alone: workers (2-6), tensor size, int32 or float32, window, loss (0-10 %
 of frames on every port and direction), duplication (0-5 %), reordering (frames leaving the switch held back behind
-up to 3 later ones, and jitter on the way down; ATP also on the way up: SwitchML's stated assumption is a FIFO
-uplink per worker, see worker/switchml/window.py) and a straggler that joins up to 20 ms late. The faults are a
+up to 3 later ones, and jitter on the way down; on the way up too unless the protocol assumes a FIFO uplink per
+worker, as SwitchML states it, see worker/switchml/window.py) and a straggler that joins up to 20 ms late. The faults are a
 `switch.faults.FaultPlan` applied at the switch's ports of the in-process network (topo.inprocess) exactly as
 `python -m switch --fault-plan` applies them. Every rank's result is checked against the float64/int64 reference
-(int32 exact, float32 within the protocol's documented bound), and every contribution must be counted exactly once:
-SwitchML's `ina_aggregated` counter equals workers × packets; ATP's PS merged workers × sequences contributions
-(in switch aggregates or on their own). A run that raises is a crash. Prints runs, faults injected, wrong results,
+(int32 exact, float32 within the protocol's documented bound), and every contribution must be counted exactly once
+(the protocol's `accounting`: SwitchML's `ina_aggregated` counter equals workers × packets; ATP's PS merged workers
+× sequences contributions, in switch aggregates or on their own). Every protocol runs in the same switch memory, and
+one whose workers notice a switch restart (`restart_error`: SwitchML's epochs) gets the restart case too. Every
+registered in-network protocol is soaked, a plug-in too. A run that raises is a crash. Prints runs, faults injected, wrong results,
 accounting violations and crashes, with the replay command of every failure; writes summary.md under
 results/soak-<UTC time>/ (with --results).
 """
@@ -32,19 +34,29 @@ from pathlib import Path
 from typing import Any
 
 from switch.faults import FaultPlan, FaultRule
-from topo.inprocess import AtpNetwork, EngineCache, SwitchMLNetwork, atp_jobs, loss_rule, switchml_job
+from topo.inprocess import EngineCache, InProcessNetwork, loss_rule, make_jobs
 from worker.arguments import Parser, at_least
-from worker.atp.worker import AtpOptions
 from worker.driver import WindowOptions
 from worker.job import PoolRange
-from worker.protocols import ATP, PROTOCOLS, SWITCHML, in_network
-from worker.verify import rank_input, verify, verify_fixed_point
+from worker.plugin import ProtocolSpec
+from worker.protocols import PROTOCOLS, in_network, program_paths, protocol_of_program
+from worker.verify import rank_input
 
 __all__ = ["Scenario", "RunOutcome", "scenario", "run_one", "soak", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]
 SOAKED = in_network()
 """The protocols the soak runs: every in-network one."""
+CELL_ROWS = 32
+"""Switch memory of a soak job, in slots of N values: 16 SwitchML slots (two sets each), 32 ATP aggregators."""
+
+
+def _network(spec: ProtocolSpec, program: dict[str, Any], p4info: Any, workers: int, **kw: Any
+             ) -> tuple[InProcessNetwork, int]:
+    """A one-job network of `workers` workers (and the protocol's PS), and N."""
+    n_elems = protocol_of_program(program)[2]
+    jobs = make_jobs(1, workers, n_elems, PoolRange(0, CELL_ROWS // spec.sets_per_slot), ps=spec.needs_ps)
+    return InProcessNetwork(program, jobs, p4info=p4info, protocol=spec, **kw), n_elems
 
 
 @dataclass(frozen=True)
@@ -135,51 +147,20 @@ def run_one(protocol: str, seed: int, program: dict[str, Any], p4info: Any, *, t
     plan = sc.plan()
     plan.rules[:0] = list(extra_rules)
     options = WindowOptions(window=sc.window, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=200)
+    spec = PROTOCOLS[protocol]
     try:
-        if protocol == SWITCHML.name:
-            n_elems = _num_elems(program, SWITCHML.header_type)
-            size = sc.blocks * n_elems + sc.extra
-            job = switchml_job(sc.workers, n_elems, PoolRange(0, 16))
-            net: SwitchMLNetwork | AtpNetwork = SwitchMLNetwork(program, job, p4info=p4info, faults=plan,
-                                                                 seed=seed, options=options, jitter=sc.jitter,
-                                                                 engine=engine)
-            out.epoch = net.epoch
-            net.trace = trace
-            inputs = [rank_input(size, seed, r, sc.dtype) for r in range(sc.workers)]
-            start = [0.0] * sc.workers
-            start[-1] = sc.straggler_ms / 1e3
-            assert isinstance(net, SwitchMLNetwork)
-            run = net.allreduce(inputs, sc.dtype, start_at=start)
-            for r, (res, p) in enumerate(zip(run.results, run.plans)):
-                v = verify(res, inputs, n_elems, sc.dtype, getattr(p, "agreed", None))
-                if not v.ok:
-                    out.wrong.append(f"rank {r}: {v.message}")
-            want = sc.workers * run.plans[0].num_packets
-            got = run.counters.get("ina_aggregated", 0)
-            if got != want:
-                out.accounting = f"ina_aggregated {got}, expected {want} (workers x packets)"
-        else:
-            n_elems = _num_elems(program, ATP.header_type)
-            size = sc.blocks * n_elems + sc.extra
-            (job,) = atp_jobs(1, sc.workers, n_elems, PoolRange(0, 64))
-            net = AtpNetwork(program, [job], p4info=p4info, faults=plan, seed=seed, options=options,
-                             jitter=sc.jitter, engine=engine)
-            net.trace = trace
-            inputs = [rank_input(size, seed, r, sc.dtype) for r in range(sc.workers)]
-            runs = net.allreduce({1: inputs}, sc.dtype, start_at={(1, sc.workers - 1): sc.straggler_ms / 1e3})
-            jr = runs[1]
-            for r, res in enumerate(jr.results):
-                v = verify_fixed_point(res, inputs, sc.dtype, AtpOptions().scale_bits)
-                if not v.ok:
-                    out.wrong.append(f"rank {r}: {v.message}")
-            st = jr.ps.stats
-            seqs = -(-size // n_elems)
-            got = st.contributions_in_switch + st.contributions_at_ps
-            if st.raw_sequences == 0 and got != sc.workers * seqs:
-                out.accounting = (f"PS merged {got} contributions ({st.contributions_in_switch} in switch "
-                                  f"aggregates), expected {sc.workers * seqs} (workers x sequences)")
-            if st.completed != seqs:
-                out.accounting += f"; PS completed {st.completed} of {seqs} sequences"
+        net, n_elems = _network(spec, program, p4info, sc.workers, faults=plan, seed=seed, options=options,
+                                jitter=sc.jitter, engine=engine)
+        out.epoch = net.controller.epochs.get(1, 0)
+        net.trace = trace
+        size = sc.blocks * n_elems + sc.extra
+        inputs = [rank_input(size, seed, r, sc.dtype) for r in range(sc.workers)]
+        run = net.allreduce({1: inputs}, sc.dtype, start_at={(1, sc.workers - 1): sc.straggler_ms / 1e3})[1]
+        for r, v in enumerate(net.verify(1, run, inputs, sc.dtype)):
+            if not v.ok:
+                out.wrong.append(f"rank {r}: {v.message}")
+        if spec.accounting is not None:
+            out.accounting = spec.accounting(net.jobs[0], run)
         out.frames = net.frames
     except Exception as e:  # noqa: BLE001 - a crash is a finding, reported with its seed
         out.crash = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}"
@@ -192,36 +173,26 @@ def run_one(protocol: str, seed: int, program: dict[str, Any], p4info: Any, *, t
     return out
 
 
-def _num_elems(program: dict[str, Any], header: str) -> int:
-    from worker.codec import header_and_payload
-
-    return header_and_payload(program, header)[1]
-
-
-def restart_detection(program: dict[str, Any], p4info: Any, seed: int = 1,
+def restart_detection(protocol: str, program: dict[str, Any], p4info: Any, seed: int = 1,
                       engines: EngineCache | None = None) -> str:
-    """A SwitchML all-reduce whose switch restarts mid-run and is programmed again with a new epoch: every worker
-    must stop with SwitchRestarted rather than accept a result mixed from before and after. Returns "" when it
-    does, else what happened instead."""
-    from worker.switchml.window import SwitchRestarted
-
-    n_elems = _num_elems(program, SWITCHML.header_type)
-    job = switchml_job(3, n_elems, PoolRange(0, 16))
+    """An all-reduce whose switch restarts mid-run and is programmed again: every worker of a protocol that detects
+    restarts (its `restart_error`, SwitchML's epochs) must stop with it rather than accept a result mixed from before
+    and after. Returns "" when they do, else what happened instead."""
+    spec = PROTOCOLS[protocol]
+    assert spec.restart_error is not None
     options = WindowOptions(window=8, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=200)
     engine = engines.get(program) if engines is not None else None
-    net = SwitchMLNetwork(program, job, p4info=p4info, seed=seed, options=options, engine=engine)
-    before = net.epoch
-    inputs = [rank_input(256 * n_elems, seed, r, "int32") for r in range(job.num_workers)]
+    net, n_elems = _network(spec, program, p4info, 3, seed=seed, options=options, engine=engine)
+    before = net.controller.epochs.get(1)
+    inputs = [rank_input(256 * n_elems, seed, r, "int32") for r in range(3)]
     net.restart_at(0.001)  # a quarter of the way: 32 windows of 8 packets, ~0.1 ms each
     try:
-        run = net.allreduce(inputs, "int32")
-    except SwitchRestarted as exc:
-        if (exc.before, exc.after) != (before, net.epoch):
-            return f"SwitchRestarted named epochs {exc.before} -> {exc.after}, the switch had {before} -> {net.epoch}"
-        return ""
-    wrong = [r for r, res in enumerate(run.results)
-             if not verify(res, inputs, n_elems, "int32", None).ok]
-    return (f"the run ended without noticing the restart (epoch {before} -> {net.epoch}); "
+        run = net.allreduce({1: inputs}, "int32")[1]
+    except spec.restart_error:
+        after = net.controller.epochs.get(1)
+        return "" if after != before else f"{spec.restart_error.__name__} raised, but the job's epoch stayed {before}"
+    wrong = [r for r, v in enumerate(net.verify(1, run, inputs, "int32")) if not v.ok]
+    return (f"the run ended without noticing the restart (epoch {before} -> {net.controller.epochs.get(1)}); "
             f"{len(wrong)} wrong results")
 
 
@@ -235,9 +206,9 @@ class SoakReport:
     failures: list[RunOutcome] = field(default_factory=list)
     seconds: float = 0.0
     epochs: Counter[int] = field(default_factory=Counter)
-    """SwitchML runs per epoch the job ran with."""
-    restart: str | None = None
-    """The restart-detection case: "" passed, else what went wrong (None: not run)."""
+    """Runs per epoch the job ran with (protocols with epochs)."""
+    restart: dict[str, str] = field(default_factory=dict)
+    """The restart-detection case per protocol that has it: "" passed, else what went wrong."""
 
     @property
     def wrong(self) -> int:
@@ -260,10 +231,10 @@ class SoakReport:
                  f"crashes: {self.crashes}"]
         if self.epochs:
             lines.insert(2, f"epochs: {len(self.epochs)} distinct ({min(self.epochs)}..{max(self.epochs)}) over "
-                            f"{sum(self.epochs.values())} switchml runs")
-        if self.restart is not None:
-            lines.append("restart detection: " + ("ok (every worker stopped on the new epoch)" if not self.restart
-                                                   else f"FAILED: {self.restart}"))
+                            f"{sum(self.epochs.values())} runs with epochs")
+        for proto, failed in self.restart.items():
+            lines.append(f"restart detection ({proto}): " + ("ok (every worker stopped on the new epoch)"
+                                                             if not failed else f"FAILED: {failed}"))
         for f in self.failures[:20]:
             why = "; ".join(f.wrong[:2]) or f.accounting or f.crash.splitlines()[0]
             lines.append(f"  FAILED {f.scenario.protocol} seed {f.scenario.seed}: {why}\n    replay: {f.replay()}")
@@ -277,10 +248,10 @@ def soak(protocols: Sequence[str], runs: int, first_seed: int, program_dir: Path
     engines = EngineCache()
     started = time.monotonic()
     for proto in protocols:
-        program = json.loads((program_dir / f"{proto}.json").read_text())
-        p4info = program_dir / f"{proto}.p4info.txt"
-        if proto == SWITCHML.name:
-            report.restart = restart_detection(program, p4info, first_seed, engines)
+        json_path, p4info = program_paths(program_dir, str(PROTOCOLS[proto].program))
+        program = json.loads(json_path.read_text())
+        if PROTOCOLS[proto].restart_error is not None:
+            report.restart[proto] = restart_detection(proto, program, p4info, first_seed, engines)
         for k in range(runs):
             o = run_one(proto, first_seed + k, program, p4info, engines=engines)
             if o.epoch:
@@ -316,14 +287,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     protocols = [args.protocol] if args.protocol else args.protocols
     for protocol in protocols:
-        if not (args.program_dir / f"{protocol}.json").is_file():
-            p.error(f"{args.program_dir / (protocol + '.json')} not found: run `make build` first")
+        json_path = program_paths(args.program_dir, str(PROTOCOLS[protocol].program))[0]
+        if not json_path.is_file():
+            p.error(f"{json_path} not found: run `make build` first")
     if args.trace is not None:
         if args.runs != 1 or len(protocols) != 1:
             p.error("--trace replays one run: give --protocol P --seed S --runs 1")
-        program = json.loads((args.program_dir / f"{protocols[0]}.json").read_text())
+        json_path, p4info = program_paths(args.program_dir, str(PROTOCOLS[protocols[0]].program))
         trace: list = []
-        o = run_one(protocols[0], args.seed, program, args.program_dir / f"{protocols[0]}.p4info.txt", trace=trace)
+        o = run_one(protocols[0], args.seed, json.loads(json_path.read_text()), p4info, trace=trace)
         write_trace(args.trace, trace)
         print(f"{protocols[0]} seed {args.seed}: {o.scenario}")
         print(f"{'ok' if o.ok else 'FAILED'}; {len(trace)} frames at the switch's ports, sha256 {o.trace_digest}; "
@@ -334,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = soak(protocols, args.runs, args.seed, args.program_dir, progress=True)
     text = report.text()
     print(text)
-    failed = bool(report.failures) or bool(report.restart)
+    failed = bool(report.failures) or any(report.restart.values())
     if args.fuzz:
         from experiments.fuzz import fuzz_all
 

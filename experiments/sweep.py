@@ -28,7 +28,7 @@ from experiments.scenario import Scenario, ScenarioError, load_scenario
 from topo.star import host_ip
 from topo.target import Target
 from worker.arguments import Parser, fail
-from worker.protocols import PROTOCOLS, SWITCHML, program_paths
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths, protocol_of_program
 
 __all__ = ["run_scenario", "open_network", "main"]
 
@@ -66,12 +66,13 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
                             timeout_s=sc.timeout_s, dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name,
                             cpus=sc.cpus)
     groups = []  # one network per (workers, P4 program): a collective's program cannot change under a running network
+    given = protocol_of_program(program_json)[0].program  # the program the given JSON is; the others beside it
     for n in sc.workers:
         for program in dict.fromkeys(PROTOCOLS[a].program for a in sc.protocols):
             mine = [p for p in points if p.workers == n and PROTOCOLS[p.protocol].program == program]
             if not mine:
                 continue
-            own = program == base.program  # the given program; the others are found beside it
+            own = program == given
             groups.append((replace(base, workers=n, protocol=mine[0].protocol, program_dir=program_json.parent,
                                    program_json=program_json if own else None, p4info=p4info if own else None),
                            mine))
@@ -108,8 +109,9 @@ def calibrated(sc: Scenario, program_json: Path, p4info: Path, log: Callable[[st
     if sc.bw_mbps != "auto":
         return sc
     cfgs = []
+    given = protocol_of_program(program_json)[0].program
     for protocol in sc.protocols:
-        own = PROTOCOLS[protocol].program == SWITCHML.program
+        own = PROTOCOLS[protocol].program == given
         cfgs.append(ExperimentConfig(protocol=protocol, workers=max(sc.workers), target=Target(sc.target),
                                      program_dir=program_json.parent, program_json=program_json if own else None,
                                      p4info=p4info if own else None, pool_size=sc.pool_size, window=sc.window,
@@ -135,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     p = Parser(prog="python -m experiments.sweep", description=__doc__.split("\n\n")[0])
     p.add_argument("scenario", type=Path, help="scenario file (experiments/scenarios/*.toml)")
     p.add_argument("--results", type=Path, default=ROOT / "results", help="where result directories go")
-    json_path, p4info = program_paths(ROOT / "out", SWITCHML.program)
+    json_path, p4info = program_paths(ROOT / "out", str(PROTOCOLS[DEFAULT_PROTOCOL].program))
     p.add_argument("--json", dest="program_json", type=Path, default=json_path)
     p.add_argument("--p4info", type=Path, default=p4info)
     p.add_argument("--list", action="store_true", help="print the runs the scenario would make and exit")

@@ -39,11 +39,7 @@ from experiments.study import needs_root, study_parser  # noqa: E402
 from perf.machine import machine_info  # noqa: E402
 from worker.arguments import at_least, fail, in_range, link_rate, positive_float, probability  # noqa: E402
 from worker.job import MAX_WORKERS  # noqa: E402
-from worker.protocols import (
-    PROTOCOLS,  # noqa: E402
-    SWITCHML,
-    program_paths,
-)
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths  # noqa: E402
 from worker.training.trainer import TrainConfig  # noqa: E402
 
 ACCURACY_TOLERANCE = 0.02
@@ -245,7 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="stop each run at this test accuracy and report the time to it")
     p.add_argument("--timeout", type=positive_float, default=300.0, help="bound on one run, seconds")
     p.add_argument("--results", type=Path, default=ROOT / "results")
-    json_path, p4info = program_paths(ROOT / "out", SWITCHML.program)
+    json_path, p4info = program_paths(ROOT / "out", str(PROTOCOLS[DEFAULT_PROTOCOL].program))
     p.add_argument("--json", dest="program_json", type=Path, default=json_path)
     p.add_argument("--p4info", type=Path, default=p4info)
     args = p.parse_args(argv)

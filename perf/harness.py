@@ -7,11 +7,11 @@ import shlex
 import sys
 from typing import Sequence
 
-from worker.protocols import SWITCHML
+from perf.switchml_job import WORKLOAD
 
 __all__ = ["PROGRAMS", "Measurement", "Settings", "SwitchUnderTest"]
 
-PROGRAMS = ("basic_forward", "agg64", SWITCHML.program)
+PROGRAMS = ("basic_forward", "agg64", WORKLOAD)
 """The workloads: two packet programs, and a SwitchML all-reduce on its program (`perf.switchml_job`)."""
 
 

@@ -44,7 +44,6 @@ from perf.ratesearch import Probe, SearchResult, find_max_rate
 from perf.switchreport import Report, write_report
 from perf.workloads import PACKET_PROGRAMS, Compiled, PacketProgram, compile_program, compiler_command
 from topo.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
-from worker.protocols import SWITCHML
 
 DEVICE_ID = 1
 
@@ -255,7 +254,7 @@ def measure_switchml(compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Set
                 note = (f"{run.size} float32 elements, {len(hs)} workers, slowest {run.elapsed_s:.3f} s, "
                         f"{run.retransmissions} retransmissions") if run.elements_per_s else f"failed: {run.error}"
                 if rep:
-                    out.append(Measurement(SWITCHML.program, sut.name, rep, run.elements_per_s, "elements/s",
+                    out.append(Measurement(switchml_job.WORKLOAD, sut.name, rep, run.elements_per_s, "elements/s",
                                            switch_cpu=cpu, note=note))
                 log(f"switchml {_rep_label(rep, s)}, {sut.name}: "
                     + (f"{run.elements_per_s:,.0f} elements/s" if run.elements_per_s else note))
@@ -271,10 +270,10 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
     wanted = [p for p in PROGRAMS if p in s.programs]
     compiled: dict[str, Compiled] = {}
     for key in wanted:
-        if key == SWITCHML.program:
-            compiled[key] = compile_program(switchml_job.SOURCE, work_dir, include=switchml_job.SOURCE.parent)
-        else:
+        if key in PACKET_PROGRAMS:
             compiled[key] = compile_program(PACKET_PROGRAMS[key].source, work_dir)
+        else:  # the all-reduce job's program
+            compiled[key] = compile_program(switchml_job.SOURCE, work_dir, include=switchml_job.SOURCE.parent)
     engine: list[EngineResult] = []
     if s.engine_seconds > 0:
         for key in wanted:
@@ -284,10 +283,10 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
                 engine.append(bench_loop(PACKET_PROGRAMS[key], compiled[key].json, s.engine_seconds))
     rows: list[Measurement] = []
     for key in wanted:
-        if key == SWITCHML.program:
-            rows += measure_switchml(compiled[key], suts, s, work_dir / key, log)
-        else:
+        if key in PACKET_PROGRAMS:
             rows += measure_packet_program(PACKET_PROGRAMS[key], compiled[key], suts, s, log)
+        else:
+            rows += measure_switchml(compiled[key], suts, s, work_dir / key, log)
     info["load average at end"] = load_average()
     info["run time"] = f"{time.monotonic() - t_start:.0f} s"
     info["note"] = ("the machine is shared; a load average above the CPU count means other processes took CPU time "

@@ -17,10 +17,12 @@ from topo.netns import REPO, Host
 from worker.codec import header_and_payload, load_program
 from worker.job import JobConfig, PoolRange
 from worker.launch import collect, worker_argv
-from worker.protocols import SWITCHML
 from worker.switchml.header import INA_HEADER_TYPE
+from worker.switchml.plugin import SWITCHML
 
-SOURCE = REPO / "p4src" / f"{SWITCHML.program}.p4"
+SOURCE = SWITCHML.p4_source
+WORKLOAD = str(SWITCHML.program)
+"""The workload's name in the benchmark's reports: its program's."""
 POOL = PoolRange(base=0, size=64)
 WINDOW = 32
 """Packets in flight per worker: fixed, so that every switch under test (and every version's, results/bench/switch.md) sees

@@ -11,12 +11,12 @@ from pathlib import Path
 from perf.engine import EngineResult
 from perf.harness import Measurement, Settings, SwitchUnderTest
 from perf.ratesearch import MAX_BACKLOG_FRACTION, MAX_LOSS, MIN_BACKLOG_S
-from worker.protocols import SWITCHML
+from perf.switchml_job import WORKLOAD
 
 CSV_FIELDS = ("kind", "program", "switch", "rep", "value", "unit", "offered_pps", "loss", "switch_cpu", "probes",
               "sender_limited", "note")
 TITLES = {"basic_forward": "basic_forward (IPv4 LPM)", "agg64": "agg64 (64 × int32 into registers)",
-          SWITCHML.program: f"{SWITCHML.program}.p4, 4-worker all-reduce"}
+          WORKLOAD: f"{WORKLOAD}.p4, 4-worker all-reduce"}
 
 
 @dataclasses.dataclass
@@ -152,7 +152,7 @@ def markdown(report: Report, csv_name: str) -> str:
             f"bisection until the passing and failing rates are within {100 * s.tolerance:g} %, at most "
             f"{s.max_probes} probes; a 2 kpps warm-up precedes each search. Sender, receiver and switch share the "
             "machine's CPUs: the figures include what the sender and receiver leave to the switch.")
-    if SWITCHML.program in programs:
+    if WORKLOAD in programs:
         lines.append(
             "- **switchml**: p4src/switchml.p4 with one 4-worker job installed by the project's controller "
             "(controller.switchml: L2 entries, the job, its multicast group); four `python -m worker` processes, "

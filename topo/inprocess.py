@@ -8,43 +8,42 @@ may overtake each other on the way down). When nothing is in flight the clock ju
 is a probabilistic drop rule on every port, both directions), so a plan behaves alike here and on a real port, and
 one seed replays one run frame for frame.
 
-    net = SwitchMLNetwork(switchml_json, job, faults=FaultPlan(...), seed=7)
-    run = net.allreduce([input of each rank], dtype="int32")
-    net = AtpNetwork(atp_json, jobs, loss=0.01, seed=7)
-    runs = net.allreduce({job_id: [input of each rank]}, dtype="float32")
+    net = InProcessNetwork(program_json, jobs, p4info=p4info, faults=FaultPlan(...), loss=0.01, seed=7)
+    runs = net.allreduce({job_id: [input of each rank]}, dtype="int32")   # job id -> JobRun
 
-Used by the ATP and SwitchML host tests and by the exactly-once soak (experiments.soak).
+Any registered in-network protocol runs here unchanged: the network asks the protocol's spec (`worker.plugin`,
+found from the program's header) for each worker's sans-IO rank (`worker.collective.Rank`, the same code the worker
+process runs over UDP) and for its parameter server's core, and programs the switch through the program's
+controller (`controller.programs`). Used by the protocols' host tests, the exactly-once soak (experiments.soak) and
+the fuzzing (experiments.fuzz).
 """
 
 from __future__ import annotations
 
 import heapq
+import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
 
-from controller.atp import AtpController
 from controller.local import LocalClient
+from controller.programs import controller_for
 from controller.registers import P4RuntimeRegisters
-from controller.switchml import EPOCHS, SwitchMLController
 from switch.faults import FaultPlan, FaultRule
 from switch.timeline import Timeline
 from topo.addresses import SWITCH
 from topo.frames import udp_frame
-from worker.atp.header import ATP_UDP_PORT, AtpCodec
-from worker.atp.ps import PsCore
-from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, FixedPointPlan, aggregator_map
-from worker.driver import DecodeBatch, WindowCore, WindowOptions
+from worker.collective import CollectiveOptions, Rank
+from worker.driver import WindowCore, WindowOptions
 from worker.job import JobConfig, PoolRange, PsSpec, WorkerSpec
-from worker.switchml.blocks import Float32Plan, Int32Plan
-from worker.switchml.header import INA_UDP_PORT, Codec
-from worker.switchml.window import Window
-from worker.switchml.worker import SWITCHML_WINDOW
+from worker.plugin import ProtocolSpec
+from worker.protocols import protocol_of_program
+from worker.stats import RunResult
 
-__all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "Endpoint", "SwitchMLNetwork", "SwitchMLRun", "AtpNetwork", "JobRun", "atp_jobs",
-           "switchml_job", "loss_rule", "frame"]
+__all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "Endpoint", "JobRun", "make_jobs", "loss_rule", "frame",
+           "PS_PORT"]
 
 PS_PORT = 100
 DEFAULT_OPTIONS = WindowOptions(window=16, timeout=0.05, max_timeout=0.2, min_timeout=0.01, max_retries=30)
@@ -75,8 +74,9 @@ class Endpoint(Protocol):
 
 
 @dataclass
-class InProcessNetwork:
-    """One switch engine with hosts on its ports, fake time and a fault plan at the switch's ports."""
+class FakeTimeNetwork:
+    """One switch engine with hosts on its ports, fake time and a fault plan at the switch's ports (the event loop
+    under `InProcessNetwork`)."""
 
     program: Mapping[str, Any]
     faults: FaultPlan = field(default_factory=FaultPlan)
@@ -94,8 +94,6 @@ class InProcessNetwork:
     `controller.local.LocalClient`, as a switch process is programmed over gRPC."""
 
     def __post_init__(self) -> None:
-        import random
-
         from switch.v1model import V1Switch
 
         if self.engine is not None:
@@ -241,35 +239,44 @@ class EngineCache:
         return hit[1]
 
 
-# ---------------------------------------------------------------------------------------------------- SwitchML
 
 
-def switchml_job(workers: int, num_elems: int, pool: PoolRange, job_id: int = 1) -> JobConfig:
-    """A SwitchML job of `workers` ranks on switch ports 1..workers."""
-    ws = [WorkerSpec(rank=r, ip=f"10.0.{job_id}.{r + 1}", mac=f"00:00:00:00:{job_id:02x}:{r + 1:02x}",
-                     udp_port=50000 + r, switch_port=r + 1) for r in range(workers)]
-    return JobConfig(job_id=job_id, num_elems=num_elems, switch=SWITCH, pool=pool, workers=tuple(ws))
+# ---------------------------------------------------------------------------------------------------- jobs
+
+
+def make_jobs(num_jobs: int, workers: int, num_elems: int, pool: PoolRange | Sequence[PoolRange], *,
+              ps: bool = False) -> list[JobConfig]:
+    """Jobs 1..num_jobs of `workers` workers each on consecutive switch ports from 1, the given pools; with `ps`, one
+    parameter server for every job on port PS_PORT."""
+    pools = [pool] * num_jobs if isinstance(pool, PoolRange) else list(pool)
+    jobs, port = [], 1
+    for j in range(num_jobs):
+        ws = []
+        for r in range(workers):
+            ws.append(WorkerSpec(rank=r, ip=f"10.0.{j + 1}.{r + 1}", mac=f"00:00:00:00:{j + 1:02x}:{r + 1:02x}",
+                                 udp_port=50000 + r, switch_port=port))
+            port += 1
+        jobs.append(JobConfig(job_id=j + 1, num_elems=num_elems, switch=SWITCH, pool=pools[j], workers=tuple(ws),
+                              ps=PsSpec(ip="10.0.0.100", mac="00:00:0a:00:00:64", switch_port=PS_PORT) if ps else None))
+    return jobs
+
+
+# ---------------------------------------------------------------------------------------------------- hosts
 
 
 @dataclass
 class WorkerHost:
-    """A worker on its switch port: a protocol's window core (worker.driver.WindowCore) behind Ethernet/IPv4/UDP
-    framing, sending to `dst` (mac, ip, UDP port); `encode` turns what the core sends into a UDP payload and
-    `decode` a received payload into (header, values), as worker.driver.drive uses them."""
+    """A worker on its switch port: one all-reduce's window core (worker.driver.WindowCore) of a protocol's rank,
+    behind Ethernet/IPv4/UDP framing, as `worker.driver.drive` runs it over a socket."""
 
-    job: JobConfig
-    rank: int
+    rank: Rank
     window: WindowCore
-    dst: tuple[str, str, int]
-    encode: Callable[[Any], bytes]
-    decode: Callable[[bytes], tuple[Any, np.ndarray]]
     start_at: float = 0.0
-    decode_batch: DecodeBatch | None = None
-    """When set (a core with `on_packets`): received payloads go through it, as `worker.driver.drive` does."""
 
     def __post_init__(self) -> None:
-        self.me = self.job.worker(self.rank)
+        self.me = self.rank.job.worker(self.rank.rank)
         self.port = self.me.switch_port
+        self.dst = self.rank.destination()
 
     @property
     def done(self) -> bool:
@@ -277,7 +284,8 @@ class WorkerHost:
 
     def _frames(self, outs: Sequence[Any]) -> list[bytes]:
         mac, ip, port = self.dst
-        return [frame(self.me.mac, mac, self.me.ip, ip, self.me.udp_port, port, self.encode(o)) for o in outs]
+        encode = self.rank.encode
+        return [frame(self.me.mac, mac, self.me.ip, ip, self.me.udp_port, port, encode(o)) for o in outs]
 
     def start(self, now: float) -> list[bytes]:
         return self._frames(self.window.start(now))
@@ -285,11 +293,12 @@ class WorkerHost:
     def on_frame(self, data: bytes, now: float) -> list[bytes]:
         if self.window.done:
             return []
-        if self.decode_batch is not None:
-            headers, values, malformed = self.decode_batch([data[42:]])
+        batch = self.rank.decode_batch
+        if batch is not None:
+            headers, values, malformed = batch([data[42:]])
             self.window.stats.malformed += malformed
             return self._frames(self.window.on_packets(headers, values, now)) if headers else []  # type: ignore
-        hdr, values = self.decode(data[42:])
+        hdr, values = self.rank.decode(data[42:])
         return self._frames(self.window.on_packet(hdr, values, now))
 
     def on_timer(self, now: float) -> list[bytes]:
@@ -324,118 +333,13 @@ class _Action:
 
 
 @dataclass
-class SwitchMLRun:
-    """One SwitchML all-reduce: each rank's result, its window and plan, and the job's switch counters."""
+class PsHost:
+    """The parameter server of every job (the protocol's `ps_core` per job) on one port."""
 
-    results: list[np.ndarray]
-    windows: list[Window]
-    plans: list[Float32Plan | Int32Plan]
-    counters: dict[str, int]
-
-
-class SwitchMLNetwork(InProcessNetwork):
-    """switchml.p4 with one job and its workers (window cores) on ports 1..n."""
-
-    def __init__(self, program: Mapping[str, Any], job: JobConfig, *, p4info: Any = None,
-                 faults: FaultPlan | None = None, seed: int = 0, options: WindowOptions = DEFAULT_OPTIONS,
-                 latency: float = 50e-6, jitter: float = 0.0, engine: Any = None, epoch: int | None = None,
-                 timelines: Sequence[Timeline] | None = None) -> None:
-        super().__init__(program, faults or FaultPlan(seed=seed), seed, latency, jitter, engine=engine, p4info=p4info)
-        self.job = job
-        self.options = options
-        self.timelines = timelines
-        """Rank r's window records into timelines[r] (simulated time)."""
-        self.codec = Codec.from_program_json(program)
-        self.controller = SwitchMLController(self.client, self.registers)
-        self.epoch = seed % EPOCHS + 1 if epoch is None else epoch
-        """The job's epoch in ina_epochs (seeded, so that a seed replays it)."""
-        self.controller.create_job(job, epoch=self.epoch)
-        self.restarts: list[float] = []
-        self._next_set = [0] * job.pool.size
-
-    def restart(self) -> None:
-        """The switch loses every state (tables, registers, counters, groups) and is programmed again, as
-        `experiments.run` re-programs a restarted switch process: a fresh P4Runtime device, the job with a new
-        epoch."""
-        clear_engine(self.sw, self.seed)
-        self._connect()
-        self.controller.client, self.controller.registers = self.client, self.registers
-        self.controller.create_job(self.job)
-        self.epoch = self.controller.epochs[self.job.job_id]
-
-    def restart_at(self, when: float) -> None:
-        """Restart the switch (`restart`) `when` simulated seconds from now, during the next all-reduce."""
-        self.restarts.append(when)
-
-    def counters(self) -> dict[str, int]:
-        """Packets counted by each of the job's per-job counters (names without the control prefix)."""
-        return {name.rsplit(".", 1)[1]: c.packets[self.job.job_id] for name, c in self.sw.counters.items()
-                if not c.is_direct and c.size > self.job.job_id}
-
-    def allreduce(self, inputs: Sequence[np.ndarray], dtype: str = "float32",
-                  start_at: Sequence[float] | None = None) -> SwitchMLRun:
-        """One all-reduce of inputs[r] per rank; `start_at[r]`: when rank r joins (stragglers)."""
-        job, n = self.job, self.job.num_workers
-        before = self.counters()
-        blocks = -(-inputs[0].size // job.num_elems)
-        w = max(1, min(self.options.width(job.pool.size, SWITCHML_WINDOW), blocks))
-        plans: list[Float32Plan | Int32Plan] = [
-            Float32Plan(x, job.num_elems, n, w) if dtype == "float32" else Int32Plan(x, job.num_elems)
-            for x in inputs]
-        wins = [Window(plan=plans[r], job_id=job.job_id, rank=r, slots=[job.pool.base + i for i in range(w)],
-                       first_set=self._next_set[:w], options=self.options,
-                       timeline=self.timelines[r] if self.timelines else None) for r in range(n)]
-        self.hosts = {}
-        dst = (job.switch.mac, job.switch.ip, INA_UDP_PORT)
-        encode = lambda o: self.codec.encode_fields(o.fields, o.values)  # noqa: E731
-        for r in range(n):
-            self.attach(WorkerHost(job, r, wins[r], dst, encode, self.codec.decode,
-                                   self.now + (start_at[r] if start_at else 0.0), self.codec.decode_batch))
-        for k, when in enumerate(self.restarts):
-            self.attach(_Action(PS_PORT + 1 + k, self.now + when, self.restart))
-        self.restarts = []
-        self.run(lambda: all(win.done for win in wins))
-        self._next_set[:w] = wins[0].next_first_set()
-        after = self.counters()
-        return SwitchMLRun([p.output() for p in plans], wins, plans,
-                           {k: after[k] - before.get(k, 0) for k in after})
-
-
-# ---------------------------------------------------------------------------------------------------- ATP
-
-
-def atp_jobs(num_jobs: int, workers: int, num_elems: int, pool: PoolRange | Sequence[PoolRange]) -> list[JobConfig]:
-    """Jobs 1..num_jobs of `workers` workers each on consecutive switch ports, one PS (port 100), the given pools."""
-    pools = [pool] * num_jobs if isinstance(pool, PoolRange) else list(pool)
-    jobs = []
-    port = 1
-    for j in range(num_jobs):
-        ws = []
-        for r in range(workers):
-            ws.append(WorkerSpec(rank=r, ip=f"10.0.{j + 1}.{r + 1}", mac=f"00:00:00:00:{j + 1:02x}:{r + 1:02x}",
-                                 udp_port=50000 + r, switch_port=port))
-            port += 1
-        jobs.append(JobConfig(job_id=j + 1, num_elems=num_elems, switch=SWITCH, pool=pools[j], workers=tuple(ws),
-                              ps=PsSpec(ip="10.0.0.100", mac="00:00:0a:00:00:64", switch_port=PS_PORT)))
-    return jobs
-
-
-@dataclass
-class JobRun:
-    """One job's outcome: each rank's result and window statistics, and the PS's statistics."""
-
-    results: list[np.ndarray]
-    windows: list[AtpWindow]
-    ps: PsCore
-
-
-@dataclass
-class AtpPsHost:
-    """The parameter server of every job (worker.atp.ps.PsCore per job) on one port."""
-
-    cores: Mapping[int, PsCore]
+    cores: Mapping[int, Any]
     jobs: Mapping[int, JobConfig]
-    codec: AtpCodec
+    codec: Any
+    udp_port: int
     port: int
     via_switch: bool = True
     """False (no switch aggregation): the PS addresses each worker itself."""
@@ -455,7 +359,7 @@ class AtpPsHost:
         ps = job.ps
         assert ps is not None
         dsts = [(job.switch.mac, job.switch.ip)] if self.via_switch else [(w.mac, w.ip) for w in job.workers]
-        return [frame(ps.mac, mac, ps.ip, ip, ATP_UDP_PORT, ATP_UDP_PORT, self.codec.encode(h, v))
+        return [frame(ps.mac, mac, ps.ip, ip, self.udp_port, self.udp_port, self.codec.encode(h, v))
                 for h, v in core.on_packet(hdr, values) for mac, ip in dsts]
 
     def on_timer(self, now: float) -> list[bytes]:
@@ -465,76 +369,136 @@ class AtpPsHost:
         return None
 
 
-class AtpNetwork(InProcessNetwork):
-    """One atp.p4 switch, the jobs' workers and their PS, all in this process."""
+# ---------------------------------------------------------------------------------------------------- the network
+
+
+@dataclass
+class JobRun:
+    """One job's all-reduce: each rank's result and window core, the job's switch counters during the run, its PS."""
+
+    runs: list[RunResult]
+    """Each rank's outcome (array, statistics, SwitchML's agreed exponents)."""
+    windows: list[Any]
+    """Each rank's window core (its plan, statistics, timers)."""
+    counters: dict[str, int]
+    """Packets counted by each of the job's per-job counters during the run (names without the control prefix)."""
+    ps: Any = None
+    """The job's parameter server core (its `stats`), for a protocol with one."""
+
+    @property
+    def results(self) -> list[np.ndarray]:
+        return [r.array for r in self.runs]
+
+
+class InProcessNetwork(FakeTimeNetwork):
+    """One switch running an in-network protocol's program, with its jobs' workers (and their PS), in this process.
+
+    The protocol is the one whose header the program declares (`worker.protocols.protocol_of_program`), or
+    `protocol`; `options` (window, timeouts) and `protocol_options` (`CollectiveOptions.protocol`) are every rank's.
+    The switch is programmed as `experiments.run` programs a switch process: the PS reachable by MAC and each job
+    installed by the program's controller (its choices, such as SwitchML's epochs, drawn from `seed`); without
+    `switch_aggregation` no job is installed and every worker is reachable by MAC (the PS addresses them itself).
+    """
 
     def __init__(self, program: Mapping[str, Any], jobs: Sequence[JobConfig], *, p4info: Any = None,
-                 loss: float = 0.0, seed: int = 0, faults: FaultPlan | None = None,
-                 options: WindowOptions = DEFAULT_OPTIONS, atp: AtpOptions | None = None,
-                 switch_aggregation: bool = True, latency: float = 50e-6, jitter: float = 0.0,
-                 engine: Any = None, timelines: Mapping[tuple[int, int], Timeline] | None = None) -> None:
+                 protocol: ProtocolSpec | None = None, faults: FaultPlan | None = None, loss: float = 0.0,
+                 seed: int = 0, options: WindowOptions = DEFAULT_OPTIONS, protocol_options: Any = None,
+                 switch_aggregation: bool = True, latency: float = 50e-6, jitter: float = 0.0, engine: Any = None,
+                 timelines: Mapping[tuple[int, int], Timeline] | None = None) -> None:
         plan = faults or FaultPlan(seed=seed)
         if loss:
             plan.rules.append(loss_rule(loss))
         super().__init__(program, plan, seed, latency, jitter, engine=engine, p4info=p4info)
+        self.protocol = spec = protocol or protocol_of_program(program)[0]
+        if spec.rank is None:
+            raise ValueError(f"{spec.name} is not an in-network protocol: it has no sans-IO rank to run here")
         self.jobs = list(jobs)
         self.loss = loss
         self.options = options
-        self.atp = atp or AtpOptions()
         self.switch_aggregation = switch_aggregation
         self.timelines = timelines
         """(job id, rank)'s window records into timelines[job id, rank] (simulated time)."""
-        self.codec = AtpCodec.from_program_json(program)
-        self.cores = {j.job_id: PsCore(j, self.codec.num_elems) for j in self.jobs}
-        self.maps = {(j.job_id, w.rank): aggregator_map(j, self.options.width(j.pool.size, ATP_WINDOW))
-                     for j in self.jobs for w in j.workers}
-        self.next_seq = {j.job_id: 1 for j in self.jobs}
-        ps = self.jobs[0].ps
-        assert ps is not None
-        self.ps_host = AtpPsHost(self.cores, {j.job_id: j for j in self.jobs}, self.codec, ps.switch_port,
-                                 via_switch=switch_aggregation)
+        self.codec = spec.codec.from_program_json(program)
+        copts = CollectiveOptions(window=options, protocol=protocol_options)
+        self.ranks = {(j.job_id, w.rank): spec.rank(j, w.rank, self.codec, replace(
+            copts, timeline=(timelines or {}).get((j.job_id, w.rank)))) for j in self.jobs for w in j.workers}
+        """Each worker's sans-IO rank: its all-reduces continue from one to the next, as in a worker process."""
+        self.ps_host: PsHost | None = None
+        ps = self.jobs[0].ps if self.jobs else None
+        if spec.needs_ps:
+            if ps is None or spec.ps_core is None:
+                raise ValueError(f"{spec.name} needs a parameter server: give the jobs one (make_jobs(ps=True))")
+            cores = {j.job_id: spec.ps_core(j, self.codec.num_elems) for j in self.jobs}
+            self.ps_host = PsHost(cores, {j.job_id: j for j in self.jobs}, self.codec, int(spec.udp_port or 0),
+                                  ps.switch_port, via_switch=switch_aggregation)
+        self.restarts: list[float] = []
+        self.controller = controller_for(str(spec.program))(self.client, self.registers,
+                                                            rng=random.Random(f"controller:{seed}"))
         self._install()
 
     def _install(self) -> None:
-        """Program the switch as `experiments.run` does: the PS reachable by MAC, each job's role (or, without
-        switch aggregation, every worker reachable by MAC: the PS addresses each worker itself)."""
-        ctl = self.controller = AtpController(self.client, self.registers)
-        ps = self.jobs[0].ps
-        assert ps is not None
-        hosts = [(ps.mac, ps.switch_port)]
+        """Program the switch: the PS reachable by MAC, each job's role (or, without switch aggregation, every
+        worker reachable by MAC)."""
+        ctl = self.controller
+        ps = self.jobs[0].ps if self.jobs else None
+        hosts = [(ps.mac, ps.switch_port)] if ps is not None else []
         if not self.switch_aggregation:
             hosts += [(w.mac, w.switch_port) for job in self.jobs for w in job.workers]
-        ctl.install_forwarding(hosts, sorted({p for _, p in hosts} | {w.switch_port for j in self.jobs
-                                                                     for w in j.workers}))
+        if hosts:
+            ctl.install_forwarding(hosts, sorted({p for _, p in hosts} | {w.switch_port for j in self.jobs
+                                                                         for w in j.workers}))
         if self.switch_aggregation:
             for job in self.jobs:
                 ctl.create_job(job)
 
+    def restart(self) -> None:
+        """The switch loses every state (tables, registers, counters, groups) and is programmed again, as
+        `experiments.run` re-programs a restarted switch process: a fresh P4Runtime device, every job installed
+        anew (SwitchML: with a new epoch)."""
+        clear_engine(self.sw, self.seed)
+        self._connect()
+        self.controller.client, self.controller.registers = self.client, self.registers
+        self._install()
+
+    def restart_at(self, when: float) -> None:
+        """Restart the switch (`restart`) `when` simulated seconds from now, during the next all-reduce."""
+        self.restarts.append(when)
+
+    def counters(self, job_id: int) -> dict[str, int]:
+        """Packets counted by each of a job's per-job counters (names without the control prefix)."""
+        return {name.rsplit(".", 1)[1]: c.packets[job_id] for name, c in self.sw.counters.items()
+                if not c.is_direct and c.size > job_id}
+
     def allreduce(self, inputs: Mapping[int, Sequence[np.ndarray]], dtype: str = "float32",
-                  time_limit: float | None = None, start_at: Mapping[tuple[int, int], float] | None = None
-                  ) -> dict[int, JobRun]:
-        """Run one all-reduce per job concurrently; inputs[job_id][rank] is that rank's array; `start_at[(job,
-        rank)]`: when that worker joins (stragglers)."""
+                  start_at: Mapping[tuple[int, int], float] | None = None,
+                  time_limit: float | None = None) -> dict[int, JobRun]:
+        """One all-reduce per job, all at once: inputs[job_id][rank] is that rank's array; `start_at[(job, rank)]`:
+        when that worker joins (stragglers). Returns each job's run."""
         if time_limit is not None:
             self.time_limit = time_limit
-        jobs = {j.job_id: j for j in self.jobs}
-        wins: dict[tuple[int, int], AtpWindow] = {}
-        plans: dict[tuple[int, int], FixedPointPlan] = {}
+        before = {jid: self.counters(jid) for jid in inputs}
         self.hosts = {}
-        self.attach(self.ps_host)
+        if self.ps_host is not None:
+            self.attach(self.ps_host)
+        cores: dict[tuple[int, int], Any] = {}
         for jid, arrays in inputs.items():
-            job = jobs[jid]
             for r, arr in enumerate(arrays):
-                plans[jid, r] = FixedPointPlan(arr, job.num_elems, dtype, self.atp.scale_bits)
-                # each worker has its own aggregator map (they stay equal by construction)
-                wins[jid, r] = AtpWindow(plans[jid, r], job, r, self.next_seq[jid], self.maps[jid, r], self.options,
-                                         self.atp.initial_cwnd, timeline=(self.timelines or {}).get((jid, r)))
-                delay = (start_at or {}).get((jid, r), 0.0)
-                assert job.ps is not None
-                self.attach(WorkerHost(job, r, wins[jid, r], (job.ps.mac, job.ps.ip, ATP_UDP_PORT),
-                                       lambda o: self.codec.encode(*o), self.codec.decode, self.now + delay))
-            self.next_seq[jid] += plans[jid, 0].num_packets
-        self.run(lambda: all(w.done for w in wins.values()))
-        return {jid: JobRun([plans[jid, r].output() for r in range(len(arrays))],
-                            [wins[jid, r] for r in range(len(arrays))], self.cores[jid])
-                for jid, arrays in inputs.items()}
+                cores[jid, r] = core = self.ranks[jid, r].begin(arr, dtype)
+                self.attach(WorkerHost(self.ranks[jid, r], core, self.now + (start_at or {}).get((jid, r), 0.0)))
+        for k, when in enumerate(self.restarts):
+            self.attach(_Action(PS_PORT + 1 + k, self.now + when, self.restart))
+        self.restarts = []
+        self.run(lambda: all(c.done for c in cores.values()))
+        out = {}
+        for jid, arrays in inputs.items():
+            after = self.counters(jid)
+            n = len(arrays)
+            out[jid] = JobRun([self.ranks[jid, r].end(cores[jid, r]) for r in range(n)],
+                              [cores[jid, r] for r in range(n)],
+                              {k: after[k] - before[jid].get(k, 0) for k in after},
+                              self.ps_host.cores[jid] if self.ps_host is not None else None)
+        return out
+
+    def verify(self, job_id: int, run: JobRun, inputs: Sequence[np.ndarray], dtype: str) -> list[Any]:
+        """Each rank's verdict on its result, by the protocol's error model."""
+        return [self.ranks[job_id, r].verify(res, list(inputs), dtype) for r, res in enumerate(run.runs)]

@@ -1,43 +1,26 @@
-"""Workers: in-network all-reduce (SwitchML) and host-based baselines; library and CLI (`python -m worker`).
+"""Workers: in-network all-reduce protocols and host-based baselines; library and CLI (`python -m worker`).
 
-Modules, lowest first:
+The root is the floor every protocol stands on; each protocol is a folder of its own above it, and the registry
+and the tools stand on the protocols:
 
-- `job`: `JobConfig`, the job file shared with topo/ and the controller (load/save/validate).
-- `header`: the INA packet `Codec`, derived from the compiled program's BMv2 JSON `header_types`.
-- `scapy_layers`: Scapy layer generated from the same header types (`make_ina_layer`, `bind_ina_layer`).
-- `quantize`: float32 -> int32 block floating point and its documented error bound.
-- `blocks`: packet plans: int32 pass-through and float32 with the exponent sent one window ahead.
-- `rto`: the adaptive retransmission timeout (RFC 6298 SRTT/RTTVAR estimator).
-- `stats`: `RunTiming`, what every collective's run statistics share (elements, elapsed, goodput).
-- `window`: the sans-IO protocol core: window over slots and sets, timeouts (adaptive, backoff), fast and timeout
-  retransmission, statistics.
-- `transport`: UDP socket transport and an in-memory fake for tests.
-- `verify`: deterministic per-rank inputs and the check against the reference and the bound.
-- `barrier`: a start barrier of a job's worker processes through a shared directory (CLI `--barrier`).
-- `allreduce`: the driver (`Worker`) and the one-call `allreduce()`.
-- `peers`: TCP links between a job's workers (and in-memory ones for tests) for the host-based baselines.
-- `hostreduce`, `ring`, `ps`: the host-based baselines: ring all-reduce and a co-located sharded parameter server.
-- `collective`: one interface and registry over every algorithm (`open_collective("switchml" | "ring" | "ps", ...)`).
-- `__main__`: the command line (`python -m worker --job job.json --rank R ...`).
+- root: `job` (`JobConfig`, the job file shared with topo/ and the controller), `codec` (header layouts from the
+  compiled program's BMv2 JSON), `blocks` (a tensor in packets of N elements), `rto` (RFC 6298 estimator), `cwnd`
+  (the adaptive window), `driver` (`WindowOptions`, the loop that runs a window core over a transport),
+  `reliable` (the reliable window every in-network protocol subclasses: timers, Karn, restart, fast retransmit),
+  `transport` (UDP and in-memory), `stats`, `errors`, `verify` (inputs and error bounds), `faultmodel`,
+  `collective` (the `Collective` and sans-IO `Rank` interfaces, `InaCollective` over UDP), `plugin`
+  (`ProtocolSpec`: the protocol interface), `barrier`, `arguments`, `launch`;
+- protocols: `switchml/`, `atp/` (+ its PS, `python -m worker.atp.ps`), `host/` (ring and sharded PS over TCP),
+  each with its `plugin.py`;
+- registry and tools: `protocols` (name -> spec, plug-ins from $INA_PROTOCOLS), `faults` (fault plans),
+  `scapy_layers`, `training/`, `__main__` (the command line).
 
-The one-call form is `worker.switchml.worker.allreduce(array, job, rank, options)` (not re-exported here, so that
-`worker.switchml.worker` stays the module).
+The one-call SwitchML form is `worker.switchml.worker.allreduce(array, job, rank, options)`.
 """
 
 from worker.driver import WindowOptions
+from worker.errors import InputError, ProtocolError, Unreachable
 from worker.job import JobConfig
 from worker.stats import RunResult, Stats
-from worker.switchml.header import Codec, InaHeader
-from worker.switchml.window import SwitchUnreachable
-from worker.switchml.worker import Worker
 
-__all__ = [
-    "Codec",
-    "InaHeader",
-    "JobConfig",
-    "RunResult",
-    "Stats",
-    "SwitchUnreachable",
-    "WindowOptions",
-    "Worker",
-]
+__all__ = ["InputError", "JobConfig", "ProtocolError", "RunResult", "Stats", "Unreachable", "WindowOptions"]

@@ -27,18 +27,13 @@ import time
 from typing import NoReturn, Sequence
 
 from switch.timeline import Timeline
-from worker.atp.worker import AtpOptions, AtpUnreachable
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.codec import CodecError
 from worker.collective import CollectiveOptions
 from worker.driver import WindowOptions
-from worker.host.peers import PeerProtocolError, PeerUnreachable
+from worker.errors import InputError, ProtocolError, Unreachable
 from worker.job import JobConfig, JobConfigError
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, open_collective
-from worker.switchml.blocks import ProtocolError
-from worker.switchml.header import INA_UDP_PORT
-from worker.switchml.quantize import QuantizationError
-from worker.switchml.window import SwitchUnreachable
 from worker.transport import TransportError
 from worker.verify import rank_input
 
@@ -105,10 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="retransmissions of one packet before giving up (exit 2)")
     p.add_argument("--program-json", help="compiled switch program (default: $INA_PROGRAM_JSON, out/switchml.json; "
                    "atp: $INA_ATP_JSON, out/atp.json)")
-    p.add_argument("--scale-bits", type=int, default=AtpOptions().scale_bits,
-                   help="atp: float32 values are sent as rint(x * 2^BITS) (default %(default)s)")
     p.add_argument("--bind", metavar="IP", help="local IP to bind instead of the job's worker IP")
-    p.add_argument("--switch-port", type=int, default=INA_UDP_PORT, help=argparse.SUPPRESS)
+    p.add_argument("--switch-port", type=int, default=None, help=argparse.SUPPRESS)
     p.add_argument("--barrier", metavar="DIR",
                    help="start barrier: once set up, wait until every rank of the job is ready (files in DIR, shared "
                    "by the workers; a fresh directory per run), so the timing excludes process start-up")
@@ -125,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a timeline of the run to FILE (Chrome trace-event JSON; opens in Perfetto): the "
                         "all-reduce, and for switchml/atp a track per slot/aggregator with each packet, timeout and "
                         "retransmission; written also when the run fails")
+    for spec in PROTOCOLS.values():  # each protocol's own options
+        if spec.add_arguments is not None:
+            spec.add_arguments(p)
     return p
 
 
@@ -186,9 +182,11 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
                                 min_timeout=min_timeout, fast_retransmit=args.fast_retransmit,
                                 rx_coalesce=args.rx_coalesce, restart_on_progress=args.restart_on_progress,
                                 adapt_window=args.adapt_window)
+        spec = PROTOCOLS[args.protocol]
         copts = CollectiveOptions(window=options, program_json=args.program_json, bind_ip=args.bind,
-                                  switch_port=args.switch_port, connect_timeout=args.connect_timeout,
-                                  atp=AtpOptions(scale_bits=args.scale_bits), timeline=timeline)
+                                  udp_port=args.switch_port, connect_timeout=args.connect_timeout,
+                                  protocol=spec.options(args) if spec.options is not None else None,
+                                  timeline=timeline)
     except (JobConfigError, ValueError) as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
     data = rank_input(args.size, args.seed, args.rank, args.dtype)
@@ -219,15 +217,11 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
         return _fail(EXIT_UNREACHABLE, str(exc), args.json)
     except BarrierError as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
-    except SwitchUnreachable as exc:
-        return _fail(EXIT_UNREACHABLE, str(exc), args.json, slot=exc.slot, set=exc.set, packet_id=exc.packet_id)
-    except AtpUnreachable as exc:
-        return _fail(EXIT_UNREACHABLE, str(exc), args.json, seq=exc.seq, agtr=exc.agtr)
-    except PeerUnreachable as exc:
-        return _fail(EXIT_UNREACHABLE, str(exc), args.json, peer=exc.rank)
-    except (ProtocolError, PeerProtocolError) as exc:
+    except Unreachable as exc:
+        return _fail(EXIT_UNREACHABLE, str(exc), args.json, **exc.details)
+    except ProtocolError as exc:
         return _fail(EXIT_PROTOCOL, str(exc), args.json)
-    except (CodecError, QuantizationError) as exc:
+    except (CodecError, InputError) as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
     except TransportError as exc:
         return _fail(EXIT_SOCKET, exc.strerror or str(exc), args.json)

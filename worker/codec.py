@@ -11,7 +11,8 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 __all__ = ["CodecError", "MalformedPacket", "FieldSpec", "HeaderSpec", "load_program", "header_and_payload",
            "find_program_json", "PROGRAM_JSON_CANDIDATES"]
@@ -125,21 +126,22 @@ def load_program(src: str | Path | Mapping[str, Any]) -> Mapping[str, Any]:
     return data
 
 
+IDENTIFIERS: list[Callable[[Mapping[str, Any]], str | None]] = []
+"""Functions that say what a compiled program is and which codec it takes ("the atp program: use ..."); the
+protocol registry adds one, so a codec given another protocol's program names the right one."""
+
+
 def codec_source(src: str | Path | Mapping[str, Any], header_type: str) -> tuple[HeaderSpec, int]:
     """header_and_payload of a program for a codec of `header_type`; a program of another protocol is named, with the
     codec to use instead."""
     prog = load_program(src)
     if any(isinstance(t, dict) and t.get("name") == header_type for t in prog.get("header_types", [])):
         return header_and_payload(prog, header_type)
-    from worker.protocols import protocol_of_program
-
-    try:
-        other = protocol_of_program(prog)[0]
-    except CodecError:
+    hints = [h for h in (identify(prog) for identify in IDENTIFIERS) if h]
+    if not hints:
         return header_and_payload(prog, header_type)  # its error names the header types the program has
     where = "the program" if isinstance(src, Mapping) else str(src)
-    raise CodecError(f"{where} is the {other.name} program: use {str(other.codec).replace(':', '.')} (or "
-                     "worker.scapy_layers.bind_program_layer for scapy)")
+    raise CodecError(f"{where} is {hints[0]} (or worker.scapy_layers.bind_program_layer for scapy)")
 
 
 def header_and_payload(prog: Mapping[str, Any], header_type: str) -> tuple[HeaderSpec, int]:

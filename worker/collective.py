@@ -1,15 +1,20 @@
-"""One interface for every way of summing a tensor across a job's workers, and its implementations.
+"""One interface for every way of summing a tensor across a job's workers, and the sans-IO rank of an in-network
+protocol that every tool runs.
 
     with open_collective("ring", job, rank) as c:     # worker.protocols.open_collective
         result = c.run(array)          # RunResult(array, stats, exponents)
         verdict = c.verify(result, inputs, "float32")
 
-`Collective` is what every protocol's rank offers; each protocol's folder implements it (`worker.switchml.collective`,
-`worker.atp.collective`, `worker.host.collective`). Which name means which is `worker.protocols`' registry.
+`Collective` is what every protocol's rank offers. An in-network protocol implements `Rank` in its own folder
+(`worker.switchml.worker.Worker`, `worker.atp.worker.AtpWorker`): each all-reduce is a window core (`begin`) that
+runs to completion and gives the run's result (`end`). `InaCollective` runs a Rank's cores over a UDP socket
+(`worker.driver.drive`); the in-process network (`topo.inprocess`) runs the same cores in fake time. The host
+baselines implement `Collective` directly (`worker.host`). Which name means which is `worker.protocols`' registry.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -17,13 +22,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from switch.timeline import Timeline
-from worker.atp.worker import AtpOptions
-from worker.driver import WindowOptions
+from worker.driver import DecodeBatch, WindowCore, WindowOptions, drive
+from worker.job import JobConfig
 from worker.stats import RunResult
-from worker.switchml.header import INA_UDP_PORT
+from worker.transport import UdpTransport
 from worker.verify import Verdict
 
-__all__ = ["Collective", "CollectiveOptions", "UdpCollective"]
+__all__ = ["Collective", "CollectiveOptions", "InaCollective", "Rank"]
 
 
 class Collective(Protocol):
@@ -49,6 +54,43 @@ class Collective(Protocol):
     def __exit__(self, *exc: object) -> None: ...
 
 
+class Rank(Protocol):
+    """One rank of an in-network protocol, without sockets: its all-reduces in order (state such as SwitchML's sets
+    or ATP's sequence numbers carries from one to the next)."""
+
+    job: JobConfig
+    rank: int
+    accept_any_source: bool
+    """Answers come from another address than the one the packets go to (ATP: ACKs from the switch, data to the
+    PS)."""
+    decode_batch: DecodeBatch | None
+    """Datagrams -> (headers, payloads, malformed count), for a core with `on_packets`; None: `decode` each."""
+
+    def destination(self) -> tuple[str, str, int]:
+        """(MAC, IP, UDP port) its packets are addressed to."""
+        ...
+
+    def encode(self, out: Any) -> bytes:
+        """The UDP payload of a packet its core sends."""
+        ...
+
+    def decode(self, data: bytes) -> tuple[Any, np.ndarray]:
+        """(header, values) of a received UDP payload (`worker.codec.MalformedPacket` if it is none)."""
+        ...
+
+    def begin(self, array: np.ndarray, dtype: str | None = None) -> WindowCore:
+        """The window core of the next all-reduce of array."""
+        ...
+
+    def end(self, core: WindowCore) -> RunResult:
+        """The outcome of a finished core."""
+        ...
+
+    def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
+        """Check run against every rank's input, with the protocol's error model."""
+        ...
+
+
 @dataclass(frozen=True)
 class CollectiveOptions:
     """Knobs of opening one rank; each collective reads the ones it needs."""
@@ -56,34 +98,49 @@ class CollectiveOptions:
     window: WindowOptions = field(default_factory=WindowOptions)
     """INA protocols: window, timeouts, retries."""
     program_json: Path | None = None
-    """INA protocols: the compiled switch program the packet layout comes from (default: find_program_json())."""
+    """INA protocols: the compiled switch program the packet layout comes from (default: the protocol's, found by
+    `worker.codec.find_program_json`)."""
     bind_ip: str | None = None
     """Local address to bind instead of the job's worker address."""
-    switch_port: int = INA_UDP_PORT
+    udp_port: int | None = None
+    """INA protocols: the UDP port the packets are addressed to (None: the protocol's)."""
     connect_timeout: float = 30.0
     """Host baselines: how long to wait for the peers' TCP connections."""
     io_timeout: float = 30.0
     """Host baselines: how long a send or receive may stall before the peer is declared gone."""
-    atp: AtpOptions = field(default_factory=AtpOptions)
-    """ATP: fixed-point scaling and initial congestion window."""
+    protocol: Any = None
+    """The protocol's own options (`ProtocolSpec.options`, e.g. ATP's fixed-point scaling); None: its defaults."""
     timeline: Timeline | None = None
     """INA protocols: where the window records its events (`switch.timeline`; None: nowhere)."""
 
 
-class UdpCollective:
-    """What an in-network protocol's Collective shares: one rank's worker over its own UDP socket (`transport`),
-    closed with it."""
+class InaCollective:
+    """A Rank's all-reduces over its own UDP socket (bound to the job's worker address), as a Collective."""
 
-    transport: Any
-    worker: Any
+    def __init__(self, rank: Rank, options: CollectiveOptions) -> None:
+        me = rank.job.worker(rank.rank)
+        _, ip, port = rank.destination()
+        self.rank = rank
+        self.world_size = rank.job.num_workers
+        self.transport = UdpTransport((options.bind_ip or me.ip, me.udp_port), (ip, options.udp_port or port),
+                                      accept_any_source=rank.accept_any_source)
 
     def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
-        return self.worker.run(array, dtype)
+        r = self.rank
+        core = r.begin(array, dtype)
+        drive(core, self.transport, r.encode, r.decode, time.monotonic, r.decode_batch)
+        return r.end(core)
+
+    def allreduce(self, array: np.ndarray) -> np.ndarray:
+        return self.run(array).array
+
+    def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
+        return self.rank.verify(run, inputs, dtype)
 
     def close(self) -> None:
         self.transport.close()
 
-    def __enter__(self) -> UdpCollective:
+    def __enter__(self) -> InaCollective:
         return self
 
     def __exit__(self, *exc: object) -> None:

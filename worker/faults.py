@@ -36,42 +36,11 @@ from pathlib import Path
 from typing import Any
 
 from worker.codec import CodecError, HeaderSpec, load_program
+from worker.faultmodel import UDP_PORT_OFFSETS, ProtocolFaults, field_match
 from worker.job import JobConfig
+from worker.protocols import protocol_of_program
 
-__all__ = ["ProtocolFaults", "compile_plan", "field_match", "load_plan", "main"]
-
-HEADER_OFFSET = 14 + 20 + 8
-"""Bytes before the protocol header in a frame: Ethernet, IPv4 (no options), UDP."""
-UDP_PORT_OFFSETS = {"sport": 14 + 20, "dport": 14 + 20 + 2}
-
-
-def field_match(spec: HeaderSpec, name: str, value: int, mask: int | None = None,
-                base: int = HEADER_OFFSET) -> dict[str, Any]:
-    """A switch.faults byte match for `field & mask == value & mask` of header `spec` starting at byte `base`."""
-    f = spec.field(name)
-    mask = (1 << f.width) - 1 if mask is None else mask & ((1 << f.width) - 1)
-    first, last = f.offset // 8, (f.offset + f.width - 1) // 8
-    span = (last - first + 1) * 8
-    shift = span - (f.offset - first * 8) - f.width
-    n = last - first + 1
-    return {"offset": base + first, "value": ((value & mask) << shift).to_bytes(n, "big").hex(),
-            "mask": (mask << shift).to_bytes(n, "big").hex()}
-
-
-@dataclass(frozen=True)
-class ProtocolFaults:
-    """What a protocol's packets look like to a fault plan (its name, header type and UDP port are the registry's,
-    `worker.protocols.ProtocolSpec`)."""
-
-    kinds: Mapping[str, tuple[str, str, Sequence[tuple[str, int, int]]]]
-    """kind -> (direction, the UDP port ("sport"/"dport") that is udp_port, [(field, value, mask)])."""
-    slot_field: tuple[str, int]
-    """(field, mask) naming the slot or aggregator."""
-    state: Sequence[tuple[str, int]]
-    """(register, cells per slot) holding a job's state, indexed from the job's pool base."""
-    cells_per_slot_elems: Sequence[str] = ()
-    """Registers with one cell per element of a slot (cells per slot = N)."""
-
+__all__ = ["PlanError", "compile_plan", "load_plan", "main"]
 
 class PlanError(ValueError):
     """A fault plan that names something the protocol or the job does not have."""
@@ -92,15 +61,13 @@ def load_plan(path: str | Path) -> dict[str, Any]:
 
 def _protocol_of(program: Mapping[str, Any]) -> tuple[Any, ProtocolFaults, HeaderSpec, int]:
     """(the registry's spec, its fault model, its header's layout, N) of the protocol whose header the program has."""
-    from worker.protocols import protocol_of_program
-
     try:
         protocol, spec, n = protocol_of_program(program)
     except CodecError as err:
         raise PlanError(f"the program has {err}") from None
     if not protocol.faults:
         raise PlanError(f"{protocol.name} has no fault model")
-    return protocol, protocol.fault_model(), spec, n
+    return protocol, protocol.faults, spec, n
 
 
 def compile_plan(plan: Mapping[str, Any], job: JobConfig, program_json: str | Path | Mapping[str, Any], *,

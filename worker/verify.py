@@ -1,8 +1,10 @@
-"""Verify mode: deterministic per-rank inputs, the reference sum over all ranks, and the bound check.
+"""Verify mode: deterministic per-rank inputs, the reference sum over all ranks, and the checks every protocol's own
+error model builds on.
 
 Every worker can generate every rank's input (seeded by (seed, rank)), so each one computes the float64 reference
-(int32 mode: the exact two's complement wrapping sum) locally and checks its own result against
-`worker.switchml.quantize.error_bound` with the exponents the switch must have agreed on.
+(int32: the exact two's complement wrapping sum, `verify_exact`) locally and checks its own result against its
+protocol's bound (`against_bound`): float32 summation (`verify_float_sum`, the host baselines), fixed point
+(`verify_fixed_point`, ATP), block floating point (`worker.switchml.verify`).
 """
 
 from __future__ import annotations
@@ -12,10 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from worker.switchml.blocks import to_blocks
-from worker.switchml.quantize import block_exponents, error_bound
-
-__all__ = ["rank_input", "Verdict", "verify", "verify_float_sum", "verify_fixed_point", "float_sum_bound"]
+__all__ = ["rank_input", "Verdict", "verify_exact", "verify_float_sum", "verify_fixed_point", "float_sum_bound",
+           "against_bound"]
 
 
 INPUT_CHUNK = 1 << 20
@@ -62,15 +62,15 @@ def float_sum_bound(inputs: list[np.ndarray]) -> np.ndarray:
 def verify_float_sum(result: np.ndarray, inputs: list[np.ndarray], dtype: str) -> Verdict:
     """Check a host-based all-reduce (float32 additions, no quantization; int32 wrapping sums exact)."""
     if dtype == "int32":
-        return verify(result, inputs, 1, dtype)
+        return verify_exact(result, inputs)
     if result.size != inputs[0].size:
         return Verdict(False, float("inf"), float("inf"), f"result has {result.size} elements, expected "
                                                           f"{inputs[0].size}")
     ref64 = np.sum(np.stack([x.astype(np.float64) for x in inputs]), axis=0)
-    return _against_bound(result, ref64, float_sum_bound(inputs), "float32 summation")
+    return against_bound(result, ref64, float_sum_bound(inputs), "float32 summation")
 
 
-def _against_bound(result: np.ndarray, ref64: np.ndarray, bound: np.ndarray, what: str) -> Verdict:
+def against_bound(result: np.ndarray, ref64: np.ndarray, bound: np.ndarray, what: str) -> Verdict:
     size = ref64.size
     err = np.abs(result.ravel().astype(np.float64) - ref64)
     ratio = np.divide(err, bound, out=np.zeros_like(err), where=bound > 0)
@@ -88,42 +88,30 @@ def _against_bound(result: np.ndarray, ref64: np.ndarray, bound: np.ndarray, wha
                    f"max error {max_err:.3g}, at most {max_ratio:.3f} of the {what} bound")
 
 
-def verify(result: np.ndarray, inputs: list[np.ndarray], num_elems: int, dtype: str,
-           exponents: np.ndarray | None = None) -> Verdict:
-    """Check result against the sum of inputs (one per rank)."""
-    n = len(inputs)
+def verify_exact(result: np.ndarray, inputs: list[np.ndarray]) -> Verdict:
+    """Check int32 sums: exactly the two's complement wrapping sum of the inputs (one per rank)."""
     size = inputs[0].size
     if result.size != size:
         return Verdict(False, float("inf"), float("inf"), f"result has {result.size} elements, expected {size}")
-    if dtype == "int32":
-        ref = np.sum(np.stack([x.astype(np.int64) for x in inputs]), axis=0).astype(np.uint32).view(np.int32)
-        wrong = np.flatnonzero(result.ravel() != ref)
-        if wrong.size:
-            i = int(wrong[0])
-            return Verdict(False, float(abs(int(result.ravel()[i]) - int(ref[i]))), 0.0,
-                           f"{wrong.size} of {size} int32 sums wrong; first at index {i}: got {int(result.ravel()[i])},"
-                           f" expected {int(ref[i])}")
-        return Verdict(True, 0.0, 0.0, f"all {size} int32 sums exact")
-    ref64 = np.sum(np.stack([x.astype(np.float64) for x in inputs]), axis=0)
-    exps = np.max(np.stack([block_exponents(to_blocks(x, num_elems, np.float32)) for x in inputs]), axis=0)
-    if exponents is not None and exponents.size and not np.array_equal(exponents, exps):
-        k = int(np.flatnonzero(exponents != exps)[0])
-        return Verdict(False, float("inf"), float("inf"),
-                       f"block {k}: switch agreed on exponent {int(exponents[k])}, the maximum over ranks is "
-                       f"{int(exps[k])}")
-    bound = error_bound(to_blocks(ref64, num_elems, np.float64), exps, n).ravel()[:size]
-    return _against_bound(result, ref64, bound, "documented")
+    ref = np.sum(np.stack([x.astype(np.int64) for x in inputs]), axis=0).astype(np.uint32).view(np.int32)
+    wrong = np.flatnonzero(result.ravel() != ref)
+    if wrong.size:
+        i = int(wrong[0])
+        return Verdict(False, float(abs(int(result.ravel()[i]) - int(ref[i]))), 0.0,
+                       f"{wrong.size} of {size} int32 sums wrong; first at index {i}: got {int(result.ravel()[i])},"
+                       f" expected {int(ref[i])}")
+    return Verdict(True, 0.0, 0.0, f"all {size} int32 sums exact")
 
 
 def verify_fixed_point(result: np.ndarray, inputs: list[np.ndarray], dtype: str, scale_bits: int) -> Verdict:
     """Check an ATP result (worker.atp.worker): int32 exact (wrapping); float32 within n * 2^-(scale_bits+1) + 2^-24 |sum|
     (fixed point), plus the float32 summation bound (blocks resent raw)."""
     if dtype == "int32":
-        return verify(result, inputs, 1, dtype)
+        return verify_exact(result, inputs)
     if result.size != inputs[0].size:
         return Verdict(False, float("inf"), float("inf"), f"result has {result.size} elements, expected "
                                                           f"{inputs[0].size}")
     ref64 = np.sum(np.stack([x.astype(np.float64) for x in inputs]), axis=0)
     n = len(inputs)
     bound = n * math.ldexp(0.5, -scale_bits) * (1 + 2.0**-20) + 2.0**-24 * np.abs(ref64) + float_sum_bound(inputs)
-    return _against_bound(result, ref64, bound, f"fixed-point (2^{scale_bits})")
+    return against_bound(result, ref64, bound, f"fixed-point (2^{scale_bits})")

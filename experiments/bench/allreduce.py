@@ -37,8 +37,7 @@ from perf.machine import load_average, machine_info
 from topo.cpus import CPU_LAYOUTS, CpuLayout
 from topo.target import Target
 from worker.driver import WindowOptions
-from worker.protocols import SWITCHML, program_paths
-from worker.switchml.worker import SWITCHML_WINDOW
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, in_network, program_paths, protocol_of_program
 
 if TYPE_CHECKING:
     from experiments.bench.compare import Comparison
@@ -146,10 +145,9 @@ def summary_table(cells: Sequence[Cell]) -> str:
 def link_bound_table(cells: Sequence[Cell], cfg: ExperimentConfig) -> list[str]:
     """On rate-limited links: each configuration's median time against the time a worker's own frames need on its
     uplink (packets it sent x frame bytes x 8 / the link rate), and its retransmissions as a share of its packets."""
-    from worker.switchml.header import Codec
-
     assert cfg.bw
-    frame = 14 + 20 + 8 + Codec.from_program_json(cfg.program_files[0]).packet_len
+    _, header, n = protocol_of_program(cfg.program_files[0])
+    frame = 14 + 20 + 8 + header.byte_len + 4 * n
     lines = ["### Against the link", "",
              "| workers | loss | link bound (s) | time median (s) | time / bound | retransmitted |",
              "|---:|---:|---:|---:|---:|---:|"]
@@ -186,9 +184,10 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
             if share:
                 goal.append(share)
     wo = WindowOptions()
+    spec, _, n_elems = protocol_of_program(cfg.program_files[0])
     origin = f"`{command}`" if command else f"`make bench` (`python -m experiments.bench.allreduce --out {path.with_suffix('')}`)"
     text = [
-        "# All-reduce benchmark",
+        f"# All-reduce benchmark ({spec.name})",
         "",
         f"Produced by {origin}; one row per run in "
         f"`{path.with_suffix('.csv').name}`, plot in `{path.with_suffix('.png').name}`.",
@@ -204,10 +203,10 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         "## Method",
         "",
         f"- Each run is `experiments.run.run_experiment` (what `make run` does): a fresh Mininet star with the "
-        f"embedded switch (`python -m switch`, one process), `p4src/switchml.p4` pushed by the controller, "
-        f"N workers (`python -m worker --verify`), each all-reducing {cfg.size:,} float32 elements "
-        f"(N = 64 elements per packet, window {cfg.window_width}"
-        f"{f' (the default: the job pool, at most {SWITCHML_WINDOW})' if cfg.window is None else ''}, "
+        f"embedded switch (`python -m switch`, one process), `{spec.name}` (`{spec.p4_source.name}`) pushed by the "
+        f"controller, N workers (`python -m worker --verify`), each all-reducing {cfg.size:,} float32 elements "
+        f"({n_elems} elements per packet, window {cfg.window_width}"
+        f"{f' (the default: the job pool, at most {spec.default_window})' if cfg.window is None else ''}, "
         f"pool {cfg.pool_size} slots).",
         "- The workers start the all-reduce together (start barrier after process start-up); a worker's time runs "
         "from its first packet to its last result. *goodput* = elements / time of the slowest worker.",
@@ -246,7 +245,7 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
     if compared is not None:
         text += [f"## Against {compared.other}", "",
                  "The same grid run by the other checkout (its own `python -m experiments.bench.allreduce --reps 1`, its own compiled "
-                 "`switchml.p4`, its own defaults), alternating with this tree's runs repetition by repetition, "
+                 f"`{spec.p4_source.name}`, its own defaults), alternating with this tree's runs repetition by repetition, "
                  "this tree first in odd repetitions and the other in even ones (experiments.bench.compare); verified runs only. "
                  "Ratios: this tree / the other.", "",
                  compared.table(), ""]
@@ -254,7 +253,6 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
 
 
 def _parser() -> argparse.ArgumentParser:
-    d = ExperimentConfig()
     p = argparse.ArgumentParser(prog="python -m experiments.bench.allreduce", description=__doc__.split("\n\n")[0])
     p.add_argument("--workers", type=int, nargs="+", default=[2, 4, 8])
     p.add_argument("--loss", type=float, nargs="+", default=[0.0, 0.01])
@@ -263,15 +261,17 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"float32 elements per worker (default {BENCH_SIZE}: long enough runs to time steadily)")
     p.add_argument("--bw", type=float, default=None, metavar="MBIT",
                    help="limit every link to MBIT Mbit/s (htb): a rate-limited point, where the network sets the pace")
-    add_run_arguments(p, ROOT / "results" / "bench" / "allreduce", *program_paths(d.program_dir, SWITCHML.program),
-                      timeout=60.0)
+    p.add_argument("--protocol", choices=in_network(), default=DEFAULT_PROTOCOL,
+                   help="the in-network protocol benchmarked (default %(default)s; its program: PROGRAM_DIR/<program>"
+                        ".json unless --json says)")
+    add_run_arguments(p, ROOT / "results" / "bench" / "allreduce", None, None, timeout=60.0)
     p.add_argument("--compare", default=None, metavar="DIR|REV",
                    help="also run the grid with another version of this project, alternating, and report the ratios: "
                         "a checkout directory or a git revision (exported for the run, perf.checkout)")
     return p
 
 
-def add_run_arguments(p: argparse.ArgumentParser, out: Path, program_json: Path, p4info: Path,
+def add_run_arguments(p: argparse.ArgumentParser, out: Path, program_json: Path | None, p4info: Path | None,
                       timeout: float) -> None:
     """--out, --json, --p4info and --timeout of a benchmark that runs Mininet experiments (this one, experiments.bench.scaling)."""
     p.add_argument("--out", type=Path, default=out, help="output path without suffix: .csv, .png, .md are written")
@@ -295,6 +295,10 @@ def run_arguments_error(args: argparse.Namespace, build: str) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.program_json is None:
+        args.program_json, default_p4info = program_paths(ExperimentConfig().program_dir,
+                                                          str(PROTOCOLS[args.protocol].program))
+        args.p4info = args.p4info or default_p4info
     error = run_arguments_error(args, "make build")
     if error is None and (args.reps < 1 or any(n < 1 for n in args.workers) or any(not 0 <= x < 1 for x in args.loss)):
         error = "need --reps >= 1, --workers >= 1 and 0 <= --loss < 1"
@@ -305,7 +309,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: --bw and --compare do not go together (older versions' benchmarks have no --bw)",
               file=sys.stderr)
         return 2
-    base = ExperimentConfig(size=args.size, target=Target.EMBEDDED, program_json=args.program_json,
+    base = ExperimentConfig(protocol=args.protocol, size=args.size, target=Target.EMBEDDED, program_json=args.program_json,
                             p4info=args.p4info, timeout_s=args.timeout, cpus=args.cpus, bw=args.bw)
     from experiments.bench.compare import Checkout, CompareError, run_compared  # it builds on this module
 

@@ -23,9 +23,12 @@ from experiments.bench.grid import Cell, RunRow, ratios_by_repetition, run_grid
 from experiments.rows import write_dicts
 from experiments.run import ExperimentConfig
 from perf.checkout import Version
-from worker.protocols import SWITCHML, program_paths
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths
 
 __all__ = ["Checkout", "Comparison", "run_compared"]
+
+BENCHED = str(PROTOCOLS[DEFAULT_PROTOCOL].program)
+"""The program the all-reduce benchmark runs: the default protocol's."""
 
 
 class CompareError(RuntimeError):
@@ -49,7 +52,7 @@ class Checkout:
     @property
     def source(self) -> str:
         """Its SwitchML program, relative to its root."""
-        return f"p4src/{SWITCHML.program}.p4"
+        return f"p4src/{BENCHED}.p4"
 
     @property
     def bench_module(self) -> str | None:
@@ -76,7 +79,7 @@ class Checkout:
     def compile(self, out: Path) -> tuple[Path, Path]:
         """Its p4src/switchml.p4 compiled by its own compiler into out/ (JSON, P4Info)."""
         out.mkdir(parents=True, exist_ok=True)
-        json_path, p4info = program_paths(out, SWITCHML.program)
+        json_path, p4info = program_paths(out, BENCHED)
         r = self._run(["-m", "compiler", "-I", "p4src", "-o", str(json_path), "--p4runtime-files", str(p4info),
                        self.source], timeout=300)
         if r.returncode != 0:

@@ -29,7 +29,7 @@ from experiments.run import ROOT, ExperimentConfig, ExperimentResult
 from perf.machine import load_average, machine_info, proc_cpu_seconds, proc_peak_rss_kb
 from topo.cpus import CpuLayout
 from topo.target import Target
-from worker.protocols import SWITCHML, program_paths
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths
 
 __all__ = ["ScalePoint", "ScaleRow", "PRESETS", "scaling_points", "run_scaling", "write_csv", "write_plot",
            "summary_table", "write_markdown", "main"]
@@ -321,7 +321,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m experiments.bench.scaling", description=__doc__.split("\n\n")[0])
     add_arguments(p)
     add_run_arguments(p, ROOT / "results" / "bench" / "scaling",
-                      *program_paths(ROOT / "out", f"{SWITCHML.program}-pool{SWITCH_POOL}"), timeout=300.0)
+                      *program_paths(ROOT / "out", f"{PROTOCOLS[DEFAULT_PROTOCOL].program}-pool{SWITCH_POOL}"), timeout=300.0)
     return p
 
 

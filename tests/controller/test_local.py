@@ -4,6 +4,7 @@ entries land in the engine's tables, refusals carry the codes a gRPC Write would
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -15,7 +16,7 @@ from controller.local import LocalClient
 from controller.registers import P4RuntimeRegisters
 from controller.switchml import SwitchMLController
 from switch.v1model import V1Switch
-from topo.inprocess import switchml_job
+from topo.inprocess import make_jobs
 from worker.job import PoolRange
 
 
@@ -29,7 +30,7 @@ def controller(program_dir: Path) -> SwitchMLController:
 
 
 def test_a_job_installed_in_process_is_in_the_engine_with_its_epoch(controller: SwitchMLController) -> None:
-    job = switchml_job(3, 64, PoolRange(0, 8), job_id=5)
+    job = replace(make_jobs(1, 3, 64, PoolRange(0, 8))[0], job_id=5)
     controller.registers.fill("SwitchMLIngress.ina_countdown", 0, 16, 9)
     controller.create_job(job, epoch=42)
     sw = controller.client.device.switch
@@ -43,7 +44,7 @@ def test_a_job_installed_in_process_is_in_the_engine_with_its_epoch(controller: 
 
 
 def test_refusals_carry_the_status_a_grpc_write_returns(controller: SwitchMLController) -> None:
-    job = switchml_job(2, 64, PoolRange(0, 8))
+    job = make_jobs(1, 2, 64, PoolRange(0, 8))[0]
     controller.create_job(job)
     with pytest.raises(ControllerError) as err:
         controller.create_job(job)

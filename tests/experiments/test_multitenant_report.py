@@ -47,8 +47,8 @@ def test_the_ratio_is_restated_over_network_bound_jobs_and_bounds_are_counted() 
     text = summary(rows, jobs=2, workers=2, size=1000, cells=64, loss=0.0, pools={"switchml": 8, "atp": 2},
                    machine={"CPU": "test"}, bw=5.0)
     assert "links 5 Mbit/s" in text
-    assert "Mean job completion time, ATP / SwitchML: 0.67x." in text  # (1.5 + 0.5) / 2 over (2 + 1) / 2
-    assert "Over the network-bound jobs only (2 ATP, 1 SwitchML): 1.00x." in text
+    assert "Mean job completion time, atp / switchml: 0.67x." in text  # (1.5 + 0.5) / 2 over (2 + 1) / 2
+    assert "Over the network-bound jobs only (2 atp, 1 switchml): 1.00x." in text
     sw = next(line for line in jct_lines(rows) if line.startswith("| switchml"))
     assert sw.endswith("| 1 latency, 1 network |")
     rows[1] = replace(rows[1], bound="switch-cpu")

@@ -23,7 +23,8 @@ from worker.switchml.header import MSG_RESULT, Codec, InaHeader
 from worker.switchml.window import SwitchUnreachable
 from worker.switchml.worker import SWITCHML_WINDOW, Worker, allreduce
 from worker.transport import FakeClock, FakeTransport, UdpTransport
-from worker.verify import rank_input, verify
+from worker.verify import rank_input
+from worker.switchml.verify import verify
 
 REPO = ROOT
 OPTS = WindowOptions(window=4, timeout=0.05, max_timeout=0.2, max_retries=4)

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from tests.worker.ina_fixtures import LAYOUT_JSON
 from worker.codec import MalformedPacket, load_program
 from worker.driver import WindowOptions
-from worker.switchml.blocks import Float32Plan, Int32Plan, to_blocks
+from worker.blocks import to_blocks
+from worker.switchml.blocks import Float32Plan, Int32Plan
 from worker.switchml.header import MSG_DATA, MSG_RESULT, Codec, InaHeader, astuple_header
 from worker.switchml.quantize import EXPONENT_BIAS, INT32_MAX, block_exponents, dequantize, quantize
 from worker.switchml.window import Window

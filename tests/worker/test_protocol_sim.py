@@ -13,7 +13,8 @@ from tests.worker.ina_refswitch import SwitchModel
 from worker.driver import WindowOptions
 from worker.switchml.header import Codec
 from worker.switchml.window import SwitchUnreachable
-from worker.verify import rank_input, verify
+from worker.verify import rank_input
+from worker.switchml.verify import verify
 
 OPTS = WindowOptions(window=8, timeout=0.02, backoff=2.0, max_timeout=0.1, max_retries=8)
 LOSSY = Link(loss=0.05, dup=0.03, latency=0.001, jitter=0.003)

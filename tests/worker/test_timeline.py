@@ -20,7 +20,7 @@ from tests.paths import ROOT
 from tests.worker.ina_engine import EngineSwitch, p4info, program_dict
 from tests.worker.ina_fixtures import make_job
 from tests.worker.ina_udpswitch import UdpRefSwitch, free_udp_ports, local_job
-from topo.inprocess import AtpNetwork, SwitchMLNetwork, atp_jobs, switchml_job
+from topo.inprocess import InProcessNetwork, make_jobs
 from worker.atp.header import AtpCodec
 from worker.driver import WindowOptions
 from worker.faults import compile_plan
@@ -43,13 +43,13 @@ def switchml() -> object:
 def test_a_dropped_packet_shows_a_timeout_then_its_retransmission_on_its_slot(switchml) -> None:
     """The fault plan drops rank 1's first DATA packet in slot 2: on rank 1's track of slot 2 the timeout comes, then
     the retransmission of that packet, then the packet's span ends with its result."""
-    job = switchml_job(2, 64, PoolRange(0, 8))
+    job = make_jobs(1, 2, 64, PoolRange(0, 8))[0]
     plan = compile_plan({"seed": 1, "fault": [{"action": "drop", "kind": "data", "rank": 1, "slot": 2, "nth": [1]}]},
                         job, switchml.json)
     timelines = [Timeline(f"worker {r}", pid=r + 1) for r in range(2)]
-    net = SwitchMLNetwork(switchml.json, job, p4info=switchml.p4info, faults=FaultPlan.from_json(plan),
-                          options=OPTIONS, timelines=timelines)
-    run = net.allreduce([rank_input(64 * 12, 4, r, "int32") for r in range(2)], dtype="int32")
+    net = InProcessNetwork(switchml.json, [job], p4info=switchml.p4info, faults=FaultPlan.from_json(plan),
+                           options=OPTIONS, timelines={(job.job_id, r): t for r, t in enumerate(timelines)})
+    run = net.allreduce({1: [rank_input(64 * 12, 4, r, "int32") for r in range(2)]}, dtype="int32")[1]
     assert run.windows[1].stats.timeouts >= 1
     events = on_track(timelines[1], 2 + 1)
     kinds = [e["name"] for e in events if e["ph"] == "i"]
@@ -182,9 +182,9 @@ def test_atp_windows_record_collisions_and_aggregator_tracks() -> None:
     """Two ATP jobs on one small shared pool collide: the ACKs that say so are instants on the aggregator's track,
     every packet a span from its first transmission to its ACK."""
     compiled = compile_file(str(ROOT / "p4src" / "atp.p4"))
-    jobs = atp_jobs(2, 2, AtpCodec.from_program_json(compiled.json).num_elems, PoolRange(0, 4))
+    jobs = make_jobs(2, 2, AtpCodec.from_program_json(compiled.json).num_elems, PoolRange(0, 4), ps=True)
     timelines = {(j.job_id, r): Timeline(f"job {j.job_id} worker {r}") for j in jobs for r in range(2)}
-    net = AtpNetwork(compiled.json, jobs, p4info=compiled.p4info, seed=3, timelines=timelines)
+    net = InProcessNetwork(compiled.json, jobs, p4info=compiled.p4info, seed=3, timelines=timelines)
     n = jobs[0].num_elems * 40
     runs = net.allreduce({j.job_id: [rank_input(n, j.job_id, r, "int32") for r in range(2)] for j in jobs},
                          dtype="int32")

@@ -21,7 +21,8 @@ from worker.job import JobConfig
 from worker.switchml.header import Codec
 from worker.switchml.scapy_layers import make_ina_layer
 from worker.switchml.window import SwitchUnreachable
-from worker.verify import rank_input, verify
+from worker.verify import rank_input
+from worker.switchml.verify import verify
 
 REPO = ROOT
 

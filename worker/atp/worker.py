@@ -36,14 +36,16 @@ from pathlib import Path
 import numpy as np
 
 from switch.timeline import Timeline
-from worker.atp.header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
+from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.codec import CodecError, find_program_json
+from worker.blocks import to_blocks
 from worker.driver import WindowOptions, drive
+from worker.errors import Unreachable
 from worker.job import JobConfig, JobConfigError
 from worker.reliable import Outstanding, ReliableWindow
 from worker.stats import RunResult, Stats
-from worker.switchml.blocks import to_blocks
 from worker.transport import Transport
+from worker.verify import Verdict, verify_fixed_point
 
 __all__ = ["ATP_WINDOW", "AtpOptions", "AtpStats", "AtpUnreachable", "FixedPointPlan", "AtpWindow", "AtpWorker",
            "aggregator_map", "find_atp_json"]
@@ -98,7 +100,7 @@ class AtpStats(Stats):
         return out
 
 
-class AtpUnreachable(RuntimeError):
+class AtpUnreachable(Unreachable):
     """No ACK for a sequence after all retransmissions."""
 
     def __init__(self, job_id: int, seq: int, agtr: int, transmissions: int, waited: float,
@@ -110,6 +112,10 @@ class AtpUnreachable(RuntimeError):
             f"job {job_id}: no ACK for seq {seq} (aggregator {agtr}) after {transmissions} transmissions over "
             f"{waited:.2f} s; {seen}: switch or parameter server unreachable, job not installed, or another worker "
             "of the job stopped sending")
+
+    @property
+    def details(self) -> dict[str, int]:
+        return {"seq": self.seq, "agtr": self.agtr}
 
 
 def aggregator_map(job: JobConfig, width: int) -> list[int]:
@@ -331,9 +337,13 @@ class AtpWindow(ReliableWindow):
 
 
 class AtpWorker:
-    """One rank of an ATP job over a transport; run() any number of times (sequence numbers continue)."""
+    """One rank of an ATP job; run() any number of times over its transport (sequence numbers continue), or make
+    its window cores with begin()/end() (the sans-IO rank every tool runs, `worker.collective.Rank`)."""
 
-    def __init__(self, job: JobConfig, rank: int, transport: Transport, codec: AtpCodec,
+    accept_any_source = True
+    """Packets go to the PS; ACKs come from the switch."""
+
+    def __init__(self, job: JobConfig, rank: int, transport: Transport | None, codec: AtpCodec,
                  options: WindowOptions | None = None, atp: AtpOptions | None = None, *,
                  clock: Callable[[], float] = time.monotonic, timeline: Timeline | None = None) -> None:
         job.worker(rank)
@@ -349,18 +359,42 @@ class AtpWorker:
         self.timeline = timeline
         self.agtr = aggregator_map(job, self.options.width(job.pool.size, ATP_WINDOW))
         self.next_seq = 1
+        self.decode = codec.decode
+        self.decode_batch = None
 
-    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
+    def destination(self) -> tuple[str, str, int]:
+        """(MAC, IP, UDP port) its packets go to: the job's PS (through the switch, which aggregates them)."""
+        assert self.job.ps is not None
+        return self.job.ps.mac, self.job.ps.ip, ATP_UDP_PORT
+
+    def encode(self, out: tuple[AtpHeader, np.ndarray]) -> bytes:
+        return self.codec.encode(*out)
+
+    def begin(self, array: np.ndarray, dtype: str | None = None) -> AtpWindow:
+        """The window core of the next all-reduce of array (float32 or int32; default: from the array)."""
         arr = np.asarray(array)
         mode = dtype or ("int32" if np.issubdtype(arr.dtype, np.integer) else "float32")
         plan = FixedPointPlan(arr, self.job.num_elems, mode, self.atp.scale_bits)
         win = AtpWindow(plan, self.job, self.rank, self.next_seq, self.agtr, self.options, self.atp.initial_cwnd,
                         timeline=self.timeline)
-        if plan.num_packets:
-            self._drive(win)
-        self.next_seq = (self.next_seq + plan.num_packets - 1) % (1 << 32) + 1
         win.stats.elements = arr.size
-        return RunResult(array=plan.output(), stats=win.stats, exponents=None)
+        self.next_seq = (self.next_seq + plan.num_packets - 1) % (1 << 32) + 1
+        return win
 
-    def _drive(self, win: AtpWindow) -> None:
-        drive(win, self.transport, lambda out: self.codec.encode(*out), self.codec.decode, self.clock)
+    def end(self, win: AtpWindow) -> RunResult:
+        return RunResult(array=win.plan.output(), stats=win.stats, exponents=None)
+
+    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
+        if self.transport is None:
+            raise ValueError("this AtpWorker has no transport: run its cores with begin()/end()")
+        win = self.begin(array, dtype)
+        if win.plan.num_packets:
+            drive(win, self.transport, self.encode, self.decode, self.clock)
+        return self.end(win)
+
+    def allreduce(self, array: np.ndarray) -> np.ndarray:
+        return self.run(array).array
+
+    def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
+        """int32 exact (wrapping); float32 within the fixed-point bound (and float32 summation for raw blocks)."""
+        return verify_fixed_point(run.array, inputs, dtype, self.atp.scale_bits)

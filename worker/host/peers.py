@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from worker.errors import ProtocolError, Unreachable
 from worker.stats import RunTiming
 
 __all__ = ["HostStats", "PeerLinks", "PeerUnreachable", "PeerProtocolError", "connect_mesh", "socketpair_mesh"]
@@ -30,15 +31,19 @@ _MAGIC = b"INAh"
 _TCP_INFO_TOTAL_RETRANS = 100  # offset of tcpi_total_retrans in Linux's struct tcp_info
 
 
-class PeerUnreachable(ConnectionError):
+class PeerUnreachable(Unreachable):
     """A peer rank could not be connected to (or did not connect) within the deadline, or its link broke."""
 
     def __init__(self, rank: int | None, message: str) -> None:
         super().__init__(message)
         self.rank = rank
 
+    @property
+    def details(self) -> dict[str, object]:
+        return {"peer": self.rank}
 
-class PeerProtocolError(RuntimeError):
+
+class PeerProtocolError(ProtocolError):
     """A peer sent something this rank did not expect (another job, or a different tensor size or dtype)."""
 
 

@@ -20,6 +20,8 @@ from typing import Protocol
 
 import numpy as np
 
+from worker.blocks import block_view, to_blocks
+from worker.errors import ProtocolError
 from worker.switchml.header import WIRE_INT32
 from worker.switchml.quantize import (
     EXP_MAX,
@@ -34,10 +36,6 @@ from worker.switchml.quantize import (
 __all__ = ["PacketPlan", "ProtocolError", "Int32Plan", "Float32Plan", "to_blocks", "block_view"]
 
 
-class ProtocolError(RuntimeError):
-    """The switch answered something no correct switch would (e.g. an exponent below this worker's own)."""
-
-
 class PacketPlan(Protocol):
     """What the window core needs from a plan."""
 
@@ -50,24 +48,6 @@ class PacketPlan(Protocol):
     def results(self, packet_ids: Sequence[int], exponents: Sequence[int], values: np.ndarray) -> None:
         """Take the switch's results for packet_ids (biased exponents, (k, N) int32 sums in any byte order)."""
         ...
-
-
-def to_blocks(array: np.ndarray, num_elems: int, dtype: type) -> np.ndarray:
-    """A (B, num_elems) copy of the flattened array in dtype, the last block zero-padded."""
-    flat = np.ascontiguousarray(array, dtype=dtype).ravel()
-    b = -(-flat.size // num_elems)
-    out = np.zeros(b * num_elems, dtype=dtype)
-    out[: flat.size] = flat
-    return out.reshape(b, num_elems)
-
-
-def block_view(array: np.ndarray, num_elems: int, dtype: type) -> np.ndarray:
-    """The (B, num_elems) blocks of the flattened array in dtype: a view of the input when it already is a contiguous
-    array of dtype whose size is a multiple of num_elems (read only, never written), else a padded copy."""
-    arr = np.asarray(array)
-    if arr.dtype == dtype and arr.flags.c_contiguous and arr.size % num_elems == 0:
-        return arr.reshape(-1, num_elems)
-    return to_blocks(arr, num_elems, dtype)
 
 
 _EXPONENTS = tuple(range(EXP_MIN, EXP_MAX + 1))

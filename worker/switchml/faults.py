@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from worker.faults import ProtocolFaults
+from worker.faultmodel import ProtocolFaults
 
 __all__ = ["FAULTS"]
 

@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from worker.errors import InputError
+
 __all__ = [
     "INT32_MAX",
     "EXP_MIN",
@@ -53,7 +55,7 @@ EXP_MAX = 255 - EXPONENT_BIAS
 _LIMIT = float(2.0**EXP_MAX)
 
 
-class QuantizationError(ValueError):
+class QuantizationError(InputError):
     """Input that block floating point with an 8-bit biased exponent cannot represent."""
 
 

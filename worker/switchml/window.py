@@ -43,9 +43,10 @@ import numpy as np
 
 from switch.timeline import Timeline
 from worker.driver import WindowOptions
+from worker.errors import ProtocolError, Unreachable
 from worker.reliable import Outstanding, ReliableWindow
 from worker.stats import Stats
-from worker.switchml.blocks import PacketPlan, ProtocolError
+from worker.switchml.blocks import PacketPlan
 from worker.switchml.header import (
     FLAG_RETRANSMIT,
     MSG_DATA,
@@ -88,7 +89,7 @@ class SwitchRestarted(ProtocolError):
                          "from now on could mix in retransmissions of earlier packets; the run stops here")
 
 
-class SwitchUnreachable(RuntimeError):
+class SwitchUnreachable(Unreachable):
     """No result arrived for a packet after all retransmissions."""
 
     def __init__(
@@ -127,6 +128,10 @@ class SwitchUnreachable(RuntimeError):
             f"job {job_id}: no result for packet_id {packet_id} (slot {slot}, set {set_}) after {transmissions} "
             f"transmissions over {waited:.2f} s; {seen}: {cause}"
         )
+
+    @property
+    def details(self) -> dict[str, int]:
+        return {"slot": self.slot, "set": self.set, "packet_id": self.packet_id}
 
 
 class _Pending(Outstanding):

@@ -1,4 +1,5 @@
-"""The all-reduce driver: `Worker` runs the window core over a transport; `allreduce()` is the one-call form.
+"""SwitchML's rank: `Worker` makes a window core per all-reduce (`begin`/`end`, the sans-IO rank every tool runs,
+`worker.collective.Rank`) and runs it over a transport (`run`); `allreduce()` is the one-call form.
 
 A `Worker` remembers, per slot of the job's pool, which set the slot's next use takes, so consecutive all-reduces
 in one process keep alternating sets (SwitchML shifts its pool index for the same reason). All workers of a job
@@ -20,8 +21,10 @@ from worker.job import JobConfig
 from worker.stats import RunResult
 from worker.switchml.blocks import Float32Plan, Int32Plan
 from worker.switchml.header import INA_UDP_PORT, Codec
-from worker.switchml.window import Window
+from worker.switchml.verify import verify
+from worker.switchml.window import Outgoing, Window
 from worker.transport import Transport, UdpTransport
+from worker.verify import Verdict
 
 __all__ = ["Worker", "allreduce", "SWITCHML_WINDOW"]
 
@@ -35,11 +38,14 @@ timeouts; 128 gave 994k vs 871k without loss but 686k vs 771k at 1 %."""
 class Worker:
     """One rank of a job, with its transport and codec; call allreduce() any number of times."""
 
+    accept_any_source = False
+    """Results come from the switch, the address the packets go to."""
+
     def __init__(
         self,
         job: JobConfig,
         rank: int,
-        transport: Transport,
+        transport: Transport | None,
         codec: Codec,
         options: WindowOptions | None = None,
         *,
@@ -60,13 +66,22 @@ class Worker:
         self.clock = clock
         self.timeline = timeline
         self._next_set = [0] * job.pool.size
+        self.decode = codec.decode
+        self.decode_batch = codec.decode_batch
+
+    def destination(self) -> tuple[str, str, int]:
+        """(MAC, IP, UDP port) its packets go to: the switch."""
+        return self.job.switch.mac, self.job.switch.ip, INA_UDP_PORT
+
+    def encode(self, out: Outgoing) -> bytes:
+        return self.codec.encode_fields(out.fields, out.values)
 
     def window_for(self, num_blocks: int) -> int:
         """W used for a tensor of num_blocks blocks (same on every worker)."""
         return max(1, min(self.options.width(self.job.pool.size, SWITCHML_WINDOW), num_blocks))
 
-    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
-        """All-reduce array; dtype "float32" or "int32" (default: from the array's dtype)."""
+    def begin(self, array: np.ndarray, dtype: str | None = None) -> Window:
+        """The window core of the next all-reduce of array; dtype "float32" or "int32" (default: from the array)."""
         arr = np.asarray(array)
         mode = dtype or ("int32" if np.issubdtype(arr.dtype, np.integer) else "float32")
         n_elems = self.job.num_elems
@@ -80,32 +95,33 @@ class Worker:
         else:
             raise ValueError(f"dtype must be float32 or int32, got {mode!r}")
         base = self.job.pool.base
-        win = Window(
-            plan=plan,
-            job_id=self.job.job_id,
-            rank=self.rank,
-            slots=[base + i for i in range(w)],
-            first_set=self._next_set[:w],
-            options=self.options,
-            timeline=self.timeline,
-        )
-        self._drive(win)
-        self._next_set[:w] = win.next_first_set()
+        win = Window(plan=plan, job_id=self.job.job_id, rank=self.rank, slots=[base + i for i in range(w)],
+                     first_set=self._next_set[:w], options=self.options, timeline=self.timeline)
         win.stats.elements = arr.size
-        return RunResult(
-            array=plan.output(),
-            stats=win.stats,
-            exponents=plan.agreed if isinstance(plan, Float32Plan) else None,
-        )
+        return win
+
+    def end(self, win: Window) -> RunResult:
+        """The outcome of a finished core; the next all-reduce continues each slot's alternation of sets."""
+        self._next_set[: win.width] = win.next_first_set()
+        plan = win.plan
+        return RunResult(array=plan.output(), stats=win.stats,
+                         exponents=plan.agreed if isinstance(plan, Float32Plan) else None)
+
+    def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
+        """All-reduce array over the transport; dtype "float32" or "int32" (default: from the array)."""
+        if self.transport is None:
+            raise ValueError("this Worker has no transport: run its cores with begin()/end()")
+        win = self.begin(array, dtype)
+        drive(win, self.transport, self.encode, self.decode, self.clock, self.decode_batch)
+        return self.end(win)
 
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         """The element-wise sum of array over all workers of the job (float32 or int32, same shape)."""
         return self.run(array).array
 
-    def _drive(self, win: Window) -> None:
-        codec = self.codec
-        drive(win, self.transport, lambda out: codec.encode_fields(out.fields, out.values), codec.decode, self.clock,
-              codec.decode_batch)
+    def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
+        """Check run against every rank's input: int32 exact, float32 within the block floating point bound."""
+        return verify(run.array, inputs, self.job.num_elems, dtype, run.exponents)
 
 
 def allreduce(

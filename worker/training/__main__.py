@@ -23,10 +23,9 @@ import numpy as np
 from worker.barrier import BarrierError, file_barrier
 from worker.collective import CollectiveOptions
 from worker.driver import WindowOptions
-from worker.host.peers import PeerUnreachable
 from worker.job import JobConfig, JobConfigError
+from worker.errors import Unreachable
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, open_collective
-from worker.switchml.window import SwitchUnreachable
 from worker.training.data import load_digits_split
 from worker.training.trainer import EpochRecord, TrainConfig, train
 
@@ -75,7 +74,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 finally:
                     comm_cpu[0] += time.process_time() - c0
             hist = train(allreduce, args.rank, job.num_workers, data, cfg, on_epoch=report)
-    except (SwitchUnreachable, PeerUnreachable, BarrierError) as exc:
+    except (Unreachable, BarrierError) as exc:
         print(json.dumps({"ok": False, "error": str(exc)}))
         print(f"training: error: {exc}", file=sys.stderr)
         return 2

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from worker.switchml.blocks import to_blocks
+from worker.blocks import to_blocks
 from worker.switchml.quantize import block_exponents, dequantize, quantize
 
 __all__ = ["LockstepAllReduce", "float_sum", "bfp_sum"]

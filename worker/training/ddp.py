@@ -37,11 +37,9 @@ import numpy as np
 from worker.barrier import BarrierError, file_barrier
 from worker.collective import Collective, CollectiveOptions
 from worker.driver import WindowOptions
-from worker.host.peers import PeerUnreachable
 from worker.job import JobConfig, JobConfigError
+from worker.errors import Unreachable
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, open_collective
-from worker.switchml.header import INA_UDP_PORT
-from worker.switchml.window import SwitchUnreachable
 from worker.training.data import load_digits_split
 from worker.training.torch_hook import collective_hook, verify_bucket
 
@@ -112,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=60.0, help="bound on gloo's rendezvous and each of its calls, s")
     p.add_argument("--barrier", metavar="DIR")
     p.add_argument("--program-json", type=Path)
-    p.add_argument("--switch-port", type=int, default=INA_UDP_PORT, help=argparse.SUPPRESS)
+    p.add_argument("--switch-port", type=int, default=None, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     try:
         import torch
@@ -132,12 +130,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 3
     data = load_digits_split(seed=args.seed)
     world, rank = job.num_workers, args.rank
-    options = CollectiveOptions(window=WindowOptions(), program_json=args.program_json, switch_port=args.switch_port)
+    options = CollectiveOptions(window=WindowOptions(), program_json=args.program_json, udp_port=args.switch_port)
     try:
         ina = args.backend == "ina"
         if ina:  # the backend opens this rank's collective itself, from the environment
-            os.environ.update(INA_JOB=str(args.job), INA_PROTOCOL=args.protocol, INA_SWITCH_PORT=str(args.switch_port),
-                              INA_CHECK="1" if args.check else "0")
+            os.environ.update(INA_JOB=str(args.job), INA_PROTOCOL=args.protocol, INA_CHECK="1" if args.check else "0")
+            if args.switch_port:
+                os.environ["INA_SWITCH_PORT"] = str(args.switch_port)
             if args.program_json:
                 os.environ["INA_PROGRAM_JSON"] = str(args.program_json)
             import worker.training.torch_backend  # noqa: F401 (registers the "ina" backend)
@@ -182,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 accuracy = float(np.mean(pred == data.y_test))
             finally:
                 dist.destroy_process_group()
-    except (SwitchUnreachable, PeerUnreachable, BarrierError, RuntimeError) as exc:
+    except (Unreachable, BarrierError, RuntimeError) as exc:
         print(json.dumps({"ok": False, "error": f"{type(exc).__name__}: {exc}"}))
         print(f"ddp: error: {exc}", file=sys.stderr)
         return 2

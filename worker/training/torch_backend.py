@@ -28,7 +28,6 @@ import torch.distributed as dist
 from worker.collective import CollectiveOptions
 from worker.job import JobConfig, JobConfigError
 from worker.protocols import DEFAULT_PROTOCOL, open_collective
-from worker.switchml.header import INA_UDP_PORT
 from worker.training.torch_hook import verify_bucket
 
 __all__ = ["BACKEND", "InaProcessGroup"]
@@ -65,7 +64,8 @@ class InaProcessGroup(dist.ProcessGroup):
             raise JobConfigError(f"{job_file}: {job.num_workers} workers, but world_size is {size}")
         program = os.environ.get("INA_PROGRAM_JSON")
         options = CollectiveOptions(program_json=Path(program) if program else None,
-                                    switch_port=int(os.environ.get("INA_SWITCH_PORT", INA_UDP_PORT)))
+                                    udp_port=int(os.environ["INA_SWITCH_PORT"]) if os.environ.get("INA_SWITCH_PORT")
+                                    else None)
         self.gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
         self.coll = open_collective(os.environ.get("INA_PROTOCOL", DEFAULT_PROTOCOL), job, rank, options)
         self.check = os.environ.get("INA_CHECK") == "1"

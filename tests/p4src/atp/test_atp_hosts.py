@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.paths import ROOT
-from topo.inprocess import AtpNetwork, atp_jobs
+from topo.inprocess import InProcessNetwork, make_jobs
 from worker.atp.header import ACK, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.atp.ps import PsCore
 from worker.atp.worker import ATP_WINDOW, AtpOptions, AtpWindow, AtpWorker, FixedPointPlan, aggregator_map
@@ -34,9 +34,9 @@ def program() -> dict:
     return compiled().json
 
 
-def network(jobs, **kw) -> AtpNetwork:
+def network(jobs, **kw) -> InProcessNetwork:
     """atp.p4 (N elements, 256 aggregators) in process, programmed by the controller."""
-    return AtpNetwork(program(), jobs, p4info=compiled().p4info, **kw)
+    return InProcessNetwork(program(), jobs, p4info=compiled().p4info, **kw)
 
 
 def inputs(jobs, size, seed, dtype="float32", scale=1.0):
@@ -55,7 +55,7 @@ def check(results, ins, dtype="float32"):
 
 @pytest.mark.parametrize("loss,seed", [(0.0, 1), (0.01, 2), (0.05, 3)])
 def test_one_job_every_worker_gets_the_sum(loss, seed):
-    jobs = atp_jobs(1, 4, N, PoolRange(0, 64))
+    jobs = make_jobs(1, 4, N, PoolRange(0, 64), ps=True)
     net = network(jobs, loss=loss, seed=seed)
     ins = inputs(jobs, 3000, seed)
     res = net.allreduce(ins)
@@ -70,7 +70,7 @@ def test_one_job_every_worker_gets_the_sum(loss, seed):
 
 
 def test_jobs_sharing_an_oversubscribed_pool_all_complete_through_the_ps():
-    jobs = atp_jobs(3, 3, N, PoolRange(0, 24))  # 3 jobs x W=16 positions on 24 aggregators
+    jobs = make_jobs(3, 3, N, PoolRange(0, 24), ps=True)  # 3 jobs x W=16 positions on 24 aggregators
     net = network(jobs, loss=0.02, seed=11)
     ins = inputs(jobs, 4000, 11)
     res = net.allreduce(ins)
@@ -85,16 +85,16 @@ def test_jobs_sharing_an_oversubscribed_pool_all_complete_through_the_ps():
 
 
 def test_consecutive_allreduces_continue_sequence_numbers():
-    jobs = atp_jobs(1, 2, N, PoolRange(0, 32))
+    jobs = make_jobs(1, 2, N, PoolRange(0, 32), ps=True)
     net = network(jobs, loss=0.02, seed=4)
     for k in range(3):
         ins = inputs(jobs, 700 + k, 10 + k)
         check(net.allreduce(ins), ins)
-    assert net.cores[1].stats.completed == sum(-(-(700 + k) // N) for k in range(3))
+    assert net.ps_host.cores[1].stats.completed == sum(-(-(700 + k) // N) for k in range(3))
 
 
 def test_overflow_resends_raw_and_the_result_is_float_exact():
-    jobs = atp_jobs(1, 3, N, PoolRange(0, 32))
+    jobs = make_jobs(1, 3, N, PoolRange(0, 32), ps=True)
     net = network(jobs, loss=0.02, seed=5)
     ins = inputs(jobs, 1500, 5, scale=1000.0)  # |x| * 2^20 beyond int32 for many blocks
     res = net.allreduce(ins)
@@ -104,14 +104,14 @@ def test_overflow_resends_raw_and_the_result_is_float_exact():
 
 
 def test_int32_sums_are_exact_modulo_2_32():
-    jobs = atp_jobs(1, 4, N, PoolRange(0, 32))
+    jobs = make_jobs(1, 4, N, PoolRange(0, 32), ps=True)
     net = network(jobs, loss=0.01, seed=6)
     ins = inputs(jobs, 1000, 6, dtype="int32")
     check(net.allreduce(ins, "int32"), ins, "int32")
 
 
 def test_without_switch_aggregation_the_ps_does_it_all():
-    jobs = atp_jobs(2, 3, N, PoolRange(0, 32))
+    jobs = make_jobs(2, 3, N, PoolRange(0, 32), ps=True)
     net = network(jobs, loss=0.02, seed=7, switch_aggregation=False)
     ins = inputs(jobs, 2000, 7)
     res = net.allreduce(ins)
@@ -120,7 +120,7 @@ def test_without_switch_aggregation_the_ps_does_it_all():
 
 
 def test_aggregator_map_is_distinct_within_the_job_and_in_range():
-    (job,) = atp_jobs(1, 2, N, PoolRange(100, 40))
+    (job,) = make_jobs(1, 2, N, PoolRange(100, 40), ps=True)
     m = aggregator_map(job, 32)
     assert len(set(m)) == 32 and all(100 <= a < 140 for a in m)
 
@@ -129,7 +129,7 @@ def test_aggregator_map_is_distinct_within_the_job_and_in_range():
 
 
 def _ps(n=3):
-    (job,) = atp_jobs(1, n, N, PoolRange(0, 32))
+    (job,) = make_jobs(1, n, N, PoolRange(0, 32), ps=True)
     return job, PsCore(job, N)
 
 
@@ -194,7 +194,7 @@ def test_ps_copies_ecn_into_the_ack():
 
 
 def test_aimd_halves_on_ecn_and_grows_by_one_per_window():
-    (job,) = atp_jobs(1, 1, N, PoolRange(0, 64))
+    (job,) = make_jobs(1, 1, N, PoolRange(0, 64), ps=True)
     plan = FixedPointPlan(np.zeros(N * 200, dtype=np.float32), N, "float32", 20)
     win = AtpWindow(plan, job, 0, 1, aggregator_map(job, 16), WindowOptions(window=16), initial_cwnd=8)
     sent = win.start(0.0)
@@ -221,7 +221,7 @@ def test_aimd_halves_on_ecn_and_grows_by_one_per_window():
 
 
 def test_receive_coalescing_follows_the_srtt():
-    (job,) = atp_jobs(1, 1, N, PoolRange(0, 64))
+    (job,) = make_jobs(1, 1, N, PoolRange(0, 64), ps=True)
     plan = FixedPointPlan(np.zeros(N * 200, dtype=np.float32), N, "float32", 20)
     win = AtpWindow(plan, job, 0, 1, aggregator_map(job, 16), WindowOptions(window=16, rx_coalesce=0.25),
                     initial_cwnd=8)
@@ -256,7 +256,7 @@ def test_ps_names_the_rank_absent_from_every_unfinished_sequence():
 @pytest.mark.parametrize("pool, window, width", [(96, None, ATP_WINDOW), (16, None, 16), (96, 48, 48)])
 def test_window_defaults_to_atp_window_within_the_pool(pool, window, width):
     """ATP's default W is ATP_WINDOW (not the whole pool, as SwitchML's), capped by the job's aggregators."""
-    (job,) = atp_jobs(1, 2, N, PoolRange(0, pool))
+    (job,) = make_jobs(1, 2, N, PoolRange(0, pool), ps=True)
     w = AtpWorker(job, 0, FakeTransport(FakeClock()), AtpCodec.from_program_json(program()),
                   WindowOptions(window=window))
     assert len(w.agtr) == width == PROTOCOLS["atp"].window_width(pool, window)
