@@ -30,7 +30,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from experiments.run import ExperimentConfig, ExperimentNetwork
+from experiments.config import ExperimentConfig
+from experiments.session import ExperimentNetwork
 from topo.target import Target
 from worker.arguments import Parser, at_least, fail, positive_float
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS

@@ -18,7 +18,8 @@ import math
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from experiments.run import ExperimentConfig, ExperimentNetwork
+from experiments.config import ExperimentConfig
+from experiments.session import ExperimentNetwork
 
 __all__ = ["PROBE_SIZE", "SWITCH_SHARE", "Calibration", "calibrate", "common_rate", "choose_rate", "nice_floor"]
 

@@ -113,7 +113,7 @@ class _Target:
         spec, self.header, n = protocol_of_program(program)
         self.spec = spec
         self.jobs = make_jobs(2, 3, n, [PoolRange(0, POOL), PoolRange(POOL, POOL)], ps=spec.needs_ps)
-        net = InProcessNetwork(program, self.jobs, p4info=p4info, protocol=spec, seed=1)
+        self.net = net = InProcessNetwork(program, self.jobs, p4info=p4info, protocol=spec, seed=1)
         self.sw = net.sw
         self.ctl = controller_for(name)
         model = spec.faults

@@ -29,7 +29,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.run import ExperimentConfig, ExperimentNetwork, _num_elems
+from experiments.config import ExperimentConfig, num_elems
+from experiments.session import ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target
 from worker.arguments import at_least, fail, in_range, nonnegative_float, probability
@@ -61,7 +62,7 @@ class JobRow:
     raw_sequences: int
     wire_frames: int = 0
     wire_bytes: int = 0
-    """What the job's worker hosts sent into the network (experiments.run.ExperimentResult.wire)."""
+    """What the job's worker hosts sent into the network (experiments.result.ExperimentResult.wire)."""
     bound: str = ""
     """What bound the run (experiments.bound)."""
     srtt_ms: float | None = None
@@ -83,7 +84,7 @@ def pools_for(cells: int, jobs: int, program_dir: Path, partitions: int | None =
     out = {}
     for proto in protocols or in_network():
         spec = PROTOCOLS[proto]
-        out[proto] = size = spec.pool_size(cells, _num_elems(program_paths(program_dir, str(spec.program))[0]), parts)
+        out[proto] = size = spec.pool_size(cells, num_elems(program_paths(program_dir, str(spec.program))[0]), parts)
         if size < 1:
             raise ValueError(f"{cells} cells give {proto} no slot of its pool")
     return out

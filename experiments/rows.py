@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.programs import CONTROLLERS
-from experiments.run import ExperimentResult
+from experiments.result import ExperimentResult
 from experiments.scenario import RunPoint, Scenario
 
 __all__ = ["CSV_FIELDS", "SETUP_ATTEMPTS", "CsvLog", "Row", "results_dir", "write_dicts", "write_rows"]

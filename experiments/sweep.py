@@ -5,7 +5,7 @@
 The scenario's points (`experiments.scenario`) are run in Mininet with a progress bar: one network per worker count (the
 network's shape), inside it every point and repetition, repetitions interleaved (rep 1 of every point, then rep 2 …)
 so that load changes on the shared machine spread over all algorithms. Each run is one all-reduce by every worker
-(`experiments.run.ExperimentNetwork.run`), counted only if every worker verified its result. Writes
+(`experiments.session.ExperimentNetwork.run`), counted only if every worker verified its result. Writes
 `results/<name>-<UTC timestamp>/` (never an existing directory): `runs.csv` (a row per run, appended as the runs
 finish), `scenario.toml` (a copy of the input), `summary.md` and the plots (`experiments.report`).
 """
@@ -23,12 +23,13 @@ from pathlib import Path
 from tqdm import tqdm
 
 from experiments.rows import CSV_FIELDS, SETUP_ATTEMPTS, CsvLog, Row, results_dir
-from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork
+from experiments.config import ROOT, ExperimentConfig
+from experiments.session import ExperimentNetwork
 from experiments.scenario import Scenario, ScenarioError, load_scenario
 from topo.star import host_ip
 from topo.target import Target
 from worker.arguments import Parser, fail
-from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths, protocol_of_program
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths
 
 __all__ = ["run_scenario", "open_network", "main"]
 
@@ -66,7 +67,7 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
                             timeout_s=sc.timeout_s, dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name,
                             cpus=sc.cpus)
     groups = []  # one network per (workers, P4 program): a collective's program cannot change under a running network
-    given = protocol_of_program(program_json)[0].program  # the program the given JSON is; the others beside it
+    given = PROTOCOLS[DEFAULT_PROTOCOL].program  # the given JSON is the default protocol's; the others beside it
     for n in sc.workers:
         for program in dict.fromkeys(PROTOCOLS[a].program for a in sc.protocols):
             mine = [p for p in points if p.workers == n and PROTOCOLS[p.protocol].program == program]
@@ -109,7 +110,7 @@ def calibrated(sc: Scenario, program_json: Path, p4info: Path, log: Callable[[st
     if sc.bw_mbps != "auto":
         return sc
     cfgs = []
-    given = protocol_of_program(program_json)[0].program
+    given = PROTOCOLS[DEFAULT_PROTOCOL].program
     for protocol in sc.protocols:
         own = PROTOCOLS[protocol].program == given
         cfgs.append(ExperimentConfig(protocol=protocol, workers=max(sc.workers), target=Target(sc.target),

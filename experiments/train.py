@@ -34,7 +34,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from experiments.bound import Bound  # noqa: E402
 from experiments.report import IN_NETWORK  # noqa: E402
 from experiments.rows import results_dir, write_dicts  # noqa: E402
-from experiments.run import ROOT, ExperimentConfig, ExperimentNetwork  # noqa: E402
+from experiments.config import ROOT, ExperimentConfig  # noqa: E402
+from experiments.session import ExperimentNetwork  # noqa: E402
 from experiments.study import needs_root, study_parser  # noqa: E402
 from perf.machine import machine_info  # noqa: E402
 from worker.arguments import at_least, fail, in_range, link_rate, positive_float, probability  # noqa: E402

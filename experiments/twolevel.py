@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from experiments.run import ExperimentConfig, ExperimentNetwork
+from experiments.config import ExperimentConfig
+from experiments.session import ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target
 from worker.arguments import at_least, fail, in_range, positive_float, probability

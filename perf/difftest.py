@@ -47,7 +47,8 @@ from switch.errors import LoadError
 from perf.harness import SwitchUnderTest
 from perf.switchbench import running_switch
 from topo.frames import ip_int, mac_int
-from topo.netns import Host, NsProcess, quiet_link, sh
+from perf.traffic import NsProcess
+from topo.netns import Host, quiet_link, sh
 
 __all__ = ["Report", "Runtime", "frames", "load_runtime", "run_difftest", "main"]
 

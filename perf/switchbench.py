@@ -43,7 +43,8 @@ from perf.machine import load_average, machine_info, proc_cpu_seconds
 from perf.ratesearch import Probe, SearchResult, find_max_rate
 from perf.switchreport import Report, write_report
 from perf.workloads import PACKET_PROGRAMS, Compiled, PacketProgram, compile_program, compiler_command
-from topo.netns import EMBEDDED_SWITCH, Host, NsProcess, SwitchProcess, free_tcp_port, hosts
+from perf.traffic import NsProcess
+from topo.netns import EMBEDDED_SWITCH, Host, SwitchProcess, free_tcp_port, hosts
 
 DEVICE_ID = 1
 

@@ -12,15 +12,19 @@ with one JSON line, until stdin closes: the rate search sends many probes withou
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import select
 import socket
+import subprocess
 import sys
+import threading
 import time
 from typing import Any, Sequence
 
 from switch.ports import AfPacketPort  # VLAN tags restored, own transmissions ignored, like the switch
+from topo.netns import REPO, Host
 
 
 def send_socket(ifname: str, sndbuf: int = 8 << 20) -> socket.socket:
@@ -245,6 +249,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     return {"send": cmd_send, "recv": cmd_recv, "send-server": cmd_send_server,
             "recv-server": cmd_recv_server, "exchange-server": cmd_exchange_server}[args.cmd](args)
+
+
+
+class NsProcess:
+    """A `python -m perf.traffic SUB --iface IF ...` helper inside a host's namespace.
+
+    One-shot helpers (`send`, `recv`) print one JSON line at the end: `.result()` parses it. Serving helpers
+    (`send-server`, `recv-server`) print "ready", then answer each JSON request line with a JSON line: `.ask()`.
+    """
+
+    def __init__(self, host: Host, sub: str, *args: str, wait_ready: bool = False) -> None:
+        argv = host.cmd(sys.executable, "-m", "perf.traffic", sub, "--iface", host.ifname, *args)
+        self.where = f"{sub} in {host.ns}"
+        self.proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        if wait_ready:
+            line = self._readline(30.0)
+            if line.strip() != "ready":
+                self.proc.kill()
+                raise RuntimeError(f"{self.where} failed: {line}{self.proc.stderr.read()}")
+
+    def _readline(self, timeout: float) -> str:
+        """One stdout line, or RuntimeError after `timeout` seconds."""
+        assert self.proc.stdout is not None
+        box: list[str] = []
+        reader = threading.Thread(target=lambda: box.append(self.proc.stdout.readline()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if not box:
+            self.proc.kill()
+            raise RuntimeError(f"{self.where}: no answer within {timeout:g} s")
+        return box[0]
+
+    def ask(self, request: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
+        """Send one request to a serving helper; its JSON answer."""
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise RuntimeError(f"{self.where} exited: {self.proc.stderr.read().strip()}") from None
+        line = self._readline(timeout)
+        if not line:
+            raise RuntimeError(f"{self.where} exited: {self.proc.stderr.read().strip()}")
+        return json.loads(line)
+
+    def result(self, timeout: float = 60.0) -> dict[str, Any]:
+        """Wait for a one-shot helper to finish; its JSON line."""
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+            raise RuntimeError(f"namespace helper timed out: {err}")
+        if self.proc.returncode != 0:
+            raise RuntimeError(f"namespace helper failed ({self.proc.returncode}): {err.strip()}")
+        return json.loads(out.strip().splitlines()[-1])
+
+    def close(self, timeout: float = 5.0) -> None:
+        """End a serving helper (EOF on its stdin; killed after `timeout`)."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
 
 
 if __name__ == "__main__":

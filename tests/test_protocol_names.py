@@ -63,3 +63,68 @@ def test_a_planted_protocol_name_is_found(tmp_path: Path) -> None:
     (tmp_path / "worker" / "atp" / "x.py").write_text('NAME = "atp"\n')
     assert protocol_literals(tmp_path, _names_pattern()) == ["experiments/study.py:2: 'atp'",
                                                               "experiments/study.py:3: 'atp.json'"]
+
+
+def _spec_names() -> set[str]:
+    """The registry's module-level names of protocol specs (SWITCHML, ATP, ...)."""
+    import worker.protocols
+    from worker.plugin import ProtocolSpec
+
+    return {k for k, v in vars(worker.protocols).items() if isinstance(v, ProtocolSpec)}
+
+
+def _own_classes(root: Path) -> set[str]:
+    """Classes the protocols' own modules define (their controllers, windows, codecs, ...)."""
+    out = set()
+    for own in OWN:
+        paths = sorted((root / own).rglob("*.py")) if own.endswith("/") else [root / own]
+        for path in paths:
+            out |= {n.name for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ClassDef)}
+    return out
+
+
+def protocol_branches(root: Path, specs: set[str], classes: set[str]) -> list[str]:
+    """Code outside the registry and the protocols' own modules that asks *which* protocol it has instead of asking
+    the protocol: a comparison with a spec's name or program, isinstance/issubclass on a protocol's class, or a
+    spec imported by name from the registry."""
+    found = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith(OWN):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(), rel)):
+                if isinstance(node, ast.Compare):
+                    for side in [node.left, *node.comparators]:
+                        if (isinstance(side, ast.Attribute) and isinstance(side.value, ast.Name)
+                                and side.value.id in specs and side.attr in ("name", "program", "header_type")):
+                            found.append(f"{rel}:{node.lineno}: compares {side.value.id}.{side.attr}")
+                elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                      and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2):
+                    kinds = node.args[1].elts if isinstance(node.args[1], ast.Tuple) else [node.args[1]]
+                    for kind in kinds:
+                        if isinstance(kind, ast.Name) and kind.id in classes:
+                            found.append(f"{rel}:{node.lineno}: {node.func.id} on {kind.id}")
+                elif isinstance(node, ast.ImportFrom) and node.module == "worker.protocols":
+                    for alias in node.names:
+                        if alias.name in specs:
+                            found.append(f"{rel}:{node.lineno}: imports {alias.name} from the registry")
+    return found
+
+
+def test_no_tool_asks_which_protocol_it_has() -> None:
+    assert protocol_branches(ROOT, _spec_names(), _own_classes(ROOT)) == []
+
+
+def test_a_planted_protocol_branch_is_found(tmp_path: Path) -> None:
+    for package in PACKAGES:
+        (tmp_path / package).mkdir()
+    (tmp_path / "experiments" / "soak.py").write_text(
+        "from worker.protocols import ATP, PROTOCOLS\n"
+        "def f(protocol, ctl):\n"
+        "    if protocol == ATP.name or PROTOCOLS[protocol].needs_ps:\n"
+        "        return isinstance(ctl, (int, AtpController))\n")
+    (tmp_path / "controller" / "atp.py").write_text("if isinstance(x, AtpController): pass\n")  # its own module
+    assert protocol_branches(tmp_path, {"ATP", "SWITCHML"}, {"AtpController"}) == [
+        "experiments/soak.py:1: imports ATP from the registry", "experiments/soak.py:3: compares ATP.name",
+        "experiments/soak.py:4: isinstance on AtpController"]

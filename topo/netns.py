@@ -3,7 +3,7 @@ the harness (perf.switchbench).
 
 `hosts(n)` makes namespaces h1..hn, each with one interface whose veth peer stays in the root namespace for switch
 port i; `SwitchProcess` runs a switch with simple_switch_grpc's flags (`python -m switch` by default, any command
-that takes those flags otherwise) and waits, bounded in time, until it serves; `NsProcess` runs a `perf.traffic`
+that takes those flags otherwise) and waits, bounded in time, until it serves; `perf.traffic.NsProcess` runs a `perf.traffic`
 helper inside a namespace.
 """
 
@@ -200,71 +200,3 @@ class SwitchProcess:
         for t in self._readers:
             t.join(5)
         return "".join(self._stderr)
-
-
-class NsProcess:
-    """A `python -m perf.traffic SUB --iface IF ...` helper inside a host's namespace.
-
-    One-shot helpers (`send`, `recv`) print one JSON line at the end: `.result()` parses it. Serving helpers
-    (`send-server`, `recv-server`) print "ready", then answer each JSON request line with a JSON line: `.ask()`.
-    """
-
-    def __init__(self, host: Host, sub: str, *args: str, wait_ready: bool = False) -> None:
-        argv = host.cmd(sys.executable, "-m", "perf.traffic", sub, "--iface", host.ifname, *args)
-        self.where = f"{sub} in {host.ns}"
-        self.proc = subprocess.Popen(argv, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        if wait_ready:
-            line = self._readline(30.0)
-            if line.strip() != "ready":
-                self.proc.kill()
-                raise RuntimeError(f"{self.where} failed: {line}{self.proc.stderr.read()}")
-
-    def _readline(self, timeout: float) -> str:
-        """One stdout line, or RuntimeError after `timeout` seconds."""
-        assert self.proc.stdout is not None
-        box: list[str] = []
-        reader = threading.Thread(target=lambda: box.append(self.proc.stdout.readline()), daemon=True)
-        reader.start()
-        reader.join(timeout)
-        if not box:
-            self.proc.kill()
-            raise RuntimeError(f"{self.where}: no answer within {timeout:g} s")
-        return box[0]
-
-    def ask(self, request: dict[str, Any], timeout: float = 60.0) -> dict[str, Any]:
-        """Send one request to a serving helper; its JSON answer."""
-        assert self.proc.stdin is not None
-        try:
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            raise RuntimeError(f"{self.where} exited: {self.proc.stderr.read().strip()}") from None
-        line = self._readline(timeout)
-        if not line:
-            raise RuntimeError(f"{self.where} exited: {self.proc.stderr.read().strip()}")
-        return json.loads(line)
-
-    def result(self, timeout: float = 60.0) -> dict[str, Any]:
-        """Wait for a one-shot helper to finish; its JSON line."""
-        try:
-            out, err = self.proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            out, err = self.proc.communicate()
-            raise RuntimeError(f"namespace helper timed out: {err}")
-        if self.proc.returncode != 0:
-            raise RuntimeError(f"namespace helper failed ({self.proc.returncode}): {err.strip()}")
-        return json.loads(out.strip().splitlines()[-1])
-
-    def close(self, timeout: float = 5.0) -> None:
-        """End a serving helper (EOF on its stdin; killed after `timeout`)."""
-        if self.proc.poll() is None:
-            with contextlib.suppress(OSError):
-                assert self.proc.stdin is not None
-                self.proc.stdin.close()
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)

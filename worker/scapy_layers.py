@@ -13,48 +13,20 @@ Nothing is bound at import time; `bind_program_layer` is the only global registr
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from scapy.fields import BitField, FieldListField, SignedIntField
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers, split_layers
 
-from worker.codec import HeaderSpec
+from worker.protocols import protocol_of_program
+from worker.scapy_header import make_layer
 
 __all__ = ["make_layer", "program_layer", "bind_program_layer", "main"]
 
-SUMMARY_FIELDS = ("msg_type", "job_id", "flags", "seq", "agtr", "rank", "pool_index", "packet_id", "exponent")
-"""Fields a layer's one-line summary shows, where its header has them."""
-
-
-def make_layer(spec: HeaderSpec, num_elems: int, name: str,
-               summary: Callable[[Packet], str] | None = None) -> type[Packet]:
-    """A Packet class: one BitField per header field (JSON order and widths), then `values`, N signed int32."""
-    fields_desc: list[Any] = [BitField(f.name, 0, f.width) for f in spec.fields]
-    fields_desc.append(FieldListField("values", [0] * num_elems, SignedIntField("value", 0),
-                                      count_from=lambda pkt: num_elems))
-    shown = [f.name for f in spec.fields if f.name in SUMMARY_FIELDS]
-
-    def mysummary(self: Packet) -> str:
-        if summary is not None:
-            return summary(self)
-        return self.sprintf(f"{name} " + " ".join(f"{n}=%{n}%" for n in shown))
-
-    return type(name, (Packet,), {
-        "name": name,
-        "fields_desc": fields_desc,
-        "mysummary": mysummary,
-        "__doc__": f"{spec.name} header ({sum(f.width for f in spec.fields) // 8} bytes) and {num_elems} int32 "
-                   "elements.",
-    })
-
-
 def program_layer(program: str | Path | Mapping[str, Any]) -> tuple[type[Packet], int]:
     """(the layer of the protocol a compiled program speaks, its UDP port); CodecError when it speaks none."""
-    from worker.protocols import protocol_of_program
-
     protocol, spec, n = protocol_of_program(program)
     return make_layer(spec, n, protocol.name.upper()), protocol.udp_port
 

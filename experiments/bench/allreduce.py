@@ -3,7 +3,7 @@
     python -m experiments.bench.allreduce [--workers 2 4 8] [--loss 0 0.01] [--reps 5] [--size 262144] [--out results/bench/allreduce]
                          [--json out/switchml.json --p4info out/switchml.p4info.txt] [--compare DIR|REV]
 
-Every run is one `experiments.run.run_experiment` (fresh Mininet star, switch process, controller, one
+Every run is one `experiments.session.run_experiment` (fresh Mininet star, switch process, controller, one
 `python -m worker --verify` per host, started together through the workers' start barrier). A run counts only if every
 worker verified its result against the float64 reference and the documented bound; a run that did not is listed as
 such and left out of the statistics. Repetitions are interleaved (rep 1 of every configuration, then rep 2, ...) so
@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 from experiments.bench.grid import Cell, ratios_by_repetition, run_grid, write_csv
 from experiments.rows import SETUP_ATTEMPTS
-from experiments.run import ROOT, ExperimentConfig, layout_worker_args
+from experiments.config import ROOT, ExperimentConfig
+from experiments.session import layout_worker_args
 from perf.checkout import CheckoutError, checkout
 from perf.machine import load_average, machine_info
 from topo.cpus import CPU_LAYOUTS, CpuLayout
@@ -202,7 +203,7 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         "",
         "## Method",
         "",
-        f"- Each run is `experiments.run.run_experiment` (what `make run` does): a fresh Mininet star with the "
+        f"- Each run is `experiments.session.run_experiment` (what `make run` does): a fresh Mininet star with the "
         f"embedded switch (`python -m switch`, one process), `{spec.name}` (`{spec.p4_source.name}`) pushed by the "
         f"controller, N workers (`python -m worker --verify`), each all-reducing {cfg.size:,} float32 elements "
         f"({n_elems} elements per packet, window {cfg.window_width}"
@@ -228,7 +229,7 @@ def write_markdown(cells: Sequence[Cell], path: Path, info: dict[str, str], cfg:
         f"{wo.max_fast_retransmits} times per packet), backoff ×{wo.backoff:g} per retransmission, give-up after "
         f"{wo.max_retries}; receive coalescing "
         + ("off (`--rx-coalesce 0`: with the `split` CPU layout the switch has a CPU of its own, "
-           "experiments.run.layout_worker_args)." if layout_worker_args(CpuLayout.plan(cfg.cpus)) else
+           "experiments.session.layout_worker_args)." if layout_worker_args(CpuLayout.plan(cfg.cpus)) else
            f"{wo.rx_coalesce:g} × SRTT (at most {wo.max_rx_coalesce * 1000:g} ms)."),
         "",
         "## Results",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from experiments.bench.grid import Cell, RunRow, ratios_by_repetition, run_grid
 from experiments.rows import write_dicts
-from experiments.run import ExperimentConfig
+from experiments.config import ExperimentConfig
 from perf.checkout import Version
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths
 

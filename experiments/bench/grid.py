@@ -10,7 +10,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from experiments.rows import SETUP_ATTEMPTS, write_dicts
-from experiments.run import ExperimentConfig, ExperimentResult, run_experiment
+from experiments.config import ExperimentConfig
+from experiments.result import ExperimentResult
+from experiments.session import run_experiment
 
 __all__ = ["CSV_FIELDS", "Cell", "RunRow", "ratios_by_repetition", "run_grid", "write_csv"]
 

@@ -3,7 +3,7 @@
     python -m experiments.bench.scaling [--preset default|full] [--sizes ...] [--size-workers 2] [--workers ...]
                            [--workers-size 262144] [--reps 1] [--out results/bench/scaling]
 
-Two sweeps on the embedded switch in Mininet, each run one `experiments.run.ExperimentNetwork.run` (the workers are
+Two sweeps on the embedded switch in Mininet, each run one `experiments.session.ExperimentNetwork.run` (the workers are
 `python -m worker --verify` processes, started together through their barrier): tensor sizes at `size_workers`
 workers, and worker counts at `workers_size` elements. One network per worker count serves all of its runs
 (`experiments.sweep.open_network`, as `make experiment` does). Besides time and goodput a run records the CPU time of the
@@ -25,7 +25,8 @@ from pathlib import Path
 
 from experiments.bench.allreduce import add_run_arguments, run_arguments_error
 from experiments.rows import write_dicts
-from experiments.run import ROOT, ExperimentConfig, ExperimentResult
+from experiments.config import ROOT, ExperimentConfig
+from experiments.result import ExperimentResult
 from perf.machine import load_average, machine_info, proc_cpu_seconds, proc_peak_rss_kb
 from topo.cpus import CpuLayout
 from topo.target import Target

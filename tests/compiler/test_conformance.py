@@ -1,4 +1,4 @@
-"""compiler.conformance classifies a corpus: a passing program, a refused construct, and a wrong packet (an STF whose
+"""perf.conformance classifies a corpus: a passing program, a refused construct, and a wrong packet (an STF whose
 expectation the program cannot meet) each land in their class, and the wrong packet fails the run."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from compiler.conformance import main
+from perf.conformance import main
 
 HERE = Path(__file__).parent
 

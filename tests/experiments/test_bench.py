@@ -18,7 +18,7 @@ from experiments.bench.allreduce import (
     write_plot,
 )
 from experiments.bench.grid import Cell, RunRow, write_csv
-from experiments.run import ExperimentConfig
+from experiments.config import ExperimentConfig
 from tests.paths import ROOT
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from experiments.bound import Bound, verdict
-from experiments.run import ExperimentConfig, run_experiment
+from experiments.config import ExperimentConfig
+from experiments.session import run_experiment
 from topo.target import Target
 
 

@@ -10,7 +10,8 @@ import pytest
 from experiments.bound import Bound
 from experiments.calibrate import SWITCH_SHARE, calibrate, choose_rate, nice_floor
 from experiments.report import summary_markdown
-from experiments.run import ExperimentConfig, ExperimentResult
+from experiments.config import ExperimentConfig
+from experiments.result import ExperimentResult
 from experiments.scenario import ScenarioError, load_scenario
 from experiments.sweep import calibrated, run_scenario
 from topo.cpus import CpuLayout

@@ -20,22 +20,18 @@ def test_a_small_campaign_finds_nothing(program_dir: Path) -> None:
 
 @pytest.mark.parametrize("name", ["switchml", "atp"])
 def test_a_frame_of_the_protected_job_is_noticed(program_dir: Path, name: str) -> None:
-    """The isolation check can fail: the job's own worker sending a contribution changes its state."""
+    """The isolation check can fail: the job's own worker sending its contribution (its rank's first packet, to the
+    slot or aggregator job 2's state is in) changes that state."""
+    import numpy as np
+
+    from topo.inprocess import frame
+
     t = fuzz._Target(name, json.loads((program_dir / f"{name}.json").read_text()),
                      program_dir / f"{name}.p4info.txt")
     w = t.jobs[1].workers[1]
-    from topo.inprocess import frame
-
-    if name == "switchml":
-        from worker.switchml.header import InaHeader
-
-        hdr = InaHeader(job_id=2, pool_index=9, packet_id=1, exponent=128, worker_rank=1)
-    else:
-        from worker.atp.header import AtpHeader
-
-        hdr = AtpHeader(bitmap0=2, bitmap1=1, fan_in0=3, fan_in1=1, job_id=2, seq=5, agtr=40)
-    data = frame(w.mac, t.dst[0], w.ip, t.dst[1], w.udp_port, t.udp_port,
-                 t.codec.encode(hdr, [5] * t.codec.num_elems))
+    rank = t.net.ranks[2, 1]
+    first = rank.begin(np.full(t.num_elems, 5, dtype=np.int32), "int32").start(0.0)[0]
+    data = frame(w.mac, t.dst[0], w.ip, t.dst[1], w.udp_port, t.udp_port, rank.encode(first))
     with pytest.raises(AssertionError, match="job 2's switch state changed"):
         t.feed(w.switch_port, data)
 

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments.run import ExperimentConfig, ExperimentNetwork, fault_report, run_experiment
+from experiments.config import ExperimentConfig
+from experiments.result import fault_report
+from experiments.session import ExperimentNetwork, run_experiment
 from tests.paths import ROOT
 from topo.target import Target
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.run import ExperimentConfig, ExperimentNetwork, run_experiment
+from experiments.config import ExperimentConfig
+from experiments.session import ExperimentNetwork, run_experiment
 from topo.addresses import host_ip
 from topo.target import Target
 

@@ -63,7 +63,7 @@ def test_jobs_beyond_the_partitions_wait_in_waves_and_their_jct_counts_the_wait(
 
     import experiments.multitenant as mt
 
-    monkeypatch.setattr(mt, "_num_elems", lambda path: 64 if "switchml" in str(path) else 32)
+    monkeypatch.setattr(mt, "num_elems", lambda path: 64 if "switchml" in str(path) else 32)
     opened: list[object] = []
 
     class FakeNetwork:

@@ -28,7 +28,8 @@ import pytest
 from controller.client import P4RuntimeClient
 from controller.registers import ThriftRegisters, open_registers
 from controller.switchml import INGRESS, SwitchMLController
-from experiments.run import ExperimentConfig, run_experiment
+from experiments.config import ExperimentConfig
+from experiments.session import run_experiment
 from tests.paths import ROOT
 from topo.target import Target
 from worker.protocols import ATP, SWITCHML, program_paths, programs

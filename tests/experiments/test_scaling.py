@@ -23,7 +23,7 @@ from experiments.bench.scaling import (
     write_markdown,
     write_plot,
 )
-from experiments.run import ExperimentConfig
+from experiments.config import ExperimentConfig
 from perf.machine import proc_cpu_seconds, proc_peak_rss_kb
 from tests.paths import ROOT
 from topo.target import Target

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.run import ExperimentConfig, run_experiment
+from experiments.config import ExperimentConfig
+from experiments.session import run_experiment
 from topo.target import Target
 from worker.protocols import PROTOCOLS, in_network, program_paths, protocol_of_program
 

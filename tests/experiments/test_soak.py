@@ -22,7 +22,7 @@ def test_a_slice_of_the_soak_finds_no_wrong_result(program_dir: Path) -> None:
     assert "wrong results: 0" in report.text() and "crashes: 0" in report.text()
     # the switch is programmed by the controller: each job runs with its (seeded) epoch, and a restart is caught
     assert len(report.epochs) > 50 and sum(report.epochs.values()) == 120 and 0 not in report.epochs
-    assert report.restart == "" and "restart detection: ok" in report.text()
+    assert report.restart == {"switchml": ""} and "restart detection (switchml): ok" in report.text()
 
 
 def test_restart_detection_fails_when_the_epoch_does_not_change(program_dir: Path,
@@ -33,11 +33,11 @@ def test_restart_detection_fails_when_the_epoch_does_not_change(program_dir: Pat
 
     program = json.loads((program_dir / "switchml.json").read_text())
     p4info = program_dir / "switchml.p4info.txt"
-    assert restart_detection(program, p4info) == ""
+    assert restart_detection("switchml", program, p4info) == ""
     create = SwitchMLController.create_job
     monkeypatch.setattr(SwitchMLController, "create_job",
                         lambda self, job, **kw: create(self, job, epoch=self.epochs.get(job.job_id, 5)))
-    assert "ended without noticing the restart" in restart_detection(program, p4info)
+    assert "ended without noticing the restart" in restart_detection("switchml", program, p4info)
 
 
 @pytest.mark.parametrize("protocol", ["switchml", "atp"])

@@ -58,7 +58,8 @@ def test_background_commands_run_during_a_run_and_are_gone_after(tmp_path: Path)
     import subprocess
     from dataclasses import replace
 
-    from experiments.run import ExperimentConfig, ExperimentNetwork
+    from experiments.config import ExperimentConfig
+    from experiments.session import ExperimentNetwork
 
     result = compile_file(str(ROOT / "p4src" / "switchml.p4"))
     (tmp_path / "p.json").write_text(json.dumps(result.json))

@@ -51,7 +51,8 @@ def test_workers_run_without_receive_coalescing_when_the_switch_has_a_cpu_of_its
     own worker options still win."""
     from dataclasses import replace
 
-    from experiments.run import ExperimentConfig, _worker_argv
+    from experiments.config import ExperimentConfig
+    from experiments.session import _worker_argv
     from worker.__main__ import build_parser
     from worker.driver import WindowOptions
 
@@ -72,7 +73,8 @@ def test_the_runner_leaves_the_window_to_the_protocol_unless_the_experiment_sets
     experiment's is passed."""
     from dataclasses import replace
 
-    from experiments.run import ExperimentConfig, _worker_argv
+    from experiments.config import ExperimentConfig
+    from experiments.session import _worker_argv
     from worker.__main__ import build_parser
     from worker.atp.worker import ATP_WINDOW
     from worker.switchml.worker import SWITCHML_WINDOW

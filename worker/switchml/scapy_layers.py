@@ -13,7 +13,7 @@ from __future__ import annotations
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_layers
 
-from worker.scapy_layers import make_layer
+from worker.scapy_header import make_layer
 from worker.switchml.header import INA_UDP_PORT, MSG_DATA, MSG_RESULT, Codec
 
 __all__ = ["make_ina_layer", "bind_ina_layer", "MSG_TYPES"]

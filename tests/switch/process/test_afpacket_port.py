@@ -10,7 +10,8 @@ import pytest
 
 from switch.ports import AfPacketPort, PortError
 from topo.frames import udp_frame
-from topo.netns import NsProcess, hosts, sh
+from perf.traffic import NsProcess
+from topo.netns import hosts, sh
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(60)]
 RING = pytest.mark.parametrize("ring", [True, False], ids=["rx-ring", "recvmsg"])

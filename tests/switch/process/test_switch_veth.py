@@ -14,7 +14,8 @@ from controller.client import ControllerError, P4RuntimeClient
 from perf.workloads import lpm_route
 from switch.ports import read_pcap
 from topo.frames import forwarded, udp_frame
-from topo.netns import FIXTURES, NsProcess, SwitchProcess, free_tcp_port, hosts
+from perf.traffic import NsProcess
+from topo.netns import FIXTURES, SwitchProcess, free_tcp_port, hosts
 
 pytestmark = [pytest.mark.netns, pytest.mark.timeout(120)]
 

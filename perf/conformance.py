@@ -1,7 +1,7 @@
 """Measure the embedded toolchain on a corpus of v1model programs (e.g. p4c's testdata/p4_16_samples).
 
-    python -m compiler.conformance DIR [--json out.json] [--jobs 2] [--timeout 30]
-    python -m compiler.conformance --bmv2-suite P4C_CHECKOUT [...]
+    python -m perf.conformance DIR [--json out.json] [--jobs 2] [--timeout 30]
+    python -m perf.conformance --bmv2-suite P4C_CHECKOUT [...]
 
 Every `*.p4` in DIR that includes v1model.p4 is compiled by `python -m compiler` (in a subprocess, bounded in time);
 a program that compiles and has a `.stf` beside it is run through `python -m switch.stf`. Each program lands in one
@@ -79,7 +79,7 @@ def bmv2_suite(p4c: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m compiler.conformance", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m perf.conformance", description=__doc__.split("\n\n")[0])
     p.add_argument("corpus", type=Path, nargs="?", help="directory of P4 programs (with .stf files beside some)")
     p.add_argument("--bmv2-suite", type=Path, metavar="P4C", help="p4c's BMv2 test programs of this p4c checkout")
     p.add_argument("--json", type=Path, help="write every program's class and message here")
