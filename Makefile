@@ -51,7 +51,8 @@ help:
 	@echo "make test          set up and run the test suite"
 	@echo "make perf          nccl-tests' all_reduce_perf columns for ALGO on WORKERS hosts (BW, PERF_ARGS=\"-b 4K -e 1M -f 4\")"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/scenarios/size-sweep.toml) -> results/<name>-<time>/"
-	@echo "make multitenant   JOBS jobs share one switch: SwitchML (static partition) vs ATP (shared pool + PS); REPS runs"
+	@echo "make multitenant   JOBS jobs share one switch: every in-network protocol at equal memory (SwitchML's static"
+	@echo "                   partition, ATP's shared pool + PS, plug-ins); REPS runs, BW=MBIT|auto"
 	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation; REPS runs"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
 	@echo "make torch         install PyTorch (CPU) into the venv (optional extra; make test-torch: DDP through the switch)"
@@ -61,9 +62,10 @@ help:
 	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR, DEVICE_ID)"
 	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR, DEVICE_ID)"
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
-	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then 4 and 8 workers on 2 Mbit/s links"
+	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then every in-network protocol with 4 and 8"
+	@echo "                   workers on 1 and 2 Mbit/s links"
 	@echo "                   (BENCH_SLOW=on|off), then the scaling sweep (BENCH_SCALING=default|full|off) (root);"
-	@echo "                   writes results/bench/allreduce.*, results/bench/slow-links.*, results/bench/scaling.*;"
+	@echo "                   writes results/bench/allreduce.*, results/bench/slow-links-*.*, results/bench/scaling.*;"
 	@echo "                   BENCH_COMPARE=DIR|REV also runs the grid with another version of the project (a"
 	@echo "                   checkout directory or a git revision, e.g. 355f392) and reports the ratios"
 	@echo "make bench-loss    4 workers, 0 vs 1 % loss, BENCH_LOSS_REPS=80 pairs (root, ~7 min): whether the 1 % share"
@@ -141,7 +143,7 @@ experiment: build
 JOBS        ?= 3
 multitenant: build
 	$(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) --reps $(REPS) $(if $(TARGET),--target $(TARGET)) \
-	  --program-dir $(OUT) $(MULTITENANT_ARGS)
+	  $(if $(BW),--bw $(BW)) --program-dir $(OUT) $(MULTITENANT_ARGS)
 
 # ATP on RACKS rack switches under a PS rack switch: two-level vs one-level aggregation (root)
 # -> results/twolevel-<UTC time>/{runs.csv,summary.md,twolevel.png}
@@ -167,7 +169,13 @@ torch: setup
 test-torch: torch
 	$(PY) -m pytest -q -m torch tests
 
+# p4src/*.p4, and the program of every plug-in protocol ($INA_PROTOCOLS, docs/adding-a-protocol.md) beside them
 build: setup $(P4SRC:p4src/%.p4=$(OUT)/%.json)
+	@$(PY) -m worker.protocols --plugin-sources | while read -r program source; do \
+	  if [ ! $(OUT)/$$program.json -nt $$source ]; then \
+	    echo "$(P4C) -I p4src -I $$(dirname $$source) -o $(OUT)/$$program.json --p4runtime-files $(OUT)/$$program.p4info.txt $$source"; \
+	    $(P4C) -I p4src -I $$(dirname $$source) -o $(OUT)/$$program.json --p4runtime-files $(OUT)/$$program.p4info.txt $$source || exit 1; \
+	  fi; done
 
 $(OUT)/%.json: p4src/%.p4 $(wildcard p4src/include/*) $(if $(findstring compiler,$(P4C)),$(wildcard compiler/*.py compiler/include/*)) | setup
 	@mkdir -p $(OUT)
@@ -187,9 +195,10 @@ p4runtime-shell: shell-venv
 # then the scaling sweep (time, CPU per element, peak RSS vs size and vs workers) -> results/bench/scaling.{md,csv,png};
 # BENCH_SCALING=full for the finer, repeated sweep, BENCH_SCALING=off to skip it
 BENCH_SCALING ?= default
-# the rate-limited point (issue 27): 4 and 8 workers on 2 Mbit/s links, loss-free -> results/bench/slow-links.*;
-# BENCH_SLOW=off to skip it
+# the rate-limited points: every in-network protocol, 4 and 8 workers on 1 and 2 Mbit/s links, loss-free
+# -> results/bench/slow-links-<protocol>-<rate>mbit.*; BENCH_SLOW=off to skip them
 BENCH_SLOW    ?= on
+BENCH_SLOW_RATES ?= 1 2
 # BENCH_COMPARE=DIR|REV: another version of the project (a checkout directory or a git revision, e.g. 355f392, the
 # start of the performance round), run alternately with this tree (experiments.bench.compare; bench-switch: its switch)
 BENCH_COMPARE ?=
@@ -197,8 +206,9 @@ SCALING_POOL  := 8192
 bench: build $(OUT)/switchml-pool$(SCALING_POOL).json
 	$(PY) -m experiments.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt --out results/bench/allreduce \
 	  $(if $(BENCH_COMPARE),--compare $(BENCH_COMPARE))
-	$(if $(filter off,$(BENCH_SLOW)),,$(PY) -m experiments.bench --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt \
-	  --out results/bench/slow-links --workers 4 8 --loss 0 --bw 2 --size 65536 --reps 3)
+	$(if $(filter off,$(BENCH_SLOW)),,for p in $$($(PY) -m worker.protocols --in-network); do for bw in $(BENCH_SLOW_RATES); do \
+	  $(PY) -m experiments.bench --protocol $$p --out results/bench/slow-links-$$p-$${bw}mbit --workers 4 8 --loss 0 \
+	  --bw $$bw --size 65536 --reps 3 || exit 1; done; done)
 	$(if $(filter off,$(BENCH_SCALING)),,$(PY) -m experiments.bench.scaling --preset $(BENCH_SCALING) --out results/bench/scaling \
 	  --json $(OUT)/switchml-pool$(SCALING_POOL).json --p4info $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt)
 

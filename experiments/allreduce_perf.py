@@ -33,7 +33,7 @@ from pathlib import Path
 from experiments.config import ExperimentConfig
 from experiments.session import ExperimentNetwork
 from topo.target import Target
-from worker.arguments import Parser, at_least, fail, positive_float
+from worker.arguments import Parser, at_least, fail, link_rate
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS
 
 __all__ = ["main", "sizes", "parse_size"]
@@ -87,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("-c", "--check", type=int, choices=(0, 1), default=1,
                    help="accepted for nccl-tests' command lines; every worker verifies its result either way")
     p.add_argument("-F", "--csv", type=Path, default=None, help="also write the rows to this CSV file")
-    p.add_argument("--bw", type=positive_float, default=None, metavar="MBIT", help="link rate (default: unlimited)")
+    p.add_argument("--bw", type=link_rate(), default=None, metavar="MBIT|auto",
+                   help="link rate (default: unlimited); auto: calibrated to the switch and the hosts (a probe first)")
     p.add_argument("--target", choices=[t.value for t in Target], default="embedded")
     p.add_argument("--program-dir", type=Path, default=Path(__file__).resolve().parents[1] / "out")
     p.add_argument("--run-dir", type=Path, default=Path("/tmp/ina-testbed/allreduce-perf"))
@@ -97,13 +98,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     n = args.workers
     try:
         target, why = Target.explain(args.target)
-        cfg = ExperimentConfig(protocol=args.protocol, workers=n, size=args.minbytes // ITEMSIZE, bw=args.bw,
-                               target=target, program_dir=args.program_dir, run_dir=args.run_dir, timeout_s=300.0)
+        cfg = ExperimentConfig(protocol=args.protocol, workers=n, size=args.minbytes // ITEMSIZE,
+                               bw=None if args.bw == "auto" else args.bw, target=target, program_dir=args.program_dir,
+                               run_dir=args.run_dir, timeout_s=300.0)
         cfg.check()
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if os.geteuid() != 0:
         return fail(p.prog, "Mininet needs root: run `sudo make perf`")
+    if args.bw == "auto":
+        from experiments.calibrate import calibrate
+
+        cal = calibrate(cfg)
+        print(f"# link rate auto: {cal.describe()}", flush=True)
+        args.bw = cal.bw_mbps
+        cfg = replace(cfg, bw=args.bw)
     factor = 2 * (n - 1) / n
     print(f"# {why}", flush=True)
     print(f"# all_reduce_perf (nccl-tests' columns): {args.protocol}, {n} workers, links "

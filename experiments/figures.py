@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perf.machine import machine_info
+from perf.machine import commit, machine_info
 from worker.arguments import Parser
 
 __all__ = ["FIGURES", "Figure", "provenance", "publish"]
@@ -48,17 +48,9 @@ FIGURES = (Figure("workers-sweep", ("time", "goodput")), Figure("size-sweep"), F
 
 def provenance(command: str, root: Path = ROOT) -> str:
     """"Produced by `command` at commit <sha> (<date>)[ with uncommitted changes] on <CPU>, <date>"."""
-    def git(*args: str) -> str:
-        r = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
-        return r.stdout.strip() if r.returncode == 0 else ""
-
-    sha = git("log", "-1", "--format=%h (%cs)") or "an unknown commit"
-    # the figures a run has already written (results/) are not changes to what made them
-    dirty = " with uncommitted changes" if git("status", "--porcelain", "--untracked-files=no", "--", ".",
-                                               ":(exclude)results") else ""
     cpu = machine_info().get("CPU", "an unknown CPU")
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    return f"Produced by `{command}` at commit {sha}{dirty} on {cpu}, {when}."
+    return f"Produced by `{command}` at commit {commit(root)} on {cpu}, {when}."
 
 
 def publish(fig: Figure, run_dir: Path, stamp: str, dest: Path = README_RESULTS) -> list[Path]:

@@ -33,7 +33,7 @@ from experiments.config import ExperimentConfig, num_elems
 from experiments.session import ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target
-from worker.arguments import at_least, fail, in_range, nonnegative_float, probability
+from worker.arguments import at_least, fail, in_range, link_rate, probability
 from worker.job import MAX_WORKERS
 from worker.protocols import PROTOCOLS, default_windows, in_network, program_paths
 
@@ -318,7 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="packets in flight per worker, capped by the protocol's pool (default: the protocol's, "
                         + default_windows() + ")")
     p.add_argument("--loss", type=probability(below_one=True), default=0.0)
-    p.add_argument("--bw", type=nonnegative_float, default=0.0, help="link rate in Mbit/s (default 0: unlimited)")
+    p.add_argument("--bw", type=link_rate(zero=True), default=0.0, metavar="MBIT|auto",
+                   help="link rate in Mbit/s (default 0: unlimited); auto: the highest rate the switch and the hosts "
+                        "keep up with for every protocol compared (experiments.calibrate)")
     p.add_argument("--partitions", type=at_least(1), default=None,
                    help="static partitions of the memory (SwitchML; default: one per job); with fewer, jobs wait "
                         "for a free one (in waves), as in ATP's evaluation")
@@ -333,10 +335,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # every value checked before anything is started or written
         target, why = Target.explain(args.target)
         pools = pools_for(args.cells, args.jobs, args.program_dir, args.partitions, args.protocols)
-        multitenant_configs(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
-                            window=args.window, loss=args.loss, program_dir=args.program_dir, target=target,
-                            run_dir=run_dir, seed=args.seed, bw=args.bw or None, partitions=args.partitions,
-                            ps_per_job=args.ps_per_job, protocols=args.protocols)
+        configs = multitenant_configs(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
+                                      window=args.window, loss=args.loss, program_dir=args.program_dir,
+                                      target=target, run_dir=run_dir, seed=args.seed,
+                                      bw=None if args.bw == "auto" else args.bw or None, partitions=args.partitions,
+                                      ps_per_job=args.ps_per_job, protocols=args.protocols)
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if needs_root("multitenant"):
@@ -346,6 +349,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(why, flush=True)
     machine = machine_info()
     try:
+        if args.bw == "auto":
+            from experiments.calibrate import common_rate
+
+            args.bw, _ = common_rate(configs)
         rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                                window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
                                target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None,

@@ -24,7 +24,7 @@ from experiments.config import ExperimentConfig
 from experiments.session import ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target
-from worker.arguments import at_least, fail, in_range, positive_float, probability
+from worker.arguments import at_least, fail, in_range, link_rate, probability
 from worker.job import MAX_WORKERS
 from worker.protocols import PROTOCOLS
 
@@ -175,8 +175,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--workers", type=in_range(1, MAX_WORKERS), default=4, help="workers, spread over the racks")
     p.add_argument("--size", type=at_least(1), default=65536, help="float32 elements per worker")
     p.add_argument("--loss", type=probability(below_one=True), default=0.0)
-    p.add_argument("--bw", type=positive_float, default=None, metavar="MBIT",
-                   help="limit every link (default: unlimited)")
+    p.add_argument("--bw", type=link_rate(), default=None, metavar="MBIT|auto",
+                   help="limit every link (default: unlimited); auto: the highest rate the switch and the hosts keep "
+                        "up with, probed for both modes (experiments.calibrate)")
     p.add_argument("--window", type=at_least(1), default=None,
                    help="packets in flight per worker (default: the protocol's)")
     add_study_arguments(p)
@@ -184,9 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_dir = Path("/tmp/ina-testbed/twolevel")
     try:  # every value checked before anything is started or written
         target, why = Target.explain(args.target)
-        twolevel_configs(racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
-                         window=args.window, program_dir=args.program_dir, target=target, run_dir=run_dir,
-                         seed=args.seed)
+        twolevel_configs(racks=args.racks, workers=args.workers, size=args.size, loss=args.loss,
+                         bw=None if args.bw == "auto" else args.bw, window=args.window, program_dir=args.program_dir,
+                         target=target, run_dir=run_dir, seed=args.seed)
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if needs_root("twolevel"):
@@ -196,6 +197,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(why, flush=True)
     machine = machine_info()
     try:
+        if args.bw == "auto":
+            from experiments.calibrate import common_rate
+
+            args.bw, _ = common_rate(twolevel_configs(
+                racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=None, window=args.window,
+                program_dir=args.program_dir, target=target, run_dir=run_dir, seed=args.seed))
         rows = run_twolevel(racks=args.racks, workers=args.workers, size=args.size, loss=args.loss, bw=args.bw,
                             window=args.window, reps=args.reps, program_dir=args.program_dir,
                             target=target, run_dir=run_dir, seed=args.seed)

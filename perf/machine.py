@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+import subprocess
+from pathlib import Path
 
 
 def cpu_model() -> str:
@@ -24,11 +26,27 @@ def load_average() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def commit(root: Path = REPO) -> str:
+    """The checkout's commit, "<sha> (<date>)", and " with uncommitted changes" when tracked files outside results/
+    differ from it (the figures a run writes are not changes to what made them); "an unknown commit" outside git."""
+    def git(*args: str) -> str:
+        r = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+        return r.stdout.strip() if r.returncode == 0 else ""
+
+    sha = git("log", "-1", "--format=%h (%cs)") or "an unknown commit"
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+    return sha + (" with uncommitted changes" if dirty else "")
+
+
 def machine_info() -> dict[str, str]:
-    """Date, CPU model and logical CPU count, kernel, Python and the load average now (call `load_average()` again
-    at the end of a run)."""
+    """Date, commit, CPU model and logical CPU count, kernel, Python and the load average now (call
+    `load_average()` again at the end of a run)."""
     return {
         "date (UTC)": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M"),
+        "commit": commit(),
         "CPU": f"{cpu_model()}, {os.cpu_count()} logical CPUs",
         "kernel": platform.release(),
         "Python": platform.python_version() + f" ({platform.python_implementation()})",

@@ -1,11 +1,17 @@
-"""topo: Mininet topologies, the P4 switch node and the experiments run on them.
+"""topo: networks only — Mininet topologies, the P4 switch node, namespaces, and the in-process network.
 
     topo.target      Target: embedded (`python -m switch`) or bmv2 (`simple_switch_grpc`), chosen by TARGET
     topo.p4switch    P4Switch: Mininet switch node running the switch process; SwitchStartError quotes its log
+    topo.switchproc  starting a switch process and waiting, bounded, until it serves
     topo.fabric      Fabric: a network's shape (where hosts plug in, L2 entries, job roles per switch), host naming
     topo.star        StarTopo / StarFabric (h1..hN around s1), host preparation (offloads off, static ARP)
-    topo.twotier     TwoTierTopo / TwoTierFabric: rack switches under a PS rack switch, ATP on one or two levels
-    experiments.run  ExperimentNetwork and `make run`; experiments.sweep, experiments.multitenant, experiments.twolevel, experiments.train
-    topo.inprocess   the switch engine and the hosts' protocol cores in one process, fake time, fault plans
-    experiments.soak        the exactly-once soak (`make soak`); experiments.fuzz, its fuzzing campaigns (hypothesis)
+    topo.twotier     TwoTierTopo / TwoTierFabric: rack switches under a PS rack switch, aggregation on one or two levels
+    topo.topologies  the fabrics by name (`--topo star|twotier`)
+    topo.network     Network: a running Mininet network of P4 switches programmed by their controllers
+    topo.cpus        the CPU layout of switch and host processes
+    topo.netns       network namespaces wired by veth pairs to a switch process (`hosts()`, `SwitchProcess`)
+    topo.frames      Ethernet/IPv4/UDP frame builders
+    topo.inprocess   any in-network protocol's ranks and the embedded switch engine in one process, fake time, faults
+
+What runs on these networks (the runner, sweeps, studies, the soak) is experiments/.
 """

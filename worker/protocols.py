@@ -137,3 +137,27 @@ def _identify(prog: Mapping[str, Any]) -> str | None:
 
 IDENTIFIERS.append(_identify)
 load_plugins()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m worker.protocols`: the registered protocols, one line each (name, program, kind); with
+    `--plugin-sources`, the P4 source of each in-network protocol whose program is not in p4src/ (a plug-in's), as
+    `program source` lines for `make build`; with `--in-network`, the in-network protocols' names."""
+    from worker.plugin import P4SRC
+
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--in-network"]:
+        print(" ".join(in_network()))
+        return 0
+    for spec in PROTOCOLS.values():
+        if args == ["--plugin-sources"]:
+            if spec.in_network and spec.p4_source.parent != P4SRC:
+                print(spec.program, spec.p4_source)
+        else:
+            print(f"{spec.name:<10} {spec.program:<10} {'in-network' if spec.in_network else 'host-based'}  "
+                  f"{spec.description}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
