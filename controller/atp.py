@@ -14,7 +14,7 @@ from typing import Any
 import finsy
 from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
-from controller.base import CliCommand, ProgramController, _first_count, _ip, _mac
+from controller.base import CliCommand, ProgramController, _first_count
 from worker.arguments import at_least, in_range
 from worker.atp.header import flag_names
 from worker.job import JobConfig, JobConfigError
@@ -96,6 +96,7 @@ class AtpController(ProgramController, program="atp"):
     COUNTERS = COUNTERS
     COUNTER_PREFIX = "atp_"
     JOB_TABLE = (f"{INGRESS}.atp_jobs", "hdr.atp.job_id")
+    DESTINATION_RANK = "standard_metadata.egress_rid"
     RECEIVED = "atp_received"
     OUTCOMES = tuple(f"atp_{n}" for n in ("aggregated", "duplicates", "collisions", "resend_to_ps", "raw_to_ps", "acks",
                                           "transit", "drop_unknown", "drop_malformed"))
@@ -150,19 +151,7 @@ class AtpController(ProgramController, program="atp"):
                          match=P4TableMatch({"hdr.atp.job_id": job.job_id, "standard_metadata.ingress_port": ack_port}),
                          action=P4TableAction(f"{INGRESS}.atp_allow_ack")),
         ]
-        for w in members:
-            updates.append(P4TableEntry(
-                f"{INGRESS}.atp_workers",
-                match=P4TableMatch({"standard_metadata.ingress_port": w.switch_port, "hdr.ipv4.srcAddr": _ip(w.ip),
-                                    "hdr.udp.srcPort": w.udp_port, "hdr.atp.job_id": job.job_id}),
-                action=P4TableAction(f"{INGRESS}.atp_set_worker", rank=w.rank)))
-            updates.append(P4TableEntry(
-                f"{EGRESS}.atp_destinations",
-                match=P4TableMatch({"hdr.atp.job_id": job.job_id, "standard_metadata.egress_rid": w.rank}),
-                action=P4TableAction(f"{EGRESS}.atp_set_destination", switch_mac=_mac(job.switch.mac),
-                                     switch_ip=_ip(job.switch.ip), worker_mac=_mac(w.mac), worker_ip=_ip(w.ip),
-                                     worker_port=w.udp_port)))
-        self.client.insert(*updates)
+        self.client.insert(*updates, *self.worker_entries(job, members))
         return mgid
 
     def reset_pool(self, first: int, count: int) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -21,7 +21,7 @@ from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
 from controller.client import P4RuntimeClient
 from controller.registers import Registers
-from worker.job import JobConfig
+from worker.job import JobConfig, WorkerSpec
 
 __all__ = ["CONTROLLERS", "CliCommand", "ProgramController", "NO_JOB_INDEX", "FLOOD_MGID", "PROB_SCALE"]
 
@@ -76,9 +76,12 @@ class ProgramController:
     COUNTERS: ClassVar[tuple[str, ...]]
     """Fully qualified names of the program's per-job counters."""
     COUNTER_PREFIX: ClassVar[str]
-    """Stripped from counter names in counters()."""
+    """The prefix of its names ("ina_"): stripped from counter names in reports; its per-worker tables and actions
+    are `<prefix>workers`, `<prefix>set_worker`, `<prefix>destinations`, `<prefix>set_destination`."""
     JOB_TABLE: ClassVar[tuple[str, str]]
     """(table, match field) of the table that holds one entry per installed job, keyed by job id alone."""
+    DESTINATION_RANK: ClassVar[str] = "meta.dst_rank"
+    """The rank field its destinations table matches (with the job id): the result's addressee."""
     RECEIVED: ClassVar[str]
     """The per-job counter of every packet of its protocol the switch took in (names without the control)."""
     OUTCOMES: ClassVar[tuple[str, ...]]
@@ -141,6 +144,26 @@ class ProgramController:
         """Ranks absent from every partial aggregate the switch holds for the job (after a worker died: that
         worker); [] when no aggregate is partial."""
         return []
+
+    def worker_entries(self, job: JobConfig, workers: Iterable[WorkerSpec]) -> list[P4TableEntry]:
+        """Each worker's entries in the tables every INA program names alike (after COUNTER_PREFIX):
+        `<prefix>workers` (its port, IPv4 and UDP source and the job -> its rank, `<prefix>set_worker`) in ingress,
+        `<prefix>destinations` ((job, rank) -> the switch's and the worker's addresses, `<prefix>set_destination`) in
+        egress."""
+        ig, eg, prefix, job_field = self.INGRESS, self.EGRESS, self.COUNTER_PREFIX, self.JOB_TABLE[1]
+        out = []
+        for w in workers:
+            out.append(P4TableEntry(
+                f"{ig}.{prefix}workers",
+                match=P4TableMatch({"standard_metadata.ingress_port": w.switch_port, "hdr.ipv4.srcAddr": _ip(w.ip),
+                                    "hdr.udp.srcPort": w.udp_port, job_field: job.job_id}),
+                action=P4TableAction(f"{ig}.{prefix}set_worker", rank=w.rank)))
+            out.append(P4TableEntry(
+                f"{eg}.{prefix}destinations", match=P4TableMatch({job_field: job.job_id, self.DESTINATION_RANK: w.rank}),
+                action=P4TableAction(f"{eg}.{prefix}set_destination", switch_mac=_mac(job.switch.mac),
+                                     switch_ip=_ip(job.switch.ip), worker_mac=_mac(w.mac), worker_ip=_ip(w.ip),
+                                     worker_port=w.udp_port)))
+        return out
 
     def install_forwarding(self, hosts: list[tuple[str, int]], ports: list[int]) -> None:
         """L2 entries for (host MAC, switch port) pairs, and broadcast flooding to `ports`."""

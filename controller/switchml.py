@@ -14,7 +14,7 @@ from typing import Any
 import finsy
 from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
-from controller.base import FLOOD_MGID, CliCommand, ProgramController, _first_count, _ip, _mac
+from controller.base import FLOOD_MGID, CliCommand, ProgramController, _first_count
 from worker.job import JobConfig
 
 __all__ = ["SlotState", "SwitchMLController", "COUNTERS", "FLOOD_MGID"]
@@ -99,19 +99,7 @@ class SwitchMLController(ProgramController, program="switchml"):
             P4TableEntry(f"{INGRESS}.ina_epochs", match=P4TableMatch({"hdr.ina.job_id": job.job_id}),
                          action=P4TableAction(f"{INGRESS}.ina_set_epoch", epoch=epoch)),
         ]
-        for w in job.workers:
-            updates.append(P4TableEntry(
-                f"{INGRESS}.ina_workers",
-                match=P4TableMatch({"standard_metadata.ingress_port": w.switch_port, "hdr.ipv4.srcAddr": _ip(w.ip),
-                                    "hdr.udp.srcPort": w.udp_port, "hdr.ina.job_id": job.job_id}),
-                action=P4TableAction(f"{INGRESS}.ina_set_worker", rank=w.rank)))
-            updates.append(P4TableEntry(
-                f"{EGRESS}.ina_destinations",
-                match=P4TableMatch({"hdr.ina.job_id": job.job_id, "meta.dst_rank": w.rank}),
-                action=P4TableAction(f"{EGRESS}.ina_set_destination", switch_mac=_mac(job.switch.mac),
-                                     switch_ip=_ip(job.switch.ip), worker_mac=_mac(w.mac), worker_ip=_ip(w.ip),
-                                     worker_port=w.udp_port)))
-        self.client.insert(*updates)
+        self.client.insert(*updates, *self.worker_entries(job, job.workers))
         self.reset_job(job)
         return mgid
 

@@ -37,8 +37,8 @@ import numpy as np
 
 from switch.timeline import Timeline
 from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
-from worker.codec import CodecError, find_program_json
 from worker.blocks import to_blocks
+from worker.codec import CodecError, find_program_json
 from worker.driver import WindowOptions, drive
 from worker.errors import Unreachable
 from worker.job import JobConfig, JobConfigError

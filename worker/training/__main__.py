@@ -23,8 +23,8 @@ import numpy as np
 from worker.barrier import BarrierError, file_barrier
 from worker.collective import CollectiveOptions
 from worker.driver import WindowOptions
-from worker.job import JobConfig, JobConfigError
 from worker.errors import Unreachable
+from worker.job import JobConfig, JobConfigError
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, open_collective
 from worker.training.data import load_digits_split
 from worker.training.trainer import EpochRecord, TrainConfig, train

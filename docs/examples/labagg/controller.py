@@ -8,7 +8,7 @@ import argparse
 import finsy
 from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
-from controller.base import CliCommand, ProgramController, _first_count, _ip, _mac
+from controller.base import CliCommand, ProgramController, _first_count
 from worker.job import JobConfig
 
 INGRESS, EGRESS = "LabIngress", "LabEgress"
@@ -45,18 +45,7 @@ class LabController(ProgramController, program="labagg"):
             P4TableEntry(f"{INGRESS}.lab_jobs", match=P4TableMatch({"hdr.lab.job_id": job.job_id}),
                          action=P4TableAction(f"{INGRESS}.lab_set_job", num_workers=job.num_workers, mgid=mgid,
                                               pool_base=job.pool.base, pool_size=job.pool.size))]
-        for w in job.workers:
-            updates.append(P4TableEntry(
-                f"{INGRESS}.lab_workers",
-                match=P4TableMatch({"standard_metadata.ingress_port": w.switch_port, "hdr.ipv4.srcAddr": _ip(w.ip),
-                                    "hdr.udp.srcPort": w.udp_port, "hdr.lab.job_id": job.job_id}),
-                action=P4TableAction(f"{INGRESS}.lab_set_worker", rank=w.rank)))
-            updates.append(P4TableEntry(
-                f"{EGRESS}.lab_destinations", match=P4TableMatch({"hdr.lab.job_id": job.job_id, "meta.dst_rank": w.rank}),
-                action=P4TableAction(f"{EGRESS}.lab_set_destination", switch_mac=_mac(job.switch.mac),
-                                     switch_ip=_ip(job.switch.ip), worker_mac=_mac(w.mac), worker_ip=_ip(w.ip),
-                                     worker_port=w.udp_port)))
-        self.client.insert(*updates)
+        self.client.insert(*updates, *self.worker_entries(job, job.workers))
         self.reset_job(job)
         return mgid
 
