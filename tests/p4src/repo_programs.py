@@ -11,7 +11,8 @@ from pathlib import Path
 
 from tests.paths import ROOT
 
-SKIP_DIRS = {".venv", ".venv-shell", ".git", "include", "data"}
+SKIP_DIRS = {".venv", ".venv-shell", ".venv-docs", ".git", "include", "data", "site"}
+"""Not programs of their own: virtual environments, git, include folders, data, and `make docs`'s copy of docs/."""
 PROGRAM_LINE = re.compile(r"#\s*program:\s*(\S+)")
 
 
