@@ -8,8 +8,8 @@ source into the compiler and malformed BMv2 JSON into the switch (part of `make 
   0, made by the protocol's own rank). Random bytes, and protocol frames with random header fields (the layout from
   the compiled program, values biased to the protocol's `fuzz_values`), lengths, truncations and spoofed senders
   (job 2's id from job 1's ports, job 2's address on another port, unknown hosts) go in on every port. Checked after
-  every frame: no exception inside the engine (its `errors` count stays 0) and job 2's state unchanged (the cells of
-  the protocol's state registers its packet set, and with a static partition every cell of job 2's slots); after all
+  every frame: no exception inside the engine (its `errors` count stays 0) and job 2's state unchanged (every cell of
+  the protocol's state registers for the slot its packet named, and with a static partition for all of job 2's slots); after all
   frames: the engine received every frame, and the controller's counter invariant holds (received = the sum of its
   outcomes, for jobs 1 and 2 and "no job").
 - **P4Runtime**: random Write batches (valid and invalid ids, wrong byte widths, out-of-range indices, every update
@@ -118,24 +118,22 @@ class _Target:
         self.ctl = controller_for(name)
         model = spec.faults
         assert model is not None, f"{spec.name} has no fault model: nothing says which registers hold its state"
-        per_slot = [(reg, cells) for reg, cells in model.state] + [
-            (reg, model.state[0][1] * n) for reg in model.cells_per_slot_elems]
-        before = {reg: list(self.sw.registers[reg].values) for reg, _ in per_slot}
+        sets = model.state[0][1] if model.state else 1  # cells of a slot in its per-slot registers (SwitchML: 2 sets)
+        per_slot = [(reg, cells) for reg, cells in model.state] + [(reg, sets * n) for reg in model.cells_per_slot_elems]
         prime = net.ranks[2, 0]
         core = prime.begin(np.full(n, 7, dtype=np.int32), "int32")
-        first = core.start(0.0)[0]
+        payload = prime.encode(core.start(0.0)[0])
         w = self.jobs[1].workers[0]
         mac, ip, port = prime.destination()
-        self.sw.process(w.switch_port, frame(w.mac, mac, w.ip, ip, w.udp_port, port, prime.encode(first)))
-        # job 2's state: the cells its packet set, and with a static partition every cell of its slots
-        base, size = self.jobs[1].pool.base, self.jobs[1].pool.size
-        self.state: dict[str, list[int]] = {}
-        for reg, per in per_slot:
-            cells = {i for i, (a, b) in enumerate(zip(before[reg], self.sw.registers[reg].values)) if a != b}
-            if not spec.shared_pool:
-                cells |= set(range(base * per, (base + size) * per))
-            if cells:
-                self.state[reg] = sorted(cells)
+        self.sw.process(w.switch_port, frame(w.mac, mac, w.ip, ip, w.udp_port, port, payload))
+        # job 2's state: every state register's cells of the slot its packet names (whatever the values written),
+        # and with a static partition every cell of its slots
+        field, mask = model.slot_field
+        slot = self.header.unpack(payload)[[f.name for f in self.header.fields].index(field)] & mask
+        slots = range(self.jobs[1].pool.base, self.jobs[1].pool.base + self.jobs[1].pool.size) \
+            if not spec.shared_pool else range(slot, slot + 1)
+        self.state: dict[str, list[int]] = {reg: [c for k in slots for c in range(k * per, (k + 1) * per)]
+                                            for reg, per in per_slot}
         self.snapshot = self._state()
         if not any(any(v) for v in self.snapshot.values()):
             raise AssertionError(f"{name}: priming job 2 left no state to protect")

@@ -419,10 +419,6 @@ class InProcessNetwork(FakeTimeNetwork):
         self.timelines = timelines
         """(job id, rank)'s window records into timelines[job id, rank] (simulated time)."""
         self.codec = spec.codec.from_program_json(program)
-        copts = CollectiveOptions(window=options, protocol=protocol_options)
-        self.ranks = {(j.job_id, w.rank): spec.rank(j, w.rank, self.codec, replace(
-            copts, timeline=(timelines or {}).get((j.job_id, w.rank)))) for j in self.jobs for w in j.workers}
-        """Each worker's sans-IO rank: its all-reduces continue from one to the next, as in a worker process."""
         self.ps_host: PsHost | None = None
         ps = self.jobs[0].ps if self.jobs else None
         if spec.needs_ps:
@@ -431,6 +427,10 @@ class InProcessNetwork(FakeTimeNetwork):
             cores = {j.job_id: spec.ps_core(j, self.codec.num_elems) for j in self.jobs}
             self.ps_host = PsHost(cores, {j.job_id: j for j in self.jobs}, self.codec, int(spec.udp_port or 0),
                                   ps.switch_port, via_switch=switch_aggregation)
+        copts = CollectiveOptions(window=options, protocol=protocol_options)
+        self.ranks = {(j.job_id, w.rank): spec.rank(j, w.rank, self.codec, replace(
+            copts, timeline=(timelines or {}).get((j.job_id, w.rank)))) for j in self.jobs for w in j.workers}
+        """Each worker's sans-IO rank: its all-reduces continue from one to the next, as in a worker process."""
         self.restarts: list[float] = []
         self.controller = controller_for(str(spec.program))(self.client, self.registers,
                                                             rng=random.Random(f"controller:{seed}"))
