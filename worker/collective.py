@@ -15,6 +15,7 @@ baselines implement `Collective` directly (`worker.host`). Which name means whic
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,10 +26,10 @@ from switch.timeline import Timeline
 from worker.driver import DecodeBatch, WindowCore, WindowOptions, drive
 from worker.job import JobConfig
 from worker.stats import RunResult
-from worker.transport import UdpTransport
+from worker.transport import Transport, UdpTransport
 from worker.verify import Verdict
 
-__all__ = ["Collective", "CollectiveOptions", "InaCollective", "Rank"]
+__all__ = ["Collective", "CollectiveOptions", "InaCollective", "Rank", "run_rank"]
 
 
 class Collective(Protocol):
@@ -91,6 +92,14 @@ class Rank(Protocol):
         ...
 
 
+def run_rank(rank: Rank, transport: Transport, array: np.ndarray, dtype: str | None = None,
+             clock: Callable[[], float] = time.monotonic) -> RunResult:
+    """One all-reduce of a rank over a transport: its core from `begin`, driven to the end (`worker.driver.drive`)."""
+    core = rank.begin(array, dtype)
+    drive(core, transport, rank.encode, rank.decode, clock, rank.decode_batch)
+    return rank.end(core)
+
+
 @dataclass(frozen=True)
 class CollectiveOptions:
     """Knobs of opening one rank; each collective reads the ones it needs."""
@@ -126,10 +135,7 @@ class InaCollective:
                                       accept_any_source=rank.accept_any_source)
 
     def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
-        r = self.rank
-        core = r.begin(array, dtype)
-        drive(core, self.transport, r.encode, r.decode, time.monotonic, r.decode_batch)
-        return r.end(core)
+        return run_rank(self.rank, self.transport, array, dtype)
 
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         return self.run(array).array

@@ -39,7 +39,8 @@ from switch.timeline import Timeline
 from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.blocks import to_blocks
 from worker.codec import CodecError, find_program_json
-from worker.driver import WindowOptions, drive
+from worker.collective import run_rank
+from worker.driver import WindowOptions
 from worker.errors import Unreachable
 from worker.job import JobConfig, JobConfigError
 from worker.reliable import Outstanding, ReliableWindow
@@ -387,10 +388,7 @@ class AtpWorker:
     def run(self, array: np.ndarray, dtype: str | None = None) -> RunResult:
         if self.transport is None:
             raise ValueError("this AtpWorker has no transport: run its cores with begin()/end()")
-        win = self.begin(array, dtype)
-        if win.plan.num_packets:
-            drive(win, self.transport, self.encode, self.decode, self.clock)
-        return self.end(win)
+        return run_rank(self, self.transport, array, dtype, self.clock)
 
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         return self.run(array).array

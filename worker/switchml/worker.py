@@ -16,7 +16,8 @@ import numpy as np
 
 from switch.timeline import Timeline
 from worker.codec import CodecError, find_program_json
-from worker.driver import WindowOptions, drive
+from worker.collective import run_rank
+from worker.driver import WindowOptions
 from worker.job import JobConfig
 from worker.stats import RunResult
 from worker.switchml.blocks import Float32Plan, Int32Plan
@@ -111,9 +112,7 @@ class Worker:
         """All-reduce array over the transport; dtype "float32" or "int32" (default: from the array)."""
         if self.transport is None:
             raise ValueError("this Worker has no transport: run its cores with begin()/end()")
-        win = self.begin(array, dtype)
-        drive(win, self.transport, self.encode, self.decode, self.clock, self.decode_batch)
-        return self.end(win)
+        return run_rank(self, self.transport, array, dtype, self.clock)
 
     def allreduce(self, array: np.ndarray) -> np.ndarray:
         """The element-wise sum of array over all workers of the job (float32 or int32, same shape)."""
