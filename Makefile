@@ -21,6 +21,7 @@ SCENARIO    ?= experiments/scenarios/size-sweep.toml
 PROTO       ?= switchml
 ALGO        ?= $(PROTO)
 BW          ?=
+QUEUE       ?=
 WORKERS     ?= 4
 SIZE        ?= 65536
 LOSS        ?= 0
@@ -38,7 +39,16 @@ SOAK_RUNS   ?= 1000
 FUZZ        ?= 2000
 GRPC_ADDR   ?= 127.0.0.1:9559
 DEVICE_ID   ?= 0
+# TLS=1: P4Runtime over TLS with client auth (make run: a throwaway CA and certificates in TLS_DIR, made once;
+# controller-shell / p4runtime-shell: connect with them)
+TLS         ?= 0
+TLS_DIR     ?= $(OUT)/tls
+TLS_ON      := $(filter-out 0,$(TLS))
 REPS        ?= 3
+# RESUME=results/<dir>: continue the interrupted study that made <dir> (make experiment, figures, multitenant, train)
+RESUME      ?=
+# what a study stopped by Ctrl-C prints to resume it (experiments.interrupt): this make command with RESUME=<its dir>
+MAKE_COMMAND = INA_MAKE_COMMAND='$(strip make $@ $(filter-out RESUME=%,$(MAKEOVERRIDES)))'
 
 .PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train torch test-torch figures test build bench bench-loss bench-switch difftest p4runtime-shell controller-shell clean help
 
@@ -46,11 +56,14 @@ all: help
 
 help:
 	@echo "make run           all-reduce through the switch in Mininet; prints which switch it chose and why (knobs PROTO/ALGO"
-	@echo "                   WORKERS SIZE LOSS BW=MBIT|auto DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1"
-	@echo "                   WINDOW_CONTROL=fixed|adaptive TRACE=1: timeline -> results/trace.json, opens in Perfetto)"
+	@echo "                   WORKERS SIZE LOSS BW=MBIT|auto QUEUE=PACKETS DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1"
+	@echo "                   WINDOW_CONTROL=fixed|adaptive TRACE=1: timeline -> results/trace.json, opens in Perfetto;"
+	@echo "                   TLS=1: P4Runtime over TLS with client certificates, CA and certificates in TLS_DIR=out/tls)"
 	@echo "make test          set up and run the test suite"
 	@echo "make perf          nccl-tests' all_reduce_perf columns for ALGO on WORKERS hosts (BW, PERF_ARGS=\"-b 4K -e 1M -f 4\")"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/scenarios/size-sweep.toml) -> results/<name>-<time>/"
+	@echo "                   Ctrl-C stops cleanly; RESUME=results/<name>-<time> continues it there (the runs its runs.csv"
+	@echo "                   lacks or that failed; SCENARIO may be left out). multitenant, train, figures take RESUME too"
 	@echo "make multitenant   JOBS jobs share one switch: every in-network protocol at equal memory (SwitchML's static"
 	@echo "                   partition, ATP's shared pool + PS, plug-ins); REPS runs, BW=MBIT|auto"
 	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation; REPS runs"
@@ -58,9 +71,10 @@ help:
 	@echo "make torch         install PyTorch (CPU) into the venv (optional extra; make test-torch: DDP through the switch)"
 	@echo "make soak          SOAK_RUNS seeded all-reduces per protocol with faults, in process: wrong results must be 0"
 	@echo "make figures       the docs' scenario figures regenerated and stamped with their commit -> results/readme/"
-	@echo "                   (FIGURES_ONLY=\"workers-sweep size-sweep\" for some of them)"
-	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR, DEVICE_ID)"
-	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR, DEVICE_ID)"
+	@echo "                   (FIGURES_ONLY=\"workers-sweep size-sweep\" for some of them; RESUME=results/figures-<time>)"
+	@echo "make controller-shell  interactive controller on a running switch (GRPC_ADDR, DEVICE_ID, TLS=1 with TLS_DIR's"
+	@echo "                   CA and client certificate)"
+	@echo "make p4runtime-shell   p4runtime-shell (its own venv) on a running switch (GRPC_ADDR, DEVICE_ID, TLS=1)"
 	@echo "make build         compile p4src/*.p4 to $(OUT)/ (p4c-bm2-ss if on PATH, else the embedded compiler)"
 	@echo "make bench         all-reduce goodput, 2/4/8 workers x 0/1 % loss, then every in-network protocol with 4 and 8"
 	@echo "                   workers on 1 and 2 Mbit/s links"
@@ -113,11 +127,12 @@ $(VENV_SHELL)/.setup-done: tests/switch/runtime/requirements-shell.txt
 	@touch $@
 
 run: build
+	$(if $(TLS_ON),$(PY) -m topo.tls $(TLS_DIR))
 	$(PY) -m experiments.run --protocol $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
 	  --window-control $(WINDOW_CONTROL) \
-	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
+	  $(if $(BW),--bw $(BW)) $(if $(QUEUE),--queue $(QUEUE)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
 	  $(if $(FAULTS),--fault-plan $(FAULTS)) $(if $(filter-out 0,$(PCAP)),--pcap) \
-	  $(if $(filter-out 0,$(TRACE)),--trace results/trace.json) --program-dir $(OUT)
+	  $(if $(filter-out 0,$(TRACE)),--trace results/trace.json) $(if $(TLS_ON),--tls $(TLS_DIR)) --program-dir $(OUT)
 
 # nccl-tests' all_reduce_perf columns for any algorithm on the Mininet star (root): PERF_ARGS="-b 4K -e 1M -f 4 -n 3 -w 1"
 PERF_ARGS   ?=
@@ -135,15 +150,18 @@ soak: build
 	  $(if $(FUZZ_JSONS),--fuzz-jsons $(FUZZ_JSONS))
 
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
+# RESUME=results/<name>-<time>: continue that sweep (SCENARIO, if given on the command line, must be its scenario)
 experiment: build
-	$(PY) -m experiments.sweep $(SCENARIO) --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt
+	$(MAKE_COMMAND) $(PY) -m experiments.sweep $(if $(and $(RESUME),$(filter file default,$(origin SCENARIO))),,$(SCENARIO)) \
+	  --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt $(if $(RESUME),--resume $(RESUME))
 
 # J jobs sharing one switch, SwitchML (static partition) vs ATP (shared pool + PS) at equal memory (root)
 # -> results/multitenant-<UTC time>/{runs.csv,summary.md,multitenant.png}
 JOBS        ?= 3
 multitenant: build
-	$(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) --reps $(REPS) $(if $(TARGET),--target $(TARGET)) \
-	  $(if $(BW),--bw $(BW)) --program-dir $(OUT) $(MULTITENANT_ARGS)
+	$(MAKE_COMMAND) $(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) --reps $(REPS) \
+	  $(if $(TARGET),--target $(TARGET)) $(if $(BW),--bw $(BW)) --program-dir $(OUT) $(MULTITENANT_ARGS) \
+	  $(if $(RESUME),--resume $(RESUME))
 
 # ATP on RACKS rack switches under a PS rack switch: two-level vs one-level aggregation (root)
 # -> results/twolevel-<UTC time>/{runs.csv,summary.md,twolevel.png}
@@ -152,14 +170,16 @@ twolevel: build
 	  $(if $(BW),--bw $(BW)) $(if $(TARGET),--target $(TARGET)) --program-dir $(OUT)
 
 # the docs' scenario figures regenerated, each stamped with its commit and command (root; ~10 min for all):
-# results/readme/<name>-summary.md and plots; FIGURES_ONLY="workers-sweep size-sweep" for some of them
+# results/readme/<name>-summary.md and plots; FIGURES_ONLY="workers-sweep size-sweep" for some of them; the sweeps'
+# directories under results/figures-<UTC time>/ (RESUME=results/figures-<time>: continue an interrupted one)
 FIGURES_ONLY ?=
 figures: build
-	$(PY) -m experiments.figures $(if $(FIGURES_ONLY),--only $(FIGURES_ONLY))
+	$(MAKE_COMMAND) $(PY) -m experiments.figures $(if $(FIGURES_ONLY),--only $(FIGURES_ONLY)) $(if $(RESUME),--resume $(RESUME))
 
 # data-parallel training on the Mininet hosts, once per algorithm (root) -> results/train-<UTC time>/
 train: build
-	$(PY) -m experiments.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt $(TRAIN_ARGS)
+	$(MAKE_COMMAND) $(PY) -m experiments.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt $(TRAIN_ARGS) \
+	  $(if $(RESUME),--resume $(RESUME))
 
 # PyTorch (CPU build, large) is an optional extra, never part of `make test`'s setup; test-torch runs DDP through the
 # embedded switch (tests marked `torch`)
@@ -186,10 +206,12 @@ test: setup shell-venv docs
 	$(if $(filter bmv2,$(TARGET)),TARGET=bmv2 $(PY) -m pytest -q -m bmv2 $(PYTEST_ARGS),$(PY) -m pytest -q $(PYTEST_ARGS))
 
 controller-shell: setup
-	$(PY) -m controller --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) shell
+	$(PY) -m controller --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) \
+	  $(if $(TLS_ON),--ssl-ca $(TLS_DIR)/ca.pem --ssl-cert $(TLS_DIR)/client.pem --ssl-key $(TLS_DIR)/client.key) shell
 
 p4runtime-shell: shell-venv
-	$(VENV_SHELL)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) --election-id 0,1
+	$(VENV_SHELL)/bin/python -m p4runtime_sh --grpc-addr $(GRPC_ADDR) --device-id $(DEVICE_ID) --election-id 0,1 \
+	  $(if $(TLS_ON),--ssl --cacert $(TLS_DIR)/ca.pem --cert $(TLS_DIR)/client.pem --private-key $(TLS_DIR)/client.key)
 
 # all-reduce goodput, WORKERS 2/4/8 x LOSS 0/1 % on the embedded switch (root: Mininet) -> results/bench/allreduce.{md,csv,png}
 # then the scaling sweep (time, CPU per element, peak RSS vs size and vs workers) -> results/bench/scaling.{md,csv,png};

@@ -1,7 +1,7 @@
 """The controller CLI: one-shot commands and an interactive shell over the running program's controller.
 
     python -m controller [--grpc-addr A] [--device-id N] [--protocol switchml|atp] [--target embedded|bmv2]
-                         [--thrift-port P] COMMAND ...
+                         [--thrift-port P] [--ssl-ca FILE [--ssl-cert FILE --ssl-key FILE]] COMMAND ...
 
 Commands: push, setup, job-create, job-reset, loss, counters, watch, shell, one vocabulary for every program, and
 each program's own (its controller's `CLI`: slots for SwitchML, aggregators and ecn for ATP). The program is read from the pipeline (the switch's, or the P4Info that
@@ -9,7 +9,9 @@ push/setup send); `--protocol` only asserts it. Every argument and file is check
 that only read
 (counters, slots, aggregators, watch) attach without arbitration, so they never take over from the controller that set the job
 up. The shell offers the same commands (`help` lists them); p4runtime-shell remains available beside it
-(`make p4runtime-shell`) for generic table work.
+(`make p4runtime-shell`) for generic table work. A switch started with simple_switch_grpc's --grpc-server-ssl takes
+the CA that signed its certificate (--ssl-ca) and, with client auth, this client's certificate and key
+(controller.tls; p4runtime-shell's --ssl --cacert --cert --private-key are accepted too).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from controller.base import CliCommand, ProgramController
 from controller.client import ControllerError, P4RuntimeClient
 from controller.programs import CONTROLLERS
 from controller.registers import DetectedRegisters, Registers, open_registers
+from controller.tls import add_arguments as add_tls_arguments
+from controller.tls import from_args as tls_from_args
 from worker.arguments import (Parser, at_least, existing_file, grpc_address, in_range, port, positive_float,
                               probability)
 from worker.job import JobConfig, JobConfigError
@@ -50,6 +54,7 @@ def _parser() -> argparse.ArgumentParser:
                         "embedded switch, BMv2's Thrift runtime where it answers UNIMPLEMENTED)")
     p.add_argument("--thrift-port", type=port, default=9090, help="BMv2 Thrift port for registers (bmv2 target)")
     p.add_argument("--timeout", type=positive_float, default=5.0, help="seconds per RPC (default %(default)s)")
+    add_tls_arguments(p)
     sub = p.add_subparsers(dest="command", required=True)
 
     job_file = "a job file (docs/controller.md, Job files; e.g. docs/examples/job.json)"
@@ -110,7 +115,7 @@ class Session:
         pushing = args.command in ("push", "setup")
         schema = _read_p4info(Path(args.p4info)) if pushing else None
         self.client = P4RuntimeClient(args.grpc_addr, device_id=args.device_id, election_id=args.election_id,
-                                      timeout=args.timeout)
+                                      timeout=args.timeout, tls=tls_from_args(args))
         try:
             self.client.connect(arbitrate=write)
             if not pushing:

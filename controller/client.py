@@ -3,13 +3,15 @@
 Transport only: arbitration on the StreamChannel, SetForwardingPipelineConfig, Write and Read. Entities are finsy's
 (`finsy.P4TableEntry`, `P4MulticastGroupEntry`, ...), encoded and decoded against a `finsy.P4Schema`, so names, not
 ids, are what callers write. Every call is bounded by `timeout`; failures raise `ControllerError` carrying the gRPC
-code and, for Write, the per-update `p4.v1.Error` details.
+code and, for Write, the per-update `p4.v1.Error` details. With `tls` (controller.tls.ClientTls) the channel is TLS;
+a refused handshake fails at once, in words that say so.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,8 @@ from finsy import P4Schema
 from finsy.p4entity import decode_entity
 from finsy.proto import p4r, p4r_grpc, rpc_status
 from google.protobuf import any_pb2
+
+from controller.tls import ClientTls, explain_unavailable
 
 __all__ = ["ControllerError", "EntityWriter", "UpdateError", "P4RuntimeClient"]
 
@@ -90,8 +94,10 @@ class EntityWriter:
 class P4RuntimeClient(EntityWriter):
     """A primary P4Runtime connection to one device."""
 
-    def __init__(self, address: str, *, device_id: int = 0, election_id: int = 1, timeout: float = 5.0) -> None:
+    def __init__(self, address: str, *, device_id: int = 0, election_id: int = 1, timeout: float = 5.0,
+                 tls: ClientTls | None = None) -> None:
         self.address = address
+        self.tls = tls
         self.device_id = device_id
         self.election_id = election_id
         self.timeout = timeout
@@ -117,14 +123,19 @@ class P4RuntimeClient(EntityWriter):
         self._stream_lost = False
         self._requests = queue.Queue()
         self._arbitration = queue.Queue()
-        self._channel = grpc.insecure_channel(self.address)
-        try:
-            grpc.channel_ready_future(self._channel).result(timeout=self.timeout)
-        except grpc.FutureTimeoutError:
-            self.close()
-            raise ControllerError(f"cannot reach the switch's P4Runtime server at {self.address} "
-                                  f"within {self.timeout:g}s") from None
+        if self.tls is None:
+            self._channel = grpc.insecure_channel(self.address)
+        else:
+            try:
+                self._channel = grpc.secure_channel(self.address, self.tls.credentials())
+            except ValueError as err:
+                raise ControllerError(str(err)) from None
         self._stub = p4r_grpc.P4RuntimeStub(self._channel)
+        try:
+            self._wait_ready()
+        except ControllerError:
+            self.close()
+            raise
         if not arbitrate:
             return self
         responses = self._stub.StreamChannel(self._request_iter())
@@ -148,6 +159,27 @@ class P4RuntimeClient(EntityWriter):
             raise ControllerError(f"not primary on {self.address} (device {self.device_id}, election id "
                                   f"{self.election_id}): {status.message or grpc.StatusCode(_code_tuple(status.code)).name}")
         return self
+
+    def _wait_ready(self) -> None:
+        """Return once the server answers; ControllerError after `timeout`, or at once when the server accepts the
+        connection but the TLS handshake fails (grpc's UNAVAILABLE details say why)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:  # fail-fast: in TRANSIENT_FAILURE it reports the last connection error instead of waiting
+                self.stub.Capabilities(p4r.CapabilitiesRequest(), wait_for_ready=False,
+                                       timeout=max(0.05, min(1.0, deadline - time.monotonic())))
+                return
+            except grpc.RpcError as err:
+                if err.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+                    return  # the server answered (one without Capabilities, say)
+                why = explain_unavailable(err.details() or "", self.tls)
+                if err.code() is grpc.StatusCode.UNAVAILABLE and why is not None:
+                    raise ControllerError(f"cannot connect to the switch's P4Runtime server at {self.address}: {why}",
+                                          err.code()) from None
+            if time.monotonic() >= deadline:
+                raise ControllerError(f"cannot reach the switch's P4Runtime server at {self.address} "
+                                      f"within {self.timeout:g}s")
+            time.sleep(0.05)
 
     def _request_iter(self) -> Iterator[p4r.StreamMessageRequest]:
         while (msg := self._requests.get()) is not None:

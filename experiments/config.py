@@ -80,6 +80,9 @@ class ExperimentConfig:
     """Two-tier ATP only: aggregation levels (2: rack switches, then the PS rack switch; 1: the PS rack switch)."""
     ecn_threshold: int | None = None
     """ATP: mark ECN on packets that leave a queue at least this deep (None: marking off)."""
+    queue_packets: int | None = None
+    """With `bw`: each rate-limited link end queues at most this many packets and drops the rest (a switch port's
+    buffer); None: the kernel's default (txqueuelen, 1000 packets)."""
     fault_plan: Path | None = None
     """A protocol-level fault plan (worker.faults, TOML/JSON) for job 1, applied by the embedded switch from its
     start (star only)."""
@@ -94,6 +97,9 @@ class ExperimentConfig:
     cpus: str = "split"
     """CPU layout (topo.cpus): `split` gives each switch process a CPU of its own and the hosts' processes the
     others (with at least twice as many CPUs as switches), `shared` leaves placement to the scheduler."""
+    tls: Path | None = None
+    """A certificate directory (topo.tls, made if missing): every switch serves P4Runtime over TLS and requires
+    client certificates, the controllers present theirs; None: plaintext P4Runtime."""
 
     @property
     def network(self) -> NetworkConfig:
@@ -130,6 +136,8 @@ class ExperimentConfig:
             raise ValueError(f"loss must be a probability in [0, 1), got {self.loss}")
         if self.bw is not None and not self.bw > 0:
             raise ValueError(f"link rate must be > 0 Mbit/s, got {self.bw}")
+        if self.queue_packets is not None and (self.bw is None or self.queue_packets < 1):
+            raise ValueError("a queue length (packets, >= 1) needs a link rate (bw): unlimited veths do not queue")
         if self.dtype not in ("float32", "int32"):
             raise ValueError(f"dtype must be float32 or int32, got {self.dtype!r}")
         if not self.timeout_s > 0:
@@ -138,6 +146,8 @@ class ExperimentConfig:
             raise ValueError(f"window_control must be one of {', '.join(WINDOW_CONTROLS)}, got {self.window_control!r}")
         if self.cpus not in CPU_LAYOUTS:
             raise ValueError(f"cpus must be one of {', '.join(CPU_LAYOUTS)}, got {self.cpus!r}")
+        if self.tls is not None and self.tls.exists() and not self.tls.is_dir():
+            raise ValueError(f"tls must be a certificate directory, and {self.tls} is a file")
         if self.kill_rank_after is not None and not 0 <= self.kill_rank_after[0] < self.workers:
             raise ValueError(f"kill_rank names rank {self.kill_rank_after[0]}; ranks are 0..{self.workers - 1}")
         fabric = self.fabric()
@@ -201,8 +211,10 @@ class NetworkConfig:
     racks: int
     levels: int
     ecn_threshold: int | None
+    queue_packets: int | None
     fault_plan: Path | None
     cpus: str
+    tls: Path | None
     pcap: bool
     trace: Path | None
 

@@ -1,29 +1,38 @@
 """`make figures`: regenerate the figures and summaries the docs quote (results/readme/), each stamped with the commit
 and command that produced it.
 
-    python -m experiments.figures [--only workers-sweep size-sweep] [--list]
+    python -m experiments.figures [--only workers-sweep size-sweep] [--list] [--resume results/figures-<time>]
 
 Each figure is a scenario file run by `experiments.sweep` (the studies with command lines of their own, multitenant,
-twolevel and train, are named with their `make` command and left to it). The run's summary.md and plots are copied
-to results/readme/<name>-*, with a first line saying which commit (and whether the tree had uncommitted changes),
-which command, which machine and when. A figure the docs quote is then traceable; after a change to the protocols,
-`make figures` makes them current again.
+twolevel and train, are named with their `make` command and left to it), into results/figures-<UTC time>/<name>-<UTC
+time>/. The run's summary.md and plots are copied to results/readme/<name>-*, with a first line saying which commit
+(and whether the tree had uncommitted changes), which command, which machine and when. A figure the docs quote is then
+traceable; after a change to the protocols, `make figures` makes them current again. Ctrl-C stops the sweep under way
+cleanly; `--resume results/figures-<time>` (the same figures, else refused) skips the figures published already and
+resumes the interrupted sweep (`experiments.sweep --resume`).
 """
 
 from __future__ import annotations
 
 import datetime
+import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from experiments.interrupt import MAKE_COMMAND, interrupted, stopping_cleanly
+from experiments.resume import ResumeError, add_resume_argument, check_arguments, remember, resolve, resolved, run_name
+from experiments.rows import results_dir
 from perf.machine import commit, machine_info
-from worker.arguments import Parser
+from worker.arguments import Parser, fail
 
 __all__ = ["FIGURES", "Figure", "provenance", "publish"]
+
+MODULE = "experiments.figures"
 
 ROOT = Path(__file__).resolve().parents[1]
 README_RESULTS = ROOT / "results" / "readme"
@@ -69,18 +78,46 @@ def publish(fig: Figure, run_dir: Path, stamp: str, dest: Path = README_RESULTS)
     return written
 
 
-def _newest_run(results: Path, name: str, before: set[Path]) -> Path:
-    runs = sorted(p for p in results.glob(f"{name}-*") if p.is_dir() and p not in before)
-    if not runs:
-        raise RuntimeError(f"the {name} sweep wrote no results directory under {results}")
-    return runs[-1]
+def sweep_dir(out: Path, name: str) -> Path | None:
+    """The results directory figure `name`'s sweep made under out (out/<name>-<UTC time>), if any."""
+    runs = sorted(p for p in out.iterdir() if p.is_dir() and run_name(p) == name) if out.is_dir() else []
+    return runs[-1] if runs else None
+
+
+def sweep_command(fig: Figure, out: Path) -> list[str]:
+    """The sweep of a figure, in out: resumed if it has a directory there already (a resumed `make figures`)."""
+    run = sweep_dir(out, fig.name)
+    where = ["--resume", str(run)] if run is not None else ["--results", str(out)]
+    return [sys.executable, "-m", "experiments.sweep", str(fig.scenario), *where, "--no-progress"]
+
+
+def run_sweep(command: list[str]) -> int:
+    """Run a sweep in a process group of its own and wait for it; a Ctrl-C here is passed on to it (once) and waited
+    out, so that it tears its network down, then re-raised. (In our process group the terminal's Ctrl-C would reach
+    it too, and subprocess.run would SIGKILL it mid-teardown.)"""
+    env = {k: v for k, v in os.environ.items() if k != MAKE_COMMAND}  # its hint names its own directory, not make's
+    proc = subprocess.Popen(command, cwd=ROOT, process_group=0, env=env)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)
+        while True:
+            try:
+                proc.wait()
+                break
+            except KeyboardInterrupt:  # only if nobody made later ones harmless (experiments.interrupt)
+                continue
+        raise
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = Parser(prog="python -m experiments.figures", description=__doc__.split("\n\n")[0])
+    p = Parser(prog=f"python -m {MODULE}", description=__doc__.split("\n\n")[0])
     p.add_argument("--only", nargs="+", choices=[f.name for f in FIGURES], help="these figures only")
-    p.add_argument("--results", type=Path, default=ROOT / "results", help="where the sweeps write their runs")
+    p.add_argument("--results", type=Path, default=ROOT / "results",
+                   help="where the run's directory (figures-<UTC time>/, a sweep directory per figure) goes")
     p.add_argument("--list", action="store_true", help="name the figures and their commands, run nothing")
+    add_resume_argument(p)
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
     figures = [f for f in FIGURES if not args.only or f.name in args.only]
     if args.list:
@@ -88,20 +125,45 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{f.name}: make experiment SCENARIO={f.scenario.relative_to(ROOT)}")
         print("also quoted: make multitenant, make twolevel, make train (their results/ directories)")
         return 0
+    arguments = {"only": [f.name for f in figures]}  # the figures this run makes
+    if args.resume is not None:
+        try:
+            check_arguments(args.resume, MODULE, arguments)
+        except ResumeError as exc:
+            return fail(p.prog, str(exc))
+        out = args.resume
+    else:
+        out = results_dir(args.results, "figures")
+        remember(out, MODULE, arguments)
+    with stopping_cleanly():
+        return _figures(figures, out, argv)
+
+
+def _figures(figures: list[Figure], out: Path, argv: list[str]) -> int:
+    """Each figure not yet published by this run (out/arguments.json keeps which were): its sweep, then publish."""
     failed = []
-    for f in figures:
-        command = f"make experiment SCENARIO={f.scenario.relative_to(ROOT)}"
-        stamp = provenance(command)
-        before = set(args.results.glob(f"{f.name}-*"))
-        r = subprocess.run([sys.executable, "-m", "experiments.sweep", str(f.scenario), "--results",
-                            str(args.results), "--no-progress"], cwd=ROOT)
-        if r.returncode != 0:
-            failed.append(f.name)
-            continue
-        for path in publish(f, _newest_run(args.results, f.name, before), stamp):
-            print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+    published = list(resolved(out).get("published", []))
+    try:
+        for f in figures:
+            if f.name in published:
+                print(f"{f.name}: published by this run already", file=sys.stderr)
+                continue
+            stamp = provenance(f"make experiment SCENARIO={f.scenario.relative_to(ROOT)}")
+            if run_sweep(sweep_command(f, out)) != 0:
+                failed.append(f.name)
+                continue
+            run = sweep_dir(out, f.name)
+            assert run is not None
+            for path in publish(f, run, stamp):
+                print(f"wrote {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}")
+            published.append(f.name)
+            resolve(out, "published", published)
+    except KeyboardInterrupt:
+        return interrupted(MODULE, argv, out, f"{len(published)} of {len(figures)} figures published and every "
+                           "finished run of their sweeps recorded")
     if failed:
-        print(f"error: {', '.join(failed)} failed; their results/readme/ files were left as they were", file=sys.stderr)
+        print(f"error: {', '.join(failed)} failed; their results/readme/ files were left as they were (resuming runs "
+              "their failed runs again)", file=sys.stderr)
         return 1
     return 0
 

@@ -17,19 +17,27 @@ partitions instead of one per job: the jobs beyond K wait for a free one, in wav
 the wait (ATP's evaluation's setting); `--ps-per-job` gives each job of a protocol with a PS a PS host and link of its
 own, as ATP runs them;
 `--bw` limits the links. The summary says what bound the jobs (each run's bound, the window against the path's
-bandwidth-delay product, the PS link's load). Writes `runs.csv`, `summary.md` and `multitenant.png` under
-results/multitenant-<UTC time>/ and prints the summary.
+bandwidth-delay product, the PS link's load). Writes `runs.csv` (each repetition's rows on disk as it finishes),
+`arguments.json` (the arguments, a calibrated rate), `summary.md` and `multitenant.png` under
+results/multitenant-<UTC time>/ and prints the summary. Ctrl-C stops cleanly and prints the command that resumes:
+`--resume DIR` (the same arguments, else refused) runs the repetitions DIR/runs.csv lacks or that failed
+(experiments.resume) and summarises every row.
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from experiments.config import ExperimentConfig, num_elems
+from experiments.interrupt import interrupted, stopping_cleanly
+from experiments.resume import (MULTITENANT_KEY, ResumeError, add_resume_argument, check_arguments, from_csv,
+                                read_rows, remember, reopen, resolve, resolved, row_key, to_csv)
+from experiments.rows import CsvLog, results_dir
 from experiments.session import ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target
@@ -38,6 +46,8 @@ from worker.job import MAX_WORKERS
 from worker.protocols import PROTOCOLS, default_windows, in_network, program_paths
 
 __all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
+
+MODULE = "experiments.multitenant"
 
 
 @dataclass(frozen=True)
@@ -110,17 +120,24 @@ def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, windo
 def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float, reps: int,
                     program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                     progress: bool = True, bw: float | None = None, partitions: int | None = None,
-                    ps_per_job: bool = False, protocols: Sequence[str] | None = None) -> list[JobRow]:
+                    ps_per_job: bool = False, protocols: Sequence[str] | None = None,
+                    done: Collection[tuple[str, ...]] = (),
+                    record: Callable[[list[JobRow]], None] | None = None) -> list[JobRow]:
     """Every job of every repetition. With fewer static partitions than jobs, such a protocol's jobs run in waves of one
     job per partition (a job waits, first come first served, for a partition to free): a job's completion time then
-    counts from the start of the repetition, its wait included, as ATP's evaluation counts it."""
+    counts from the start of the repetition, its wait included, as ATP's evaluation counts it. `record` is given each
+    repetition's rows as it finishes; the repetitions whose key (`rep_key`) is in `done` are skipped (a resume)."""
     rows: list[JobRow] = []
     for cfg in multitenant_configs(jobs=jobs, workers=workers, size=size, cells=cells, window=window, loss=loss,
                                    program_dir=program_dir, target=target, run_dir=run_dir, seed=seed, bw=bw,
                                    partitions=partitions, ps_per_job=ps_per_job, protocols=protocols):
         proto = cfg.protocol
+        todo = [rep for rep in range(1, reps + 1) if rep_key(proto, rep) not in done]
+        if not todo:
+            continue
         with ExperimentNetwork(cfg) as net:
-            for rep in range(1, reps + 1):
+            for rep in todo:
+                first = len(rows)
                 waves = jobs // cfg.jobs
                 wait = 0.0
                 results = []
@@ -152,7 +169,14 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                         print(f"{proto:>8} rep {rep} job {r.job}: {ok} {r.completion_s:.3f} s, "
                               f"{100 * r.in_switch_fraction:.1f} % in switch, {r.collisions} collisions, "
                               f"bound {r.bound or '-'}", file=sys.stderr)
+                if record is not None:
+                    record(rows[first:])
     return rows
+
+
+def rep_key(protocol: str, rep: int) -> tuple[str, ...]:
+    """The key (experiments.resume.MULTITENANT_KEY) of the rows one repetition of a protocol writes."""
+    return row_key({"protocol": protocol, "rep": rep}, MULTITENANT_KEY)
 
 
 def jain(values: Sequence[float]) -> float:
@@ -330,6 +354,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--protocols", nargs="+", choices=in_network(), default=list(in_network()),
                    help="the in-network protocols compared, the first the baseline of the ratios (default: all)")
     add_study_arguments(p)
+    add_resume_argument(p)
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
     run_dir = Path("/tmp/ina-testbed/multitenant")
     try:  # every value checked before anything is started or written
@@ -344,26 +370,72 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(p.prog, str(err))
     if needs_root("multitenant"):
         return 2
+    with stopping_cleanly():
+        return _study(args, argv, configs, pools, target, why, run_dir, p.prog)
+
+
+COLUMNS = tuple(f.name for f in fields(JobRow))
+"""runs.csv's columns."""
+
+
+def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentConfig], pools: dict[str, int],
+           target: Target, why: str, run_dir: Path, prog: str) -> int:
+    """main's work once the arguments are checked: in a new results directory, or the resumed one."""
     from perf.machine import machine_info
 
+    arguments = {k: v for k, v in vars(args).items() if k not in ("results", "resume")}
+    old: list[JobRow] = []
+    done: set[tuple[str, ...]] = set()
+    if args.resume is not None:
+        out = args.resume
+        try:
+            check_arguments(out, MODULE, arguments)
+            kept = reopen(out / "runs.csv", COLUMNS, MULTITENANT_KEY,
+                          lambda key, rows: len(rows) == args.jobs and all(r["verified"] == "1" for r in rows),
+                          normalize=lambda d: to_csv(from_csv(JobRow, d)))
+        except ResumeError as exc:
+            return fail(prog, str(exc))
+        old, done = [from_csv(JobRow, d) for d in kept.rows], kept.done
+        again = f", {kept.retried} rows of failed ones moved to retried.csv, run again" if kept.retried else ""
+        print(f"resuming {out}: {len(done)} of {len(configs) * args.reps} repetitions done{again}", flush=True)
+    else:
+        out = results_dir(args.results, "multitenant")
+        remember(out, MODULE, arguments)
+    log = CsvLog(out / "runs.csv", COLUMNS, resume=args.resume is not None)
+
+    def record(rows: list[JobRow]) -> None:
+        for r in rows:
+            log.append(to_csv(r))
     print(why, flush=True)
     machine = machine_info()
     try:
-        if args.bw == "auto":
-            from experiments.calibrate import common_rate
+        try:
+            if args.bw == "auto":
+                from experiments.calibrate import common_rate
 
-            args.bw, _ = common_rate(configs)
-        rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
-                               window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
-                               target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None,
-                               partitions=args.partitions, ps_per_job=args.ps_per_job, protocols=args.protocols)
-    except Exception as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
+                rate = resolved(out).get("bw")  # a resume: the rate the runs so far had
+                if rate is None:
+                    rate, _ = common_rate(configs)
+                    resolve(out, "bw", rate)
+                args.bw = rate
+            rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
+                                   window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
+                                   target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None,
+                                   partitions=args.partitions, ps_per_job=args.ps_per_job, protocols=args.protocols,
+                                   done=done, record=record)
+        except Exception as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 1
+    except KeyboardInterrupt:
+        reps = {row_key(r, MULTITENANT_KEY) for r in read_rows(out / "runs.csv")[1]}
+        return interrupted(MODULE, argv, out, f"{len(reps)} of {len(configs) * args.reps} repetitions (all their jobs) "
+                           "recorded")
+    order = list(args.protocols)
+    rows = sorted(old + rows, key=lambda r: (order.index(r.protocol), r.rep, r.job))
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
                    pools=pools, machine=machine, bw=args.bw or None, partitions=args.partitions,
                    ps_per_job=args.ps_per_job)
-    finish(args.results, "multitenant", rows, text, plot)
+    finish(args.results, "multitenant", rows, text, plot, out=out)
     return 0 if all(r.verified for r in rows) else 1
 
 

@@ -169,7 +169,8 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
         if apart:
             lines += ["", "## Not compared: points where a side was not network-bound", "",
                       "A ratio is a statement about the protocols only when the network set the pace on both sides "
-                      "(experiments/bound.py: the first of link, switch, hosts at >= 80 % busy, else latency).",
+                      "(experiments/bound.py: network, retransmissions, contended, switch-cpu, host-cpu, "
+                      "transport, latency).",
                       ""] + apart
     if sc.bw_mbps and sc.x == "size":
         lines += ["", f"## Theory at {sc.bw_mbps:g} Mbit/s (data one worker sends, no headers)", ""]

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import csv
 import datetime
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -44,15 +45,33 @@ def write_rows(rows: Sequence[Any], path: Path) -> None:
 
 
 class CsvLog:
-    """A CSV file written a row at a time, so that a long sweep leaves what it measured even when stopped."""
+    """A CSV file written a row at a time, so that a long sweep leaves what it measured even when stopped: the header
+    and each row are on disk (flushed and fsync()ed) when the call returns, so a row survives a Ctrl-C, a killed
+    process or a crash of the machine. `resume=True` appends to the file as it is (experiments.resume.reopen made it
+    hold the rows a resume keeps)."""
 
-    def __init__(self, path: Path, columns: Sequence[str]) -> None:
+    def __init__(self, path: Path, columns: Sequence[str], *, resume: bool = False) -> None:
         self.path, self.columns = path, list(columns)
-        write_dicts(path, self.columns, [])
+        if not resume:
+            self._write("w", lambda w: w.writeheader())
+            _fsync_dir(path.parent)  # the new file's name, not only its bytes
 
     def append(self, row: Mapping[str, Any]) -> None:
-        with open(self.path, "a", newline="") as f:
-            csv.DictWriter(f, self.columns, extrasaction="ignore").writerow(row)
+        self._write("a", lambda w: w.writerow(row))  # one write() per row: an interruption leaves whole lines
+
+    def _write(self, mode: str, put: Callable[[csv.DictWriter], object]) -> None:
+        with open(self.path, mode, newline="") as f:
+            put(csv.DictWriter(f, self.columns, extrasaction="ignore"))
+            f.flush()
+            os.fsync(f.fileno())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def results_dir(root: Path, name: str, now: datetime.datetime | None = None) -> Path:
@@ -75,6 +94,8 @@ class Row(RunPoint):
     the measurement defaults and says why in `error`)."""
 
     rep: int = 0
+    seed: int | None = None
+    """The inputs' seed (the scenario's seed + rep)."""
     dtype: str = "float32"
     bw_mbps: float | None = None
     verified: bool = False
@@ -91,8 +112,15 @@ class Row(RunPoint):
     switch_cpu_fraction: float | None = None
     host_cpu_fraction: float | None = None
     veth_drops: int = 0
+    switch_wait_fraction: float | None = None
+    host_wait_fraction: float | None = None
+    outside_cpus: float | None = None
+    retransmitted_fraction: float | None = None
+    queue_drops: int = 0
+    tcp_timeouts: int = 0
+    efficiency: float | None = None
     bound: str = ""
-    """What bound the run (experiments.bound): network, switch-cpu, host-cpu or latency; empty if it did not run."""
+    """What bound the run (experiments.bound.VERDICTS, in the rule's order); empty if it did not run."""
     error: str = ""
 
     @classmethod
@@ -101,8 +129,8 @@ class Row(RunPoint):
         ratios = [float(x["max_error_over_bound"]) for x in reports if x.get("max_error_over_bound") is not None]
         errors = [f"rank {w.rank}: exit {w.exit_code}: {(w.report.get('error') or w.stderr or 'no output').strip()}"
                   for w in r.workers if not w.ok]
-        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, verified=r.correct,
-                   elapsed_s=r.elapsed_s, goodput_elems_per_s=r.goodput if r.correct else 0.0,
+        return cls(**asdict(point), rep=rep, seed=sc.seed + rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps,
+                   verified=r.correct, elapsed_s=r.elapsed_s, goodput_elems_per_s=r.goodput if r.correct else 0.0,
                    link_utilisation=r.link_utilisation if r.correct else None,
                    retransmissions=r.retransmissions, wire_frames=r.wire[0], wire_bytes=r.wire[1],
                    max_error_over_bound=max(ratios) if ratios else None,
@@ -113,7 +141,8 @@ class Row(RunPoint):
 
     @classmethod
     def failed(cls, point: RunPoint, rep: int, sc: Scenario, error: str) -> Row:
-        return cls(**asdict(point), rep=rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps, error=error[:500])
+        return cls(**asdict(point), rep=rep, seed=sc.seed + rep, dtype=sc.dtype, bw_mbps=sc.bw_mbps,
+                   error=error[:500])
 
     @classmethod
     def from_csv(cls, d: dict[str, str]) -> Row:
@@ -122,7 +151,9 @@ class Row(RunPoint):
             if kind.endswith("| None"):
                 return None if text == "" else value(kind.removesuffix("| None").strip(), text)
             return {"int": int, "float": float, "bool": lambda t: t == "1", "str": str}[kind](text)
-        return cls(**{f.name: value(str(f.type), d[COLUMNS.get(f.name, f.name)]) for f in fields(cls)})
+        # a column an older runs.csv lacks keeps the field's default
+        return cls(**{f.name: value(str(f.type), d[COLUMNS.get(f.name, f.name)]) for f in fields(cls)
+                      if COLUMNS.get(f.name, f.name) in d})
 
     def csv_row(self) -> dict[str, object]:
         d = asdict(self)
@@ -137,7 +168,11 @@ def _bound_columns(r: ExperimentResult) -> dict[str, Any]:
         return {}
     return {"link_busy_fraction": None if b.link_busy is None else round(b.link_busy, 4),
             "switch_cpu_fraction": round(b.switch_busy, 4), "host_cpu_fraction": round(b.host_busy, 4),
-            "veth_drops": b.veth_drops, "bound": b.verdict}
+            "veth_drops": b.veth_drops, "switch_wait_fraction": round(b.switch_wait, 4),
+            "host_wait_fraction": round(b.host_wait, 4), "outside_cpus": round(b.outside.cpus, 3),
+            "retransmitted_fraction": round(b.retransmitted, 4), "queue_drops": b.queue_drops,
+            "tcp_timeouts": b.tcp_timeouts, "efficiency": None if b.efficiency is None else round(b.efficiency, 4),
+            "bound": b.verdict}
 
 
 DTYPE_BYTES = {"float32": 4, "int32": 4}

@@ -5,7 +5,7 @@
                               [--json out/switchml.json --p4info out/switchml.p4info.txt]
                               [--topo star|twotier] [--racks 2] [--levels 1|2] [--ecn-threshold PACKETS]
                               [--fault-plan PLAN] [--kill-rank R:S] [--restart-switch-after S]
-                              [--cpus split|shared]
+                              [--cpus split|shared] [--tls [DIR]]
 
 `--protocol` (alias `--protocol`) picks the protocol (`worker.protocols.PROTOCOLS`): in-network aggregation (`switchml`, `atp`) or a
 host-based baseline (`ring`, `ps`) whose TCP traffic the same switch forwards as plain L2 (and drops with the same
@@ -110,8 +110,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--trace", type=Path, default=None, metavar="FILE",
                    help="write the run's timeline to FILE (Chrome trace-event JSON: open it in https://ui.perfetto.dev"
                         " or chrome://tracing): a track per worker and slot/aggregator, the switch and the PS")
+    p.add_argument("--tls", type=Path, nargs="?", const=d.program_dir / "tls", default=None, metavar="DIR",
+                   help="P4Runtime over TLS with client auth: the switches get a certificate and require the "
+                        "controllers' (a throwaway CA and certificates in DIR, made if missing; default DIR "
+                        "%(const)s)")
     p.add_argument("--ecn-threshold", type=at_least(1), default=None, metavar="PACKETS",
                    help="atp: mark ECN on packets that leave an egress queue at least this deep (default: off)")
+    p.add_argument("--queue", dest="queue_packets", type=at_least(1), default=None, metavar="PACKETS",
+                   help="with --bw: each link end queues at most PACKETS and drops the rest (default: the kernel's "
+                        "1000)")
     return p
 
 
@@ -127,9 +134,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                                window=args.window, window_control=args.window_control, timeout_s=args.timeout,
                                seed=args.seed, run_dir=args.run_dir,
                                topo=args.topo, racks=args.racks, levels=args.levels, ecn_threshold=args.ecn_threshold,
+                               queue_packets=args.queue_packets,
                                fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
                                restart_switch_after_s=args.restart_switch_after, cpus=args.cpus, pcap=args.pcap,
-                               trace=args.trace)
+                               trace=args.trace, tls=args.tls)
         cfg.check()
     except (ValueError, OSError) as err:
         return fail(prog, str(err))
@@ -137,6 +145,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("error: Mininet needs root: run `sudo make run`", file=sys.stderr)
         return 2
     print(why, flush=True)
+    if cfg.tls is not None:
+        print(f"P4Runtime over TLS, client certificates required (CA and certificates in {cfg.tls})", flush=True)
     try:
         if args.bw == "auto":
             from experiments.calibrate import calibrate

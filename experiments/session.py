@@ -19,9 +19,12 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from controller.base import ProgramController
 from experiments.bound import Bound
 from experiments.config import ROOT, ExperimentConfig, num_elems
+from experiments.load import MachineClock
 from experiments.result import ExperimentResult
 from switch.timeline import merge
 from topo.cpus import CpuLayout
@@ -30,6 +33,7 @@ from topo.p4switch import P4Switch
 from worker.job import JobConfig, PoolRange
 from worker.launch import WorkerOutcome, collect, worker_argv
 from worker.protocols import PROTOCOLS
+from worker.schedstat import SchedTimes
 
 __all__ = ["ExperimentNetwork", "layout_worker_args", "merge_trace", "run_experiment", "trace_dir"]
 
@@ -129,9 +133,9 @@ class ExperimentNetwork:
         self.fault_plan = self._compile_faults() if cfg.fault_plan is not None else None
         self.network = Network(fabric, target=cfg.target, program=cfg.program, program_files=cfg.program_files,
                                run_dir=cfg.run_dir, cpus=cfg.cpus, seed=cfg.seed, bw=cfg.bw,
-                               fault_plan=self.fault_plan, ecn_threshold=cfg.ecn_threshold,
+                               fault_plan=self.fault_plan, ecn_threshold=cfg.ecn_threshold, queue_packets=cfg.queue_packets,
                                pcap_dir=cfg.run_dir / "pcap" if cfg.pcap else None,
-                               trace_dir=trace_dir(cfg) if cfg.trace else None).__enter__()
+                               trace_dir=trace_dir(cfg) if cfg.trace else None, tls=cfg.tls).__enter__()
         self.network.install(self.jobs)
 
     # the network's parts, for the studies and tests that look inside
@@ -208,7 +212,8 @@ class ExperimentNetwork:
         job_hosts = [range(k * w + 1, (k + 1) * w + 1) for k in range(len(self.jobs))]
         ps_hosts = self.fabric.ps_host_list  # each job's traffic crosses its PS's link
         metered = [h for hosts in job_hosts for h in hosts] + ps_hosts
-        ports_before, cpu_before = network.port_counters(metered), network.switch_cpu_s()
+        ports_before, sched_before = network.port_counters(metered), network.switch_sched()
+        transport_before, clock_before = network.transport_counters(metered), MachineClock.now()
         barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
 
         def argv(i: int) -> list[str]:
@@ -222,12 +227,19 @@ class ExperimentNetwork:
         links = {name: (p - links_before[name][0], b - links_before[name][1])
                  for name, (p, b) in network.link_stats().items()}
         ports = {h: c - ports_before[h] for h, c in network.port_counters(metered).items()}
-        cpu = network.switch_cpu_s()
-        switch_cpu = max((cpu[sw] - cpu_before.get(sw, 0.0) for sw in cpu), default=0.0)
+        sched = {sw: t - sched_before.get(sw, SchedTimes()) for sw, t in network.switch_sched().items()}
+        outside = MachineClock.now().outside(clock_before, sum(t.cpu_s for t in sched.values()))
+        transport = {h: c - transport_before[h] for h, c in network.transport_counters(metered).items()}
+        switch_cpu = max((t.cpu_s for t in sched.values()), default=0.0)
+        switch_wait = max((t.wait_s for t in sched.values()), default=0.0)
         run_s = max((float(o.report.get("elapsed_s", 0.0)) for o in outcomes), default=0.0)
         host_cpus = network.cpu_layout.host_cpus
         # the hosts' processes: the workers and, for ATP, the parameter servers (in serving, start-up left out)
         workers_cpu = sum(float(o.report.get("cpu_s", 0.0)) for o in outcomes) + float(ps_stats.get("cpu_s", 0.0))
+        host_procs = len(outcomes) + len(self.fabric.ps_host_list if network.ps_host is not None else ())
+        hosts_wait = sum(float(o.report.get("wait_s", 0.0)) for o in outcomes) + float(ps_stats.get("wait_s", 0.0))
+        in_network = PROTOCOLS[cfg.protocol].in_network
+        tensor_bytes = cfg.size * np.dtype(cfg.dtype).itemsize
         results = []
         for k, job in enumerate(self.jobs):
             per_switch = {sw: {n: (v[0] - before[k][sw].get(n, (0, 0))[0], v[1] - before[k][sw].get(n, (0, 0))[1])
@@ -253,9 +265,21 @@ class ExperimentNetwork:
                 mine_ps = self.fabric.ps_host_of(k)
                 links_of_job = sent + ([ports[mine_ps]] if mine_ps is not None else [])
                 busiest = max(max(c.rx_bytes, c.tx_bytes) for c in links_of_job)
+                hosts_of_job = [*job_hosts[k], *([mine_ps] if mine_ps is not None else [])]
+                tcp = [transport[h] for h in hosts_of_job]
+                if in_network:
+                    sent_packets = sum(int(o.report.get("packets_sent", 0)) for o in mine)
+                    resent = sum(int(o.report.get("retransmissions", 0)) for o in mine)
+                else:
+                    sent_packets, resent = sum(c.tcp_out_segs for c in tcp), sum(c.tcp_retrans_segs for c in tcp)
                 bound = Bound(link_busy=None if cfg.bw is None else busiest * 8 / (cfg.bw * 1e6 * elapsed),
                               switch_busy=switch_cpu / run_s, host_busy=workers_cpu / (run_s * host_cpus),
-                              veth_drops=sum(c.drops for c in links_of_job))
+                              veth_drops=sum(c.drops for c in links_of_job),
+                              switch_wait=switch_wait / run_s, host_wait=hosts_wait / (run_s * max(1, host_procs)),
+                              outside=outside, retransmitted=resent / sent_packets if sent_packets else 0.0,
+                              queue_drops=sum(c.queue_drops for c in tcp),
+                              tcp_timeouts=sum(c.tcp_timeouts for c in tcp),
+                              efficiency=tensor_bytes / busiest if busiest else None)
             results.append(ExperimentResult(cfg, mine, total, network.switch.log_path, ps, links, per_switch,
                                             missing, network.cpu_layout, wire, bound))
         return results
@@ -315,8 +339,9 @@ class ExperimentNetwork:
                     got = json.loads(out.read_text())
                     jobs_stats = {**stats.get("jobs", {}), **got.get("jobs", {})}
                     cpu = float(stats.get("cpu_s", 0.0)) + float(got.get("cpu_s", 0.0))
+                    wait = float(stats.get("wait_s", 0.0)) + float(got.get("wait_s", 0.0))
                     stats.update(got)
-                    stats["jobs"], stats["cpu_s"] = jobs_stats, cpu
+                    stats["jobs"], stats["cpu_s"], stats["wait_s"] = jobs_stats, cpu, wait
 
     def reset(self, loss: float) -> None:
         """Before a run: the jobs' switch state reset and the simulated loss set on every worker port (and the

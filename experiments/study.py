@@ -43,10 +43,12 @@ def needs_root(make_target: str) -> bool:
 
 
 def finish(results: Path, name: str, rows: Sequence[Any], text: str,
-           plot: Callable[[Sequence[Any], Path], None]) -> Path:
-    """results/<name>-<UTC time>/ with runs.csv (the rows), summary.md (text) and <name>.png; prints the summary."""
-    out = results_dir(results, name)
-    write_rows(rows, out / "runs.csv")
+           plot: Callable[[Sequence[Any], Path], None], out: Path | None = None) -> Path:
+    """results/<name>-<UTC time>/ with runs.csv (the rows), summary.md (text) and <name>.png; prints the summary.
+    `out`: the study's directory, made when it started, whose runs.csv it wrote as the runs finished."""
+    if out is None:
+        out = results_dir(results, name)
+        write_rows(rows, out / "runs.csv")
     (out / "summary.md").write_text(text)
     plot(rows, out / f"{name}.png")
     print(text)

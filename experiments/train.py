@@ -12,13 +12,16 @@ steps and stop at the first evaluation that reaches it: the run's time to accura
 its all-reduces (`experiments.bound`'s rule over the time spent inside them: the busiest worker link's bytes over its
 rate, the switch's CPU, the workers' CPU inside the all-reduce). Prints every evaluation per algorithm and writes
 `results/train-<UTC time>/`: `history.csv` (every evaluation), `runs.csv` (one row per seed and algorithm: TTA, share of
-the time spent communicating, the bound), `summary.md` (final accuracy per algorithm, the quantized runs against the
-float baselines' accuracy within the tolerance, TTA median and min–max over the seeds, the ratios from runs whose
-all-reduces were network-bound) and `loss.png` (test loss vs wall time and vs step, first seed).
+the time spent communicating, the bound; both on disk as each run finishes), `arguments.json`, `summary.md` (final
+accuracy per algorithm, the quantized runs against the float baselines' accuracy within the tolerance, TTA median and
+min–max over the seeds, the ratios from runs whose all-reduces were network-bound) and `loss.png` (test loss vs wall
+time and vs step, first seed). Ctrl-C stops cleanly and prints the command that resumes: `--resume DIR` (the same
+arguments, else refused) runs the (seed, algorithm) pairs DIR/runs.csv has no row for and summarises them all.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import sys
@@ -33,7 +36,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from experiments.bound import Bound  # noqa: E402
 from experiments.report import IN_NETWORK  # noqa: E402
-from experiments.rows import results_dir, write_dicts  # noqa: E402
+from experiments.interrupt import interrupted, stopping_cleanly  # noqa: E402
+from experiments.resume import (TRAIN_KEY, ResumeError, add_resume_argument, check_arguments, read_rows,  # noqa: E402
+                                remember, reopen, resolve, resolved, row_key)
+from experiments.rows import CsvLog, results_dir  # noqa: E402
 from experiments.config import ROOT, ExperimentConfig  # noqa: E402
 from experiments.session import ExperimentNetwork  # noqa: E402
 from experiments.study import needs_root, study_parser  # noqa: E402
@@ -43,6 +49,7 @@ from worker.job import MAX_WORKERS  # noqa: E402
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths  # noqa: E402
 from worker.training.trainer import TrainConfig  # noqa: E402
 
+MODULE = "experiments.train"
 ACCURACY_TOLERANCE = 0.02
 """Quantized in-network aggregation must end within 2 accuracy points of the float baselines."""
 FIELDS = ("protocol", "seed", "epoch", "step", "train_loss", "test_loss", "test_accuracy", "elapsed_s", "comm_s")
@@ -70,7 +77,7 @@ class TrainRun:
     seed: int
     records: list[dict]
     parameters: int
-    bound: Bound | None
+    bound: Bound | RecordedBound | None
 
     def row(self, target: float | None) -> dict:
         last = self.records[-1]
@@ -245,6 +252,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     json_path, p4info = program_paths(ROOT / "out", str(PROTOCOLS[DEFAULT_PROTOCOL].program))
     p.add_argument("--json", dest="program_json", type=Path, default=json_path)
     p.add_argument("--p4info", type=Path, default=p4info)
+    add_resume_argument(p)
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
     tr = Training(args.epochs, args.hidden, args.batch, args.lr, args.eval_every, args.target_accuracy)
     cfg = ExperimentConfig(workers=args.workers, bw=None if args.bw in ("auto", 0) else args.bw,
@@ -260,38 +269,108 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail("python -m experiments.train", str(err))
     if needs_root("train"):
         return 2
-    calibration = ""
-    if args.bw == "auto":
-        from experiments.calibrate import common_rate
+    with stopping_cleanly():
+        return _study(args, argv, cfg, tr)
 
-        rate, cals = common_rate([replace(cfg, protocol=protocol) for protocol in args.protocols],
-                                 lambda line: print(line, flush=True))
-        cfg = replace(cfg, bw=rate)
-        calibration = f"auto, {rate:g} Mbit/s (" + "; ".join(c.describe() for c in cals) + ")"
+
+def _study(args: argparse.Namespace, argv: list[str], cfg: ExperimentConfig, tr: Training) -> int:
+    """main's work once the arguments are checked: in a new results directory, or the resumed one."""
+    arguments = {k: v for k, v in vars(args).items() if k not in ("results", "resume")}
+    old: list[TrainRun] = []
+    done: set[tuple[str, ...]] = set()
+    if args.resume is not None:
+        out = args.resume
+        try:
+            check_arguments(out, MODULE, arguments)
+            kept = reopen(out / "runs.csv", RUN_FIELDS, TRAIN_KEY)
+            # evaluations of a run whose row is missing (stopped between the two files) go with it
+            history = reopen(out / "history.csv", FIELDS, TRAIN_KEY, lambda key, rows: key in kept.done)
+        except ResumeError as exc:
+            return fail(f"python -m {MODULE}", str(exc))
+        done = kept.done
+        old = [recorded_run(row, [h for h in history.rows if row_key(h, TRAIN_KEY) == row_key(row, TRAIN_KEY)])
+               for row in kept.rows]
+        print(f"resuming {out}: {len(done)} of {args.seeds * len(args.protocols)} runs done", flush=True)
+    else:
+        out = results_dir(args.results, "train")
+        remember(out, MODULE, arguments)
+    history_log = CsvLog(out / "history.csv", FIELDS, resume=args.resume is not None)
+    runs_log = CsvLog(out / "runs.csv", RUN_FIELDS, resume=args.resume is not None)
+    todo = [(seed, protocol) for seed in range(args.seeds) for protocol in args.protocols
+            if run_key(protocol, seed) not in done]
     runs: list[TrainRun] = []
-    with ExperimentNetwork(cfg) as net:
-        for seed in range(args.seeds):
-            for protocol in args.protocols:
-                print(f"\n{protocol}: training on {args.workers} hosts" + (f", seed {seed}" if args.seeds > 1 else ""),
-                      flush=True)
-                print(f"{'epoch':>5}  {'step':>5}  {'train loss':>10}  {'test loss':>9}  {'accuracy':>8}  "
-                      f"{'time s':>7}  {'all-reduce s':>12}")
-                run = run_training(net, protocol, seed, tr, args.loss, args.timeout)
-                for r in run.records:
-                    print(f"{r['epoch']:>5}  {r['step']:>5}  {r['train_loss']:>10.4f}  {r['test_loss']:>9.4f}  "
-                          f"{r['test_accuracy']:>8.4f}  {r['elapsed_s']:>7.2f}  {r['comm_s']:>12.2f}")
-                if run.bound is not None:
-                    print("all-reduces " + run.bound.describe())
-                runs.append(run)
-    out = results_dir(args.results, "train")
-    write_dicts(out / "history.csv", FIELDS, ({**r, "protocol": run.protocol, "seed": run.seed}
-                                              for run in runs for r in run.records))
-    write_dicts(out / "runs.csv", RUN_FIELDS, (run.row(tr.target_accuracy) for run in runs))
+    try:
+        calibration = ""
+        if args.bw == "auto":
+            from experiments.calibrate import common_rate
+
+            got = resolved(out)  # a resume: the rate the runs so far had
+            if "bw" not in got:
+                rate, cals = common_rate([replace(cfg, protocol=protocol) for protocol in args.protocols],
+                                         lambda line: print(line, flush=True))
+                resolve(out, "bw", rate)
+                resolve(out, "calibration", f"auto, {rate:g} Mbit/s (" + "; ".join(c.describe() for c in cals) + ")")
+                got = resolved(out)
+            cfg = replace(cfg, bw=got["bw"])
+            calibration = got["calibration"]
+        if todo:
+            with ExperimentNetwork(cfg) as net:
+                for seed, protocol in todo:
+                    which = f", seed {seed}" if args.seeds > 1 else ""
+                    print(f"\n{protocol}: training on {args.workers} hosts{which}", flush=True)
+                    print(f"{'epoch':>5}  {'step':>5}  {'train loss':>10}  {'test loss':>9}  {'accuracy':>8}  "
+                          f"{'time s':>7}  {'all-reduce s':>12}")
+                    run = run_training(net, protocol, seed, tr, args.loss, args.timeout)
+                    for r in run.records:
+                        print(f"{r['epoch']:>5}  {r['step']:>5}  {r['train_loss']:>10.4f}  {r['test_loss']:>9.4f}  "
+                              f"{r['test_accuracy']:>8.4f}  {r['elapsed_s']:>7.2f}  {r['comm_s']:>12.2f}")
+                    if run.bound is not None:
+                        print("all-reduces " + run.bound.describe())
+                    for r in run.records:  # the evaluations first: the run's row says it is complete
+                        history_log.append({**r, "protocol": run.protocol, "seed": run.seed})
+                    runs_log.append(run.row(tr.target_accuracy))
+                    runs.append(run)
+    except KeyboardInterrupt:
+        recorded = len(read_rows(out / "runs.csv")[1])
+        return interrupted(MODULE, argv, out, f"{recorded} of {args.seeds * len(args.protocols)} training runs "
+                           "recorded")
+    order = list(args.protocols)
+    runs = sorted(old + runs, key=lambda r: (r.seed, order.index(r.protocol)))
     text = summary(runs, args.workers, cfg.bw, tr, machine_info(), calibration)
     (out / "summary.md").write_text(text)
     plot(runs, out / "loss.png")
     print("\n" + text + f"\nwritten to {out}")
     return 0 if "OUTSIDE" not in text else 1
+
+
+def run_key(protocol: str, seed: int) -> tuple[str, ...]:
+    """The key (experiments.resume.TRAIN_KEY) of the row a training run writes."""
+    return row_key({"protocol": protocol, "seed": seed}, TRAIN_KEY)
+
+
+@dataclass(frozen=True)
+class RecordedBound:
+    """A resumed run's bound, as its runs.csv row recorded it (the measurements the row keeps and the verdict)."""
+
+    link_busy: float | None
+    switch_busy: float
+    host_busy: float
+    verdict: str
+
+    def describe(self) -> str:
+        return f"bound: {self.verdict} (as recorded in runs.csv)"
+
+
+def recorded_run(row: dict[str, str], history: list[dict[str, str]]) -> TrainRun:
+    """A finished run read back from its runs.csv row and its history.csv evaluations (a resume's earlier runs)."""
+    def number(text: str) -> float | None:
+        return None if text == "" else float(text)
+
+    records = [{"epoch": int(h["epoch"]), "step": int(h["step"]),
+                **{k: float(h[k] or 0.0) for k in FIELDS[4:]}} for h in history]
+    bound = RecordedBound(number(row["link_busy"]), number(row["switch_busy"]) or 0.0,
+                          number(row["host_busy"]) or 0.0, row["bound"]) if row.get("bound") else None
+    return TrainRun(row["protocol"], int(row["seed"]), records, int(row["parameters"]), bound)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,9 @@
 
     python -m switch --no-p4 -i 1@veth1 -i 2@veth2 --log-console -- --grpc-server-addr 127.0.0.1:9559 --cpu-port 255
 
+    python -m switch --no-p4 -- --grpc-server-ssl --grpc-server-cert server.pem --grpc-server-key server.key \
+        --grpc-server-cacert ca.pem --grpc-server-with-client-auth
+
 Options before `--` are BMv2's general options (bm_sim/options_parse.cpp), those after it simple_switch_grpc's
 target options (targets/simple_switch_grpc/main.cpp) plus this switch's `--strict-bmv2`. Startup failures print one
 line on stderr and exit 1; SIGTERM/SIGINT stop the switch cleanly (exit 0).
@@ -52,6 +55,12 @@ class Options:
     log_flush: bool = False
     max_port_count: int = DEFAULT_MAX_PORT_COUNT
     grpc_addr: str = DEFAULT_GRPC_ADDR
+    grpc_ssl: bool = False
+    """--grpc-server-ssl: P4Runtime over TLS with --grpc-server-cert/--grpc-server-key."""
+    grpc_cacert: str | None = None
+    grpc_cert: str | None = None
+    grpc_key: str | None = None
+    grpc_client_auth: bool = False
     cpu_port: int | None = None
     drop_port: int = DEFAULT_DROP_PORT
     strict_bmv2: bool = False
@@ -67,6 +76,8 @@ class Options:
     trace_track: str | None = None
     trace_fields: list[str] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
+    stderr_warnings: list[str] = dataclasses.field(default_factory=list)
+    """Warnings simple_switch_grpc writes to stderr rather than stdout (the TLS flags')."""
 
 
 def _positive(text: str) -> int:
@@ -160,6 +171,14 @@ def build_parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     t = target.add_argument_group("Target specific options (after '--')")
     t.add_argument("--grpc-server-addr", metavar="HOST:PORT",
                    help=f"Bind gRPC server to given address [default is {DEFAULT_GRPC_ADDR}]")
+    t.add_argument("--grpc-server-ssl", action="store_true", help="Enable SSL/TLS for gRPC server")
+    t.add_argument("--grpc-server-cacert", metavar="FILE",
+                   help="Path to pem file holding CA certificate to verify peer against")
+    t.add_argument("--grpc-server-cert", metavar="FILE", help="Path to pem file holding server certificate")
+    t.add_argument("--grpc-server-key", metavar="FILE", help="Path to pem file holding server key")
+    t.add_argument("--grpc-server-with-client-auth", action="store_true",
+                   help="Require client to have a valid certificate for mutual authentication (needs "
+                        "--grpc-server-cacert here)")
     t.add_argument("--cpu-port", type=_uint, metavar="N",
                    help="Choose a numerical value for the CPU port, used for packet-in / packet-out. Do not add an "
                         "interface with this port number, and 0 is not a valid value. Without it P4Runtime packet "
@@ -246,10 +265,33 @@ def parse_args(argv: Sequence[str]) -> Options:
         opts.cpu_port = t.cpu_port
     if t.grpc_server_addr is not None:
         opts.grpc_addr = t.grpc_server_addr
+    _tls_options(opts, t, target)
     if g.thrift_port is not None:
         opts.warnings.append(f"Note: no Thrift server in this switch; --thrift-port {g.thrift_port} ignored "
                              f"(use P4Runtime on {opts.grpc_addr})")
     return opts
+
+
+def _tls_options(opts: Options, t: argparse.Namespace, target: argparse.ArgumentParser) -> None:
+    """simple_switch_grpc's checks of the TLS flags (main.cpp), in its order and words."""
+    pem_files = (t.grpc_server_cacert, t.grpc_server_cert, t.grpc_server_key)
+    if not t.grpc_server_ssl:
+        if any(f is not None for f in pem_files):
+            opts.stderr_warnings.append("SSL/TLS is disabled for gRPC server, so provided .pem files will be ignored")
+        if t.grpc_server_with_client_auth:
+            opts.stderr_warnings.append("SSL/TLS is disabled for gRPC server, so cannot request client auth")
+        return
+    for flag, value in (("--grpc-server-cert", t.grpc_server_cert), ("--grpc-server-key", t.grpc_server_key)):
+        if not value:
+            target.error(f"When enabling SSL/TLS for gRPC server, {flag} is required")
+    if t.grpc_server_with_client_auth and not t.grpc_server_cacert:
+        # BMv2 starts and then fails every handshake; Python's grpc refuses these options outright
+        target.error("--grpc-server-with-client-auth needs --grpc-server-cacert (the CA that signs client "
+                     "certificates)")
+    opts.grpc_ssl = True
+    opts.grpc_cacert = t.grpc_server_cacert or None
+    opts.grpc_cert, opts.grpc_key = t.grpc_server_cert, t.grpc_server_key
+    opts.grpc_client_auth = t.grpc_server_with_client_auth
 
 
 # -- startup ------------------------------------------------------------------------------------------------------
@@ -332,6 +374,21 @@ def _make_trace(opts: Options):
     return None
 
 
+def _read_tls(opts: Options):
+    """The server's TLS options read from the .pem files (BMv2's error naming a file it cannot read), or None."""
+    if not opts.grpc_ssl:
+        return None
+    try:
+        from switch.runtime.tls import PemError, ServerTls
+    except ImportError as e:
+        raise StartupError(f"P4Runtime server unavailable (switch.runtime): {e}") from None
+    assert opts.grpc_cert is not None and opts.grpc_key is not None
+    try:
+        return ServerTls.from_files(opts.grpc_cert, opts.grpc_key, opts.grpc_cacert, opts.grpc_client_auth)
+    except PemError as e:
+        raise StartupError(str(e)) from None
+
+
 def _import_server():
     try:
         from switch.runtime import P4RuntimeServer
@@ -355,6 +412,8 @@ def run(opts: Options) -> int:
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    for w in opts.stderr_warnings:
+        print(w, file=sys.stderr, flush=True)
     for w in opts.warnings:
         print(w, flush=True)
     if opts.pcap is not None and not os.path.isdir(opts.pcap):
@@ -362,6 +421,7 @@ def run(opts: Options) -> int:
     for number, name in opts.interfaces:
         if number == opts.drop_port:
             raise StartupError(f"interface {name} cannot be port {number}: that is the drop port")
+    tls = _read_tls(opts)
     program = read_program(opts.config) if opts.config is not None else None
     check_bindable(opts.grpc_addr)
     trace = _make_trace(opts)
@@ -404,13 +464,15 @@ def run(opts: Options) -> int:
                             inject=loop.inject)
         loop.packet_in = server.packet_in
         try:
-            bound = server.start(opts.grpc_addr)
+            bound = server.start(opts.grpc_addr, tls=tls)
         except Exception as e:  # grpc raises RuntimeError (or returns 0) on bind failures
             raise StartupError(f"cannot start gRPC server on {opts.grpc_addr}: {_one_line(str(e))}") from None
         addr = opts.grpc_addr
         if isinstance(bound, int) and bound > 0:  # the real port when asked for port 0
             host = split_addr(addr)[0]
             addr = f"[{host}]:{bound}" if ":" in host else f"{host}:{bound}"
+        if tls is not None:
+            print(f"gRPC server: {tls.describe()}", flush=True)
         print(f"Server listening on {addr}", flush=True)
         if trace is not None and opts.log_level in ("trace", "debug", "info"):
             trace.info(f"Switch started (device id {opts.device_id}, ports "

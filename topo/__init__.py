@@ -9,6 +9,7 @@
     topo.topologies  the fabrics by name (`--topo star|twotier`)
     topo.network     Network: a running Mininet network of P4 switches programmed by their controllers
     topo.cpus        the CPU layout of switch and host processes
+    topo.tls         CertDir: a throwaway CA, server and client certificates for P4Runtime over TLS (`make run TLS=1`)
     topo.netns       network namespaces wired by veth pairs to a switch process (`hosts()`, `SwitchProcess`)
     topo.frames      Ethernet/IPv4/UDP frame builders
     topo.inprocess   any in-network protocol's ranks and the embedded switch engine in one process, fake time, faults

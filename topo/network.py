@@ -9,15 +9,19 @@ runs on, without the workload (Mininet keeps workloads out of its `Mininet` too)
 
 The fabric (topo.star, topo.twotier) gives the shape; each switch is a `topo.p4switch.P4Switch` process (embedded or
 BMv2) on its own CPU where the layout allows (topo.cpus); the program's controller (controller.programs) pushes the
-pipeline, the L2 entries and the ECN threshold. Holds MININET_LOCK while open.
+pipeline, the L2 entries and the ECN threshold. With `tls` (a certificate directory, made if missing: topo.tls) every
+switch serves P4Runtime over TLS with client auth, and the controllers connect with the CA and client certificate.
+Holds MININET_LOCK while open.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from functools import partial
@@ -35,12 +39,15 @@ from controller.registers import open_registers
 from topo.cpus import CpuLayout
 from topo.fabric import Fabric
 from topo.p4switch import P4Switch
-from topo.star import check_link_rates, prepare_hosts
+from topo.star import check_link_rates, prepare_hosts, set_queue_limits
 from topo.target import Target
+from topo.tls import CertDir
 from worker.job import JobConfig
 from worker.protocols import PROTOCOLS
+from worker.schedstat import SchedTimes, sched_times
 
-__all__ = ["MININET_LOCK", "Network", "mininet_lock"]
+__all__ = ["MININET_LOCK", "Network", "PortCounters", "TransportCounters", "kill_namespace_processes",
+           "mininet_lock"]
 
 MININET_LOCK = Path("/tmp/ina-testbed-mininet.lock")
 """Held while a network exists: Mininet names interfaces h1-eth0, s1-eth1... in the root namespace, so two networks
@@ -79,6 +86,73 @@ class PortCounters(NamedTuple):
         return PortCounters(*(a - b for a, b in zip(self, other)))
 
 
+class TransportCounters(NamedTuple):
+    """What a host's transport lost and repaired (its namespace's counters, as `nstat` reads them, and its link's
+    qdiscs); subtract two readings for a run's share."""
+
+    tcp_out_segs: int
+    tcp_retrans_segs: int
+    tcp_timeouts: int
+    """TcpExt TCPTimeouts: retransmission timer expiries (a stall of at least one RTO, 200 ms minimum on Linux)."""
+    queue_drops: int
+    """Packets the rate-limiting qdiscs (htb) at either end of the host's link dropped: a full queue."""
+
+    def __sub__(self, other: tuple[int, ...]) -> TransportCounters:  # type: ignore[override]
+        return TransportCounters(*(a - b for a, b in zip(self, other)))
+
+
+def _proc_counters(path: Path) -> dict[str, dict[str, int]]:
+    """/proc/net/snmp or /proc/net/netstat (pairs of lines: `Tcp: names...` then `Tcp: values...`) as
+    {"Tcp": {"OutSegs": n, ...}}; empty if unreadable."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    out: dict[str, dict[str, int]] = {}
+    for names, values in zip(lines[::2], lines[1::2]):
+        kind, _, keys = names.partition(":")
+        vals = values.partition(":")[2].split()
+        try:
+            out[kind] = {k: int(v) for k, v in zip(keys.split(), vals)}
+        except ValueError:
+            continue
+    return out
+
+
+def _qdisc_drops(intf: str, pid: int | None = None) -> int:
+    """Drops of the root qdisc of `intf` (`tc -s qdisc`), in the network namespace of process `pid` (None: this
+    one); 0 if tc cannot tell."""
+    argv = ["tc", "-s", "-j", "qdisc", "show", "dev", intf]
+    if pid is not None:
+        argv = ["nsenter", f"--net=/proc/{pid}/ns/net", *argv]
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout
+        return sum(int(q.get("drops", 0)) for q in json.loads(out or "[]") if q.get("root"))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return 0
+
+
+def kill_namespace_processes(hosts: Sequence[Any]) -> list[int]:
+    """SIGKILL every process in the hosts' network namespaces but their shells; the pids killed.
+
+    Mininet stops a host by hanging up its shell's process group, but what runs there was started detached
+    (`mnexec -d`: a session of its own): the workers of a run that a Ctrl-C cut short would outlive the network."""
+    shells: dict[str, int] = {}
+    for h in hosts:
+        with contextlib.suppress(OSError, TypeError):  # a shell that never started, or is gone
+            shells[os.readlink(f"/proc/{h.pid}/ns/net")] = h.pid
+    shells.pop(os.readlink("/proc/self/ns/net"), None)  # a host outside a namespace shares ours: never kill there
+    killed = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) in shells.values():
+            continue
+        with contextlib.suppress(OSError):  # gone meanwhile
+            if os.readlink(proc / "ns" / "net") in shells:
+                os.kill(int(proc.name), signal.SIGKILL)
+                killed.append(int(proc.name))
+    return killed
+
+
 def _statistics(intf: str, *names: str) -> list[int]:
     """Counters of a network interface of this namespace (/sys/class/net/INTF/statistics/NAME)."""
     stats = Path("/sys/class/net") / intf / "statistics"
@@ -90,16 +164,18 @@ class Network:
 
     def __init__(self, fabric: Fabric, *, target: Target, program: str, program_files: tuple[Path, Path],
                  run_dir: Path, cpus: str = "split", seed: int = 1, bw: float | None = None,
-                 fault_plan: Path | None = None, ecn_threshold: int | None = None,
-                 pcap_dir: Path | None = None, trace_dir: Path | None = None) -> None:
+                 fault_plan: Path | None = None, ecn_threshold: int | None = None, queue_packets: int | None = None,
+                 pcap_dir: Path | None = None, trace_dir: Path | None = None, tls: Path | None = None) -> None:
         self.fabric = fabric
         self.pcap_dir = pcap_dir
         self.trace_dir = trace_dir
         """Every embedded switch writes its timeline here when it stops (switch-<name>.json)."""
         self.target, self.program, self.program_files = target, program, program_files
         self.run_dir, self.seed, self.bw = run_dir, seed, bw
-        self.fault_plan, self.ecn_threshold = fault_plan, ecn_threshold
+        self.fault_plan, self.ecn_threshold, self.queue_packets = fault_plan, ecn_threshold, queue_packets
         self.cpu_layout = CpuLayout.plan(cpus, switches=len(fabric.switches))
+        self.tls = CertDir(tls.resolve()) if tls is not None else None
+        """The switches' certificates (P4Runtime over TLS, client auth on); None: plaintext."""
         self.net: Mininet | None = None
         self.clients: dict[str, P4RuntimeClient] = {}
         self.ctls: dict[str, ProgramController] = {}
@@ -122,6 +198,8 @@ class Network:
         """Start Mininet with a switch process per switch, prepare the hosts, program every switch."""
         self.run_dir.mkdir(parents=True, exist_ok=True)
         setLogLevel("warning")
+        if self.tls is not None:
+            self.tls.ensure()
         if self.pcap_dir is not None:
             self.pcap_dir.mkdir(parents=True, exist_ok=True)
         timeline = None
@@ -131,13 +209,17 @@ class Network:
             timeline = (str(self.trace_dir), spec.trace_track if spec else None, spec.trace_fields if spec else ())
         switch_cls = partial(P4Switch, target=self.target, log_dir=str(self.run_dir), seed=self.seed,
                              fault_plan=str(self.fault_plan) if self.fault_plan else None, cpu_layout=self.cpu_layout,
-                             pcap_dir=str(self.pcap_dir) if self.pcap_dir is not None else None, timeline=timeline)
+                             pcap_dir=str(self.pcap_dir) if self.pcap_dir is not None else None, timeline=timeline,
+                             tls=self.tls)
+        # built by start(), not here: a Ctrl-C while Mininet builds then finds self.net set and tears it down
         self.net = net = Mininet(topo=self.fabric.topo(), switch=switch_cls, controller=None, autoSetMacs=False,
-                                 link=TCLink if self.bw is not None else Link)
+                                 link=TCLink if self.bw is not None else Link, build=False)
         net.start()
         prepare_hosts(net)
         if self.bw is not None:
             check_link_rates(net, self.bw)
+            if self.queue_packets is not None:
+                set_queue_limits(net, self.queue_packets)
         self.switches: dict[str, P4Switch] = {name: net.get(name) for name in self.fabric.switches}
         self.hosts = [net.get(f"h{i}") for i in range(1, self.fabric.workers + 1)]
         """Every job's worker hosts, job by job (job j's rank r on hosts[(j-1) * workers + r])."""
@@ -167,7 +249,8 @@ class Network:
         network already has for it is kept (it remembers the epochs it gave)."""
         sw = self.switches[name]
         json_path, p4info = self.program_files
-        client = self.clients[name] = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id).connect()
+        client = self.clients[name] = P4RuntimeClient(sw.grpc_address, device_id=sw.device_id,
+                                                      tls=self.tls.client() if self.tls else None).connect()
         client.set_pipeline(p4info, json_path)
         registers = open_registers(client, bmv2=self.target is Target.BMV2, thrift_port=sw.thrift_port)
         ctl = self.ctls.get(name)
@@ -259,16 +342,26 @@ class Network:
     def switch_cpu_s(self) -> dict[str, float]:
         """CPU seconds each switch process has run so far, every thread (the scheduler's nanosecond count,
         /proc/PID/task/TID/schedstat: /proc's utime and stime tick at 10 ms, coarse for a run of 50 ms)."""
+        return {name: t.cpu_s for name, t in self.switch_sched().items()}
+
+    def switch_sched(self) -> dict[str, SchedTimes]:
+        """Per switch process so far: CPU seconds and seconds runnable but waiting for a CPU (worker.schedstat)."""
+        return {name: sched_times(sw.process.pid) if sw.process else SchedTimes()
+                for name, sw in self.switches.items()}
+
+    def transport_counters(self, hosts: Sequence[int]) -> dict[int, TransportCounters]:
+        """Per host h<i> so far: its namespace's TCP counters and the drops of the rate-limiting qdiscs at both
+        ends of its link (the host's interface and its switch port)."""
         out = {}
-        for name, sw in self.switches.items():
-            proc = sw.process
-            total = 0
-            for stat in Path(f"/proc/{proc.pid}/task").glob("*/schedstat") if proc else ():
-                try:
-                    total += int(stat.read_text().split()[0])
-                except (OSError, ValueError, IndexError):  # a thread or the process ended meanwhile
-                    pass
-            out[name] = total / 1e9
+        for h in hosts:
+            host, a = self.host(f"h{h}"), self.fabric.attachment(h)
+            snmp = _proc_counters(Path(f"/proc/{host.pid}/net/snmp"))
+            ext = _proc_counters(Path(f"/proc/{host.pid}/net/netstat"))
+            drops = 0 if self.bw is None else (  # unlimited veths queue nothing (noqueue)
+                _qdisc_drops(f"{a.switch}-eth{a.port}") + _qdisc_drops(host.defaultIntf().name, host.pid))
+            out[h] = TransportCounters(snmp.get("Tcp", {}).get("OutSegs", 0),
+                                       snmp.get("Tcp", {}).get("RetransSegs", 0),
+                                       ext.get("TcpExt", {}).get("TCPTimeouts", 0), drops)
         return out
 
     def host(self, name: str) -> Any:
@@ -282,6 +375,7 @@ class Network:
                 client.close()
             self.clients = {}
             if self.net is not None:
+                kill_namespace_processes(self.net.hosts)
                 self.net.stop()
                 self.net = None
         finally:

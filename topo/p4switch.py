@@ -2,11 +2,13 @@
 
 The process is `python -m switch` (embedded target) or `simple_switch_grpc` (real BMv2), started with identical
 flags: one `-i PORT@INTF` per interface, `--device-id`, optional `--log-console`/`--pcap`, the program JSON or
-`--no-p4`, then `-- --grpc-server-addr 127.0.0.1:PORT --cpu-port N`. `start()` waits, bounded in time, until the gRPC
-port accepts connections; if the switch exits or never comes up it raises `SwitchStartError` quoting the switch's own
-last log lines (never an opaque "did not start correctly"), and it refuses to start on a gRPC port that another process
-already serves. With a `CpuLayout` that splits the CPUs, the process runs on the CPU the layout gives this switch
-(`taskset`, in the command line the log shows).
+`--no-p4`, then `-- --grpc-server-addr 127.0.0.1:PORT --cpu-port N` (and with `tls`, a `topo.tls.CertDir`,
+`--grpc-server-ssl` with its files and `--grpc-server-with-client-auth`: P4Runtime over TLS, client certificates
+required). `start()` waits, bounded in time, until the gRPC port accepts connections; if the switch exits or never
+comes up it raises `SwitchStartError` quoting the switch's own last log lines (never an opaque "did not start
+correctly"), and it refuses to start on a gRPC port that another process already serves. With a `CpuLayout` that
+splits the CPUs, the process runs on the CPU the layout gives this switch (`taskset`, in the command line the log
+shows).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from mininet.node import Switch
 from topo.cpus import CpuLayout
 from topo.switchproc import SwitchStartError, port_open, wait_serving
 from topo.target import Target
+from topo.tls import CertDir
 
 LOG_TAIL_LINES = 20
 
@@ -56,6 +59,7 @@ class P4Switch(Switch):
         fault_plan: str | None = None,
         cpu_layout: CpuLayout | None = None,
         timeline: tuple[str, str | None, tuple[str, ...]] | None = None,
+        tls: CertDir | None = None,
         **params: Any,
     ) -> None:
         super().__init__(name, **params)
@@ -83,6 +87,8 @@ class P4Switch(Switch):
         self.timeline = timeline
         """(directory, track field, fields): the embedded switch's `--trace DIR/switch-<name>.json`, `--trace-track`,
         `--trace-field`."""
+        self.tls = tls
+        """P4Runtime over TLS with these certificates, client auth on (both targets); None: plaintext."""
 
     @property
     def grpc_address(self) -> str:
@@ -116,6 +122,8 @@ class P4Switch(Switch):
             args += [a for f in fields for a in ("--trace-field", f)]
         args.append(self.json_path if self.json_path else "--no-p4")
         args += ["--", "--grpc-server-addr", self.grpc_address]
+        if self.tls is not None:
+            args += self.tls.switch_args(client_auth=True)
         if self.cpu_port is not None:
             args += ["--cpu-port", str(self.cpu_port)]
         return args

@@ -17,7 +17,7 @@ from topo.fabric import Attachment, Fabric
 from worker.job import JobConfig
 
 __all__ = ["StarTopo", "StarFabric", "SWITCH_IP", "SWITCH_MAC", "WORKER_UDP_PORT", "host_ip", "host_mac",
-           "check_link_rates", "prepare_hosts"]
+           "check_link_rates", "prepare_hosts", "set_queue_limits"]
 
 
 class StarTopo(Topo):
@@ -74,6 +74,16 @@ def check_link_rates(net: Mininet, bw: float) -> None:
         if "htb" not in out:
             raise RuntimeError(f"link {intf} has no {bw:g} Mbit/s rate limit (tc says: {out.strip() or 'nothing'}); "
                                "is the sch_htb kernel module available?")
+
+
+def set_queue_limits(net: Mininet, packets: int) -> None:
+    """Give every rate-limited link end (TCLink's htb class 5:1, both ends) a drop-tail FIFO of `packets`: a switch
+    port's buffer. Mininet's own `max_queue_size` needs netem, which this kernel lacks."""
+    for link in net.links:
+        for intf in (link.intf1, link.intf2):
+            out = intf.node.cmd(f"tc qdisc replace dev {intf} parent 5:1 handle 10: pfifo limit {packets}")
+            if out.strip():
+                raise RuntimeError(f"cannot limit the queue of {intf} to {packets} packets: {out.strip()}")
 
 
 def prepare_hosts(net: Mininet) -> None:

@@ -34,6 +34,7 @@ from worker.driver import WindowOptions
 from worker.errors import InputError, ProtocolError, Unreachable
 from worker.job import JobConfig, JobConfigError
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, open_collective
+from worker.schedstat import sched_times
 from worker.transport import TransportError
 from worker.verify import rank_input
 
@@ -198,7 +199,7 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
             passed.append(True)
             if args.delay_ms > 0:
                 time.sleep(args.delay_ms / 1000)
-            cpu0 = time.process_time()
+            cpu0, sched0 = time.process_time(), sched_times()
             t0 = time.monotonic()
             try:
                 run = coll.run(data, args.dtype)
@@ -207,7 +208,7 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
                     timeline.track(0, "all-reduce")
                     timeline.span(f"all-reduce {args.size} {args.dtype}", 0, t0, time.monotonic(), "run",
                                   elements=args.size)
-            cpu_s = time.process_time() - cpu0
+            cpu_s, wait_s = time.process_time() - cpu0, (sched_times() - sched0).wait_s
             peak_rss_kb = _peak_rss_kb()  # before --verify's own arrays
             verdict = None
             if args.verify:
@@ -233,6 +234,7 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
                                   "workers": job.num_workers,
                                   "dtype": args.dtype, "size": args.size, **stats}
         out["cpu_s"] = round(cpu_s, 6)  # this process's CPU time during the all-reduce (vs elapsed_s: CPU share)
+        out["wait_s"] = round(wait_s, 6)  # ... and its time runnable but waiting for a CPU (a busy machine)
         out["peak_rss_kb"] = peak_rss_kb  # the process's peak resident memory up to the end of the all-reduce
         if barrier_wait is not None:
             out["barrier_wait_s"] = round(barrier_wait, 6)

@@ -4,6 +4,7 @@ Uses finsy's protobuf-6 stubs (`finsy.proto`). Public API:
 
     server = P4RuntimeServer(sw, device_id=0, cpu_port=None, strict_bmv2=False, inject=None)
     port = server.start("127.0.0.1:9559")   # bound port (":0" picks a free one); raises RuntimeError if it cannot bind
+    server.start(addr, tls=ServerTls.from_files(cert, key, cacert, client_auth=True))   # over TLS (mutual)
     server.packet_in(frame)                 # a frame the switch emitted on cpu_port → PacketIn to the primary (non-blocking)
     server.stop(grace=None)
 
@@ -26,6 +27,7 @@ Modules:
     arbitration   client arbitration per (device id, role); primary election and notifications
     packetio      controller_packet_metadata ("packet_in"/"packet_out") bit packing
     status        P4RuntimeError, engine → gRPC code mapping, per-update error details (p4.v1.Error)
+    tls           ServerTls: the server's TLS options (simple_switch_grpc's --grpc-server-ssl and friends)
 
 Differences from PI worth knowing: requests naming another device id get NOT_FOUND (PI creates an empty device);
 RECONCILE_AND_COMMIT is UNIMPLEMENTED; writes to tables with const entries get PERMISSION_DENIED (P4Runtime spec);
@@ -35,5 +37,6 @@ As in PI, roles are not enforced: every stream competes for one primary per devi
 """
 
 from switch.runtime.server import P4RUNTIME_API_VERSION, P4RuntimeServer
+from switch.runtime.tls import ServerTls
 
-__all__ = ["P4RuntimeServer", "P4RUNTIME_API_VERSION"]
+__all__ = ["P4RuntimeServer", "P4RUNTIME_API_VERSION", "ServerTls"]

@@ -20,6 +20,7 @@ from switch.runtime.device import Device
 from switch.runtime.status import (
     ERROR_SPACE, Code, P4RuntimeError, batch_status, simple_grpc_status, to_grpc_status,
 )
+from switch.runtime.tls import ServerTls
 
 log = logging.getLogger(__name__)
 
@@ -201,10 +202,12 @@ class P4RuntimeServer:
 
     # --- lifecycle ------------------------------------------------------------------------------------------------
 
-    def start(self, address: str = "127.0.0.1:9559") -> int:
-        """Serve on `address` ("HOST:PORT"; port 0 picks a free one); returns the bound port. Raises if it cannot bind."""
+    def start(self, address: str = "127.0.0.1:9559", tls: ServerTls | None = None) -> int:
+        """Serve on `address` ("HOST:PORT"; port 0 picks a free one), over TLS when `tls` is given; returns the bound
+        port. Raises if it cannot bind (ValueError for TLS options grpc refuses)."""
         if self._server is not None:
             raise RuntimeError("P4Runtime server already started")
+        credentials = tls.credentials() if tls is not None else None
         server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=MAX_CONNECTIONS + 16, thread_name_prefix="p4rt"),
             options=[("grpc.so_reuseport", 0),
@@ -212,7 +215,8 @@ class P4RuntimeServer:
                      ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)])
         p4r_grpc.add_P4RuntimeServicer_to_server(_Servicer(self), server)
         try:
-            port = server.add_insecure_port(address)
+            port = (server.add_secure_port(address, credentials) if credentials is not None
+                    else server.add_insecure_port(address))
         except RuntimeError as exc:
             raise RuntimeError(f"P4Runtime server cannot bind {address}: {exc}") from None
         if not port:

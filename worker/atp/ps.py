@@ -37,6 +37,7 @@ from switch.timeline import Timeline
 from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, AtpCodec, AtpHeader
 from worker.codec import CodecError, MalformedPacket
 from worker.job import JobConfig, JobConfigError
+from worker.schedstat import sched_times
 
 __all__ = ["PsStats", "PsCore", "ParameterServer", "main"]
 
@@ -324,11 +325,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, ps.stop)
     signal.signal(signal.SIGINT, ps.stop)
     print(f"atp_ps: serving job(s) {', '.join(str(j.job_id) for j in jobs)} on UDP {ATP_UDP_PORT}", flush=True)
-    cpu0 = time.process_time()
+    cpu0, sched0 = time.process_time(), sched_times()
     try:
         ps.serve(args.idle_exit)
     finally:
-        report = json.dumps({**ps.report(), "cpu_s": round(time.process_time() - cpu0, 4)})
+        report = json.dumps({**ps.report(), "cpu_s": round(time.process_time() - cpu0, 4),
+                             "wait_s": round((sched_times() - sched0).wait_s, 4)})
         print(report, flush=True)
         if args.stats:
             with open(args.stats, "w") as f:
