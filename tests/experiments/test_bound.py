@@ -87,7 +87,8 @@ def test_a_busy_machine_reads_contended_and_a_quiet_one_does_not(program: tuple[
     cfg = ExperimentConfig(size=1 << 16, **_base(program, tmp_path))
     alone = run_experiment(cfg)
     assert alone.correct and alone.bound is not None, alone.table()
-    assert alone.bound.verdict != "contended", alone.bound.describe()
+    if alone.bound.outside.cpus < OUTSIDE:  # a machine that is busy already (make test beside a build) cannot say
+        assert alone.bound.verdict != "contended", alone.bound.describe()
     with busy_loops(os.cpu_count() or 1):
         shared = run_experiment(cfg)
     b = shared.bound
@@ -123,7 +124,8 @@ def test_tcp_through_short_queues_reads_transport(program: tuple[Path, Path], tm
     assert r.correct and b is not None, r.table()
     assert b.queue_drops > 0 and b.retransmitted >= STALL, b
     assert b.link_busy is not None and b.link_busy < 0.8, b
-    assert b.verdict == "transport", b.describe()
+    shared = max(b.switch_wait, b.host_wait) >= WAIT and b.outside.cpus >= OUTSIDE  # the rule's step before
+    assert b.verdict == ("contended" if shared else "transport"), b.describe()
     assert f"{b.queue_drops} queue drops" in r.table()
 
 
