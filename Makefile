@@ -48,7 +48,7 @@ REPS        ?= 3
 # RESUME=results/<dir>: continue the interrupted study that made <dir> (make experiment, figures, multitenant, train)
 RESUME      ?=
 # what a study stopped by Ctrl-C prints to resume it (experiments.interrupt): this make command with RESUME=<its dir>
-MAKE_COMMAND = INA_MAKE_COMMAND='$(strip make $@ $(filter-out RESUME=%,$(MAKEOVERRIDES)))'
+RESUME_HINT = INA_MAKE_COMMAND='$(strip make $@ $(filter-out RESUME=%,$(MAKEOVERRIDES)))'
 
 .PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train torch test-torch figures test build bench bench-loss bench-switch difftest p4runtime-shell controller-shell clean help
 
@@ -152,14 +152,14 @@ soak: build
 # a scenario sweep (root: Mininet) -> results/<name>-<UTC time>/{runs.csv,summary.md,time.png,goodput.png}
 # RESUME=results/<name>-<time>: continue that sweep (SCENARIO, if given on the command line, must be its scenario)
 experiment: build
-	$(MAKE_COMMAND) $(PY) -m experiments.sweep $(if $(and $(RESUME),$(filter file default,$(origin SCENARIO))),,$(SCENARIO)) \
+	$(RESUME_HINT) $(PY) -m experiments.sweep $(if $(and $(RESUME),$(filter file default,$(origin SCENARIO))),,$(SCENARIO)) \
 	  --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt $(if $(RESUME),--resume $(RESUME))
 
 # J jobs sharing one switch, SwitchML (static partition) vs ATP (shared pool + PS) at equal memory (root)
 # -> results/multitenant-<UTC time>/{runs.csv,summary.md,multitenant.png}
 JOBS        ?= 3
 multitenant: build
-	$(MAKE_COMMAND) $(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) --reps $(REPS) \
+	$(RESUME_HINT) $(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) --reps $(REPS) \
 	  $(if $(TARGET),--target $(TARGET)) $(if $(BW),--bw $(BW)) --program-dir $(OUT) $(MULTITENANT_ARGS) \
 	  $(if $(RESUME),--resume $(RESUME))
 
@@ -174,11 +174,11 @@ twolevel: build
 # directories under results/figures-<UTC time>/ (RESUME=results/figures-<time>: continue an interrupted one)
 FIGURES_ONLY ?=
 figures: build
-	$(MAKE_COMMAND) $(PY) -m experiments.figures $(if $(FIGURES_ONLY),--only $(FIGURES_ONLY)) $(if $(RESUME),--resume $(RESUME))
+	$(RESUME_HINT) $(PY) -m experiments.figures $(if $(FIGURES_ONLY),--only $(FIGURES_ONLY)) $(if $(RESUME),--resume $(RESUME))
 
 # data-parallel training on the Mininet hosts, once per algorithm (root) -> results/train-<UTC time>/
 train: build
-	$(MAKE_COMMAND) $(PY) -m experiments.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt $(TRAIN_ARGS) \
+	$(RESUME_HINT) $(PY) -m experiments.train --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt $(TRAIN_ARGS) \
 	  $(if $(RESUME),--resume $(RESUME))
 
 # PyTorch (CPU build, large) is an optional extra, never part of `make test`'s setup; test-torch runs DDP through the
