@@ -15,6 +15,7 @@ rates (one network, one rate: the comparison stays on equal links).
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, replace
 from typing import Callable
 
@@ -66,6 +67,9 @@ class Calibration:
     uplink_bits: float
     hosts_cpu_s: float
     host_cpus: int
+    available: float
+    """The share of the machine's CPUs the run had: 1 less what processes outside it used during the probe (a busy
+    machine leaves the switch and the hosts less, and the rate follows)."""
     switch_mbps: float
     """The rate the switch's cost allows."""
     hosts_mbps: float
@@ -91,7 +95,9 @@ class Calibration:
                 f"used {self.switch_cpu_s:.2f} CPU s ({self.service_mbps:.0f} Mbit/s per CPU: links up to "
                 f"{self.switch_mbps:g} Mbit/s keep it <= {100 * SWITCH_SHARE:.0f} % busy), the workers "
                 f"{self.hosts_cpu_s:.2f} CPU s on {self.host_cpus} CPU(s) (links up to {self.hosts_mbps:g} Mbit/s): "
-                f"{self.bw_mbps:g} Mbit/s, set by the {self.limit}")
+                f"{self.bw_mbps:g} Mbit/s, set by the {self.limit}"
+                + (f" (the machine was shared: {100 * self.available:.0f} % of its CPUs left to the run)"
+                   if self.available < 0.95 else ""))
 
 
 def calibrate(cfg: ExperimentConfig, size: int = PROBE_SIZE,
@@ -111,9 +117,10 @@ def calibrate(cfg: ExperimentConfig, size: int = PROBE_SIZE,
     switch_cpu = result.bound.switch_busy * result.elapsed_s
     hosts_cpu = result.bound.host_busy * result.elapsed_s * cpus
     bits = result.wire[1] * 8.0
+    available = max(0.1, 1.0 - result.bound.outside.cpus / (os.cpu_count() or 1))
     return Calibration(probe.protocol, probe.workers, probe.target.value, size, result.elapsed_s, switch_cpu, bits,
-                       hosts_cpu, cpus, choose_rate(switch_cpu, bits, probe.workers),
-                       choose_rate(hosts_cpu, bits, probe.workers, cpus))
+                       hosts_cpu, cpus, available, choose_rate(switch_cpu, bits, probe.workers, available),
+                       choose_rate(hosts_cpu, bits, probe.workers, cpus * available))
 
 
 def common_rate(cfgs: list[ExperimentConfig], log: Callable[[str], None] = print) -> tuple[float, list[Calibration]]:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from experiments.bound import Bound
+from experiments.load import OutsideLoad
 from experiments.calibrate import SWITCH_SHARE, calibrate, choose_rate, nice_floor
 from experiments.report import summary_markdown
 from experiments.config import ExperimentConfig
@@ -38,8 +39,10 @@ def test_the_rate_keeps_the_process_at_its_share() -> None:
 class FakeNetwork:
     """What `calibrate` needs of a network: run() once, close()."""
 
-    def __init__(self, elapsed: float, switch_busy: float, host_busy: float, wire_bytes: int, ok: bool = True):
+    def __init__(self, elapsed: float, switch_busy: float, host_busy: float, wire_bytes: int, ok: bool = True,
+                 outside: float = 0.0):
         self.args = (elapsed, switch_busy, host_busy, wire_bytes, ok)
+        self.outside = outside
         self.ran: list[ExperimentConfig] = []
         self.closed = False
 
@@ -49,7 +52,7 @@ class FakeNetwork:
         workers = [WorkerOutcome(r, 0 if ok else 2, {"ok": ok, "verified": ok, "elapsed_s": elapsed})
                    for r in range(cfg.workers)]
         return ExperimentResult(cfg, workers, {}, Path("/dev/null"), cpu_layout=CpuLayout(switches=(0,), hosts=(1,)),
-                                wire=(1000, wire), bound=Bound(None, sb, hb))
+                                wire=(1000, wire), bound=Bound(None, sb, hb, outside=OutsideLoad(self.outside)))
 
     def close(self) -> None:
         self.closed = True
@@ -66,6 +69,18 @@ def test_calibrate_probes_on_unlimited_links_and_takes_the_lower_limit() -> None
     assert cal.hosts_mbps == 10.0    # 100 Mbit/s per host CPU: 4 b <= 60 -> 15 -> 10
     assert cal.bw_mbps == 10.0 and cal.limit == "hosts"
     assert "set by the hosts" in cal.describe() and "20 Mbit/s" in cal.describe()
+
+
+def test_a_probe_on_a_shared_machine_gives_the_run_the_cpus_it_had(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other processes took 1 of 2 CPUs during the probe: the switch and the hosts get half of what an idle machine
+    gives, and so does the rate (a link the run cannot keep busy would not bind it)."""
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    cfg = ExperimentConfig(protocol="switchml", workers=4, bw=10.0, size=10, target=Target.EMBEDDED)
+    cal = calibrate(cfg, open_network=lambda c: FakeNetwork(2.0, 0.5, 1.0, 25_000_000, outside=1.0))
+    assert cal.available == 0.5
+    assert cal.switch_mbps == 10.0   # 200 Mbit/s per switch CPU, half of it: 4 b <= 60 -> 15 -> 10
+    assert cal.hosts_mbps == 5.0     # 100 Mbit/s per host CPU, half of it: 4 b <= 30 -> 7.5 -> 5
+    assert "50 % of its CPUs left to the run" in cal.describe()
 
 
 def test_a_failed_probe_is_an_error_not_a_rate() -> None:
@@ -92,7 +107,7 @@ def test_a_scenario_resolves_auto_to_the_lowest_rate_of_its_protocols(tmp_path: 
         seen.append((cfg.protocol, cfg.workers, cfg.bw))
         rate = {"switchml": 5.0, "ring": 50.0}[cfg.protocol]
         from experiments.calibrate import Calibration
-        return Calibration(cfg.protocol, cfg.workers, "embedded", 1, 1.0, 1.0, 1e6, 1.0, 1, rate, 2 * rate)
+        return Calibration(cfg.protocol, cfg.workers, "embedded", 1, 1.0, 1.0, 1e6, 1.0, 1, 1.0, rate, 2 * rate)
 
     monkeypatch.setattr("experiments.calibrate.calibrate", fake)
     out = calibrated(sc, tmp_path / "switchml.json", tmp_path / "switchml.p4info.txt", log=lambda m: None)
