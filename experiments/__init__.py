@@ -4,7 +4,7 @@
     experiments.session    ExperimentNetwork: the session that owns a network and runs workloads on it; run_experiment
     experiments.result     ExperimentResult: what a run measured (`make run`'s table), fault_report
     experiments.run        `make run`: the command line
-    experiments.bound      what bound a run (links, resends, a busy machine, switch CPU, hosts' CPUs, losses, else latency)
+    experiments.bound      what bound a run (links, resends, a busy machine, CPUs, losses, else latency)
     experiments.load       the machine's load from outside a run
     experiments.calibrate  link rates the switch and hosts keep up with (BW=auto)
     experiments.scenario   scenario files (TOML) -> points; experiments.sweep runs them, experiments.report reports

@@ -35,9 +35,9 @@ from pathlib import Path
 
 from experiments.config import ExperimentConfig, num_elems
 from experiments.interrupt import interrupted, stopping_cleanly
-from experiments.resume import (MULTITENANT_KEY, ResumeError, add_resume_argument, check_arguments, from_csv,
-                                read_rows, remember, reopen, resolve, resolved, row_key, to_csv)
-from experiments.rows import CsvLog, results_dir
+from experiments.resume import (MULTITENANT_KEY, ResumeError, add_resume_argument, check_arguments, read_rows,
+                                remember, reopen, resolve, resolved, row_key)
+from experiments.rows import CsvLog, from_csv, results_dir, to_csv
 from experiments.session import ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from topo.target import Target

@@ -30,16 +30,16 @@ import json
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from experiments.rows import Row
 from experiments.scenario import RunPoint, Scenario
 
 __all__ = ["ARGUMENTS", "MULTITENANT_KEY", "RETRIED", "SWEEP_KEY", "TRAIN_KEY", "Reopened", "ResumeError",
-           "add_resume_argument", "check_arguments", "from_csv", "made_with", "read_rows", "remember", "reopen",
-           "resolve", "resolved", "row_key", "run_name", "sweep_key", "to_csv"]
+           "add_resume_argument", "check_arguments", "made_with", "read_rows", "remember", "reopen",
+           "resolve", "resolved", "row_key", "run_name", "sweep_key"]
 
 SWEEP_KEY = ("protocol", "workers", "size_elems", "loss", "straggler_ms", "background_mbps", "rep", "seed")
 MULTITENANT_KEY = ("protocol", "rep")
@@ -48,8 +48,6 @@ ARGUMENTS = "arguments.json"
 """In a results directory: the command and arguments that made it, and values it resolved (a calibrated rate)."""
 RETRIED = "retried.csv"
 """Beside runs.csv: rows of failed runs that a resume ran again."""
-
-T = TypeVar("T")
 
 
 class ResumeError(ValueError):
@@ -148,21 +146,6 @@ def _replace(path: Path, columns: Sequence[str], rows: Sequence[Mapping[str, Any
 def _sync(f: Any) -> None:
     f.flush()
     os.fsync(f.fileno())
-
-
-def from_csv(cls: type[T], d: Mapping[str, str]) -> T:
-    """The dataclass row that write_rows / CsvLog wrote as `d` (each field by its declared type: int, float, bool as
-    1/0, str, or `X | None` with None as ""); a field whose column `d` lacks keeps its default."""
-    def value(kind: str, text: str) -> object:
-        if kind.endswith("| None"):
-            return None if text == "" else value(kind.removesuffix("| None").strip(), text)
-        return {"int": int, "float": float, "bool": lambda t: t in ("1", "True"), "str": str}[kind](text)
-    return cls(**{f.name: value(str(f.type), d[f.name]) for f in fields(cls) if f.name in d})  # type: ignore[call-arg]
-
-
-def to_csv(row: Any) -> dict[str, Any]:
-    """A dataclass row as write_rows writes it (booleans as 1/0, None as ""): what from_csv reads back."""
-    return {k: int(v) if isinstance(v, bool) else "" if v is None else v for k, v in asdict(row).items()}
 
 
 # --- the arguments a directory was made with ------------------------------------------------------------------------

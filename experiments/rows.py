@@ -14,13 +14,16 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from controller.programs import CONTROLLERS
 from experiments.result import ExperimentResult
 from experiments.scenario import RunPoint, Scenario
 
-__all__ = ["CSV_FIELDS", "SETUP_ATTEMPTS", "CsvLog", "Row", "results_dir", "write_dicts", "write_rows"]
+__all__ = ["CSV_FIELDS", "SETUP_ATTEMPTS", "CsvLog", "Row", "from_csv", "results_dir", "to_csv", "write_dicts",
+           "write_rows"]
+
+T = TypeVar("T")
 
 SETUP_ATTEMPTS = 3
 """Tries to bring a network up before its runs are recorded as failed (sweeps and benchmarks alike)."""
@@ -34,12 +37,28 @@ def write_dicts(path: Path, columns: Sequence[str], rows: Iterable[Mapping[str, 
         w.writerows(rows)
 
 
+def to_csv(row: Any) -> dict[str, Any]:
+    """A dataclass row as every runs.csv writes it: booleans as 1/0, None as empty."""
+    return {k: int(v) if isinstance(v, bool) else "" if v is None else v for k, v in asdict(row).items()}
+
+
+def from_csv(cls: type[T], d: Mapping[str, str], columns: Mapping[str, str] | None = None) -> T:
+    """The dataclass row that `to_csv` wrote as `d`, each field by its declared type (int, float, bool as 1/0, str,
+    or `X | None` with None as ""); `columns`: field -> column names that differ; a column `d` lacks (an older
+    file) leaves its field's default."""
+    def value(kind: str, text: str) -> object:
+        if kind.endswith("| None"):
+            return None if text == "" else value(kind.removesuffix("| None").strip(), text)
+        return {"int": int, "float": float, "bool": lambda t: t in ("1", "True"), "str": str}[kind](text)
+    names = columns or {}
+    return cls(**{f.name: value(str(f.type), d[names.get(f.name, f.name)])  # type: ignore[call-arg]
+                  for f in fields(cls) if names.get(f.name, f.name) in d})
+
+
 def write_rows(rows: Sequence[Any], path: Path) -> None:
     """A CSV file with one line per dataclass row (columns: its fields, in order)."""
-    if rows:  # booleans as 1/0 and None as empty, as every runs.csv writes them
-        write_dicts(path, [f.name for f in fields(rows[0])],
-                    ({k: int(v) if isinstance(v, bool) else "" if v is None else v for k, v in asdict(r).items()}
-                     for r in rows))
+    if rows:
+        write_dicts(path, [f.name for f in fields(rows[0])], (to_csv(r) for r in rows))
     else:
         path.write_text("")
 
@@ -147,13 +166,7 @@ class Row(RunPoint):
     @classmethod
     def from_csv(cls, d: dict[str, str]) -> Row:
         """The row csv_row() wrote (each field converted by its declared type)."""
-        def value(kind: str, text: str) -> object:
-            if kind.endswith("| None"):
-                return None if text == "" else value(kind.removesuffix("| None").strip(), text)
-            return {"int": int, "float": float, "bool": lambda t: t == "1", "str": str}[kind](text)
-        # a column an older runs.csv lacks keeps the field's default
-        return cls(**{f.name: value(str(f.type), d[COLUMNS.get(f.name, f.name)]) for f in fields(cls)
-                      if COLUMNS.get(f.name, f.name) in d})
+        return from_csv(cls, d, COLUMNS)
 
     def csv_row(self) -> dict[str, object]:
         d = asdict(self)

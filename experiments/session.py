@@ -133,7 +133,8 @@ class ExperimentNetwork:
         self.fault_plan = self._compile_faults() if cfg.fault_plan is not None else None
         self.network = Network(fabric, target=cfg.target, program=cfg.program, program_files=cfg.program_files,
                                run_dir=cfg.run_dir, cpus=cfg.cpus, seed=cfg.seed, bw=cfg.bw,
-                               fault_plan=self.fault_plan, ecn_threshold=cfg.ecn_threshold, queue_packets=cfg.queue_packets,
+                               fault_plan=self.fault_plan, ecn_threshold=cfg.ecn_threshold,
+                               queue_packets=cfg.queue_packets,
                                pcap_dir=cfg.run_dir / "pcap" if cfg.pcap else None,
                                trace_dir=trace_dir(cfg) if cfg.trace else None, tls=cfg.tls).__enter__()
         self.network.install(self.jobs)

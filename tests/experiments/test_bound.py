@@ -15,8 +15,12 @@ import pytest
 from experiments.bound import OUTSIDE, STALL, VERDICTS, WAIT, WASTE, Bound, verdict
 from experiments.config import ExperimentConfig
 from experiments.load import OutsideLoad
+from experiments.result import ExperimentResult
+from experiments.rows import CSV_FIELDS, Row
+from experiments.scenario import load_scenario
 from experiments.session import run_experiment
 from topo.target import Target
+from worker.launch import WorkerOutcome
 
 
 SHARED = OutsideLoad(others_cpus=1.5)
@@ -59,6 +63,23 @@ def test_the_line_says_what_the_verdict_rests_on() -> None:
     assert "27 queue drops, 3 TCP timeouts" in tcp.describe()
     quiet = Bound(link_busy=None, switch_busy=0.1, host_busy=0.1, outside=OutsideLoad(0.02))
     assert "waited" not in quiet.describe() and "resent" not in quiet.describe()
+
+
+def test_runs_csv_carries_what_the_verdict_rests_on(tmp_path: Path) -> None:
+    """A sweep's row holds the measurements behind the verdict, as the verdict itself reads them."""
+    (tmp_path / "s.toml").write_text("[sweep]\nprotocols = ['switchml']\nworkers = [2]\nsizes = [1024]\n")
+    sc = load_scenario(tmp_path / "s.toml")
+    b = Bound(link_busy=None, switch_busy=0.45, host_busy=0.5, switch_wait=0.6, host_wait=0.32,
+              outside=OutsideLoad(0.9, 0.1), retransmitted=0.02, queue_drops=3, tcp_timeouts=1, efficiency=0.78)
+    cfg = ExperimentConfig(workers=2, size=1024)
+    worker = WorkerOutcome(0, 0, {"ok": True, "verified": True, "elapsed_s": 1.0})
+    r = ExperimentResult(cfg, [worker], {}, Path("/dev/null"), bound=b)
+    row = Row.of(sc.runs()[0], 1, sc, r).csv_row()
+    assert {k: row[k] for k in ("switch_wait_fraction", "host_wait_fraction", "outside_cpus", "retransmitted_fraction",
+                                "queue_drops", "tcp_timeouts", "efficiency", "bound")} == {
+        "switch_wait_fraction": 0.6, "host_wait_fraction": 0.32, "outside_cpus": 1.0, "retransmitted_fraction": 0.02,
+        "queue_drops": 3, "tcp_timeouts": 1, "efficiency": 0.78, "bound": "contended"}
+    assert row["seed"] == sc.seed + 1 and set(row) == set(CSV_FIELDS)
 
 
 def _base(program: tuple[Path, Path], tmp_path: Path, **kw: object) -> dict[str, object]:

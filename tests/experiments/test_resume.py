@@ -16,9 +16,9 @@ import pytest
 import experiments.sweep as sweep
 from experiments.figures import Figure, sweep_command
 from experiments.interrupt import MAKE_COMMAND, resume_command, stopping_cleanly
-from experiments.resume import (MULTITENANT_KEY, SWEEP_KEY, TRAIN_KEY, ResumeError, check_arguments, from_csv,
-                                read_rows, remember, reopen, resolve, resolved, row_key, sweep_key, to_csv)
-from experiments.rows import CSV_FIELDS, CsvLog, Row
+from experiments.resume import (MULTITENANT_KEY, SWEEP_KEY, TRAIN_KEY, ResumeError, check_arguments, read_rows,
+                                remember, reopen, resolve, resolved, row_key, sweep_key)
+from experiments.rows import CSV_FIELDS, CsvLog, Row, from_csv, to_csv
 from experiments.scenario import RunPoint, load_scenario
 
 TOML = ('[scenario]\nname = "tiny"\nrepetitions = 2\n[sweep]\nprotocols = ["switchml", "ring"]\nworkers = [2]\n'

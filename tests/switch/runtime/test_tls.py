@@ -1,6 +1,6 @@
 """P4Runtime over TLS, as simple_switch_grpc does it: `python -m switch` with --grpc-server-ssl and its files serves
-only clients that complete the handshake (and, with --grpc-server-with-client-auth, present a certificate of the CA given),
-and the controller's client says in one line, at once, why a handshake failed. The same refusals run against real
+only clients that complete the handshake (and, with --grpc-server-with-client-auth, present a certificate of the CA
+given), and the controller's client says in one line, at once, why a handshake failed. The same refusals run against real
 simple_switch_grpc (marked bmv2: when it is on PATH), and the switch's startup warnings and errors are BMv2's words.
 
     PATH=/path/to/bmv2/bin:$PATH TARGET=bmv2 python -m pytest -q -m bmv2 tests/switch/runtime/test_tls.py
