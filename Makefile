@@ -50,7 +50,7 @@ RESUME      ?=
 # what a study stopped by Ctrl-C prints to resume it (experiments.interrupt): this make command with RESUME=<its dir>
 RESUME_HINT = INA_MAKE_COMMAND='$(strip make $@ $(filter-out RESUME=%,$(MAKEOVERRIDES)))'
 
-.PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train torch test-torch figures test build bench bench-loss bench-switch difftest p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train torch test-torch figures test build bench bench-loss bench-sim bench-switch difftest p4runtime-shell controller-shell clean help
 
 all: help
 
@@ -62,6 +62,7 @@ help:
 	@echo "make test          set up and run the test suite"
 	@echo "make perf          nccl-tests' all_reduce_perf columns for ALGO on WORKERS hosts (BW, PERF_ARGS=\"-b 4K -e 1M -f 4\")"
 	@echo "make experiment    run a scenario file (SCENARIO=experiments/scenarios/size-sweep.toml) -> results/<name>-<time>/"
+	@echo "                   (engine = \"sim\" in the file: the packet simulator, virtual time, no root; docs/simulator.md)"
 	@echo "                   Ctrl-C stops cleanly; RESUME=results/<name>-<time> continues it there (the runs its runs.csv"
 	@echo "                   lacks or that failed; SCENARIO may be left out). multitenant, train, figures take RESUME too"
 	@echo "make multitenant   JOBS jobs share one switch: every in-network protocol at equal memory (SwitchML's static"
@@ -84,6 +85,8 @@ help:
 	@echo "                   checkout directory or a git revision, e.g. 355f392) and reports the ratios"
 	@echo "make bench-loss    4 workers, 0 vs 1 % loss, BENCH_LOSS_REPS=80 pairs (root, ~7 min): whether the 1 % share"
 	@echo "                   of loss-free is settled above or below 85 %; writes results/bench/loss-share.*"
+	@echo "make bench-sim     the packet simulator at scale: one verified 4 MiB all-reduce per worker at 100 Gbit/s"
+	@echo "                   (BENCH_SIM_WORKERS=\"64 256\"): wall time, events/s, peak RSS -> results/bench/sim.md"
 	@echo "make bench-switch  switches side by side (embedded, BMv2 if installed; root): kpps at ~0 % loss, SwitchML"
 	@echo "                   elements/s, ratios; writes results/bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\";"
 	@echo "                   BENCH_COMPARE=DIR|REV adds that version's embedded switch)"
@@ -239,6 +242,12 @@ $(OUT)/switchml-pool$(SCALING_POOL).json: p4src/switchml.p4 $(wildcard p4src/inc
 	@mkdir -p $(OUT)
 	$(P4C) -I p4src -D INA_POOL_SIZE=$(SCALING_POOL) -o $@ --p4runtime-files $(OUT)/switchml-pool$(SCALING_POOL).p4info.txt $<
 
+# switchml.p4 for jobs of more than 32 workers, not part of `make build`: make out/switchml-w512.json (W = 64, 128,
+# 256 or 512: -D INA_MAX_WORKERS=W, the worker bitmap's width; the P4Info beside it)
+$(OUT)/switchml-w%.json: p4src/switchml.p4 $(wildcard p4src/include/*) | setup
+	@mkdir -p $(OUT)
+	$(P4C) -I p4src -D INA_MAX_WORKERS=$* -o $@ --p4runtime-files $(OUT)/switchml-w$*.p4info.txt $<
+
 # issue 11's loss goal (4 workers, 1 % loss >= 85 % of loss-free): loss-free and 1 % runs back to back, repeated
 # until the interval of the median share is narrow enough to settle it on a noisy host -> results/bench/loss-share.*
 BENCH_LOSS_REPS ?= 80
@@ -252,6 +261,12 @@ bench-loss: build
 DIFFTEST_PROGRAMS ?= $(wildcard tests/p4/*.p4) $(wildcard tests/compiler/p4/*.p4)
 difftest: setup
 	$(PY) -m perf.difftest $(DIFFTEST_PROGRAMS) $(if $(TUTORIALS),--tutorials $(TUTORIALS)) $(DIFFTEST_ARGS)
+
+# the packet simulator at scale: one verified all-reduce of 4 MiB per worker at 100 Gbit/s, per worker count
+# -> results/bench/sim.md (wall time, events/s, peak RSS) and sim-history.csv
+BENCH_SIM_WORKERS ?= 64 256
+bench-sim: build
+	$(PY) -m experiments.bench.sim --workers $(BENCH_SIM_WORKERS) --out results/bench/sim
 
 bench-switch: setup
 	$(PY) -m perf.switchbench --out results/bench/switch.md $(if $(BENCH_COMPARE),--compare-version $(BENCH_COMPARE)) \

@@ -17,7 +17,7 @@ from finsy import P4TableAction, P4TableEntry, P4TableMatch
 from controller.base import CliCommand, ProgramController, _first_count
 from worker.arguments import at_least, in_range
 from worker.atp.header import flag_names
-from worker.job import JobConfig, JobConfigError
+from worker.job import MAX_WORKERS, JobConfig, JobConfigError
 
 __all__ = ["AggregatorState", "AtpController", "COUNTERS", "ECN_OFF", "RACK_RID_BASE"]
 
@@ -133,6 +133,10 @@ class AtpController(ProgramController, program="atp"):
             raise JobConfigError(f"job {job.job_id}: ATP needs a parameter server (\"ps\" in the job file)")
         if level not in (0, 1):
             raise ValueError(f"level must be 0 or 1, got {level}")
+        if job.num_workers > MAX_WORKERS:
+            raise ValueError(f"job {job.job_id} has {job.num_workers} workers, but an ATP packet carries a "
+                             f"{MAX_WORKERS}-bit worker bitmap: more workers aggregate on two levels (racks of at most "
+                             f"{MAX_WORKERS})")
         mgid = mgid if mgid is not None else job.job_id + 1
         ack_port = job.ps.switch_port if ack_port is None else ack_port
         if level == 0:

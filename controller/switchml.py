@@ -17,7 +17,7 @@ from finsy import P4TableAction, P4TableEntry, P4TableMatch
 from controller.base import FLOOD_MGID, CliCommand, ProgramController, _first_count
 from worker.job import JobConfig
 
-__all__ = ["SlotState", "SwitchMLController", "COUNTERS", "FLOOD_MGID"]
+__all__ = ["SlotState", "SwitchMLController", "COUNTERS", "FLOOD_MGID", "max_workers"]
 
 INGRESS = "SwitchMLIngress"
 EGRESS = "SwitchMLEgress"
@@ -44,14 +44,22 @@ class SlotState:
 
     def contributors(self) -> list[int]:
         """Ranks whose contribution the set holds."""
-        return [r for r in range(32) if self.bitmap >> r & 1]
+        return [r for r in range(self.bitmap.bit_length()) if self.bitmap >> r & 1]
+
+
+def max_workers(schema: Any) -> int:
+    """Workers a job may have on this build of switchml.p4: the width of its worker bitmap (the P4Info's
+    SwitchMLIngress.ina_bitmap, bit<W>: 32 by default, W with -D INA_MAX_WORKERS=W)."""
+    return int(schema.registers[f"{INGRESS}.ina_bitmap"].type_spec.bitwidth)
 
 
 def format_slots(ctl: SwitchMLController, first: int, count: int) -> str:
-    """One line per (slot, set): bitmap as bits, contributors, countdown, exponent."""
-    lines = ["slot set  bitmap                            countdown exponent contributors"]
+    """One line per (slot, set): bitmap as bits (as many as the program's bitmap has), contributors, countdown,
+    exponent."""
+    width = ctl.max_workers()
+    lines = [f"slot set  {'bitmap':<{width}}  countdown exponent contributors"]
     for s in ctl.slots(first, count):
-        lines.append(f"{s.slot:>4} {s.set:>3}  {s.bitmap:032b}  {s.countdown:>9} {s.exponent:>8} "
+        lines.append(f"{s.slot:>4} {s.set:>3}  {s.bitmap:0{width}b}  {s.countdown:>9} {s.exponent:>8} "
                      f"{','.join(map(str, s.contributors())) or '-'}")
     return "\n".join(lines)
 
@@ -83,7 +91,13 @@ class SwitchMLController(ProgramController, program="switchml"):
     def create_job(self, job: JobConfig, *, mgid: int | None = None, epoch: int | None = None) -> int:
         """Install a job: its ina_jobs entry, a fresh epoch in ina_epochs (`epoch`, default: different from the
         last one this controller gave, starting at random), one ina_workers and ina_destinations entry and one
-        replica per worker, then reset its slots. Returns the job's multicast group id."""
+        replica per worker, then reset its slots. Returns the job's multicast group id. ValueError when the job has
+        more workers than the program's worker bitmap holds (`max_workers`)."""
+        limit = self.max_workers()
+        if job.num_workers > limit:
+            raise ValueError(f"job {job.job_id} has {job.num_workers} workers, but the switch's program holds at most "
+                             f"{limit} per job (its worker bitmap {INGRESS}.ina_bitmap is bit<{limit}>): build "
+                             f"switchml.p4 with -D INA_MAX_WORKERS=W for W = 64, 128, 256 or 512 workers")
         mgid = mgid if mgid is not None else job.job_id + 1
         if epoch is None:
             last = self._epochs.get(job.job_id, self.rng.randrange(EPOCHS))
@@ -114,6 +128,13 @@ class SwitchMLController(ProgramController, program="switchml"):
         schema = getattr(self.client, "schema", None)
         if schema is not None:
             return schema.registers[f"{INGRESS}.ina_bitmap"].size // 2
+        raise ValueError("no P4Info: push the program or attach to a switch that runs it")
+
+    def max_workers(self) -> int:
+        """Workers a job may have on the program (the width of its worker bitmap, `max_workers(schema)`)."""
+        schema = getattr(self.client, "schema", None)
+        if schema is not None:
+            return max_workers(schema)
         raise ValueError("no P4Info: push the program or attach to a switch that runs it")
 
     @property

@@ -41,6 +41,12 @@ def theory_time_s(protocol: str, size: int, workers: int, bw_mbps: float, itemsi
     return factor * size * itemsize * 8 / (bw_mbps * 1e6)
 
 
+def _s(seconds: float, decimals: int = 4) -> str:
+    """Seconds with `decimals` decimals, or as many significant digits below a millisecond (simulated 100 Gbit/s
+    runs)."""
+    return f"{seconds:.{decimals}f}" if seconds >= 1e-3 or seconds == 0 else f"{seconds:.{decimals}g}"
+
+
 def _fmt_x(axis: str, v: float, itemsize: int = 4) -> str:
     if axis == "size":
         b = v * itemsize
@@ -117,20 +123,8 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
               f"- {len(rows)} runs ({ok} verified): algorithms {', '.join(sc.protocols)}; workers {list(sc.workers)}; "
               f"sizes {[ _fmt_x('size', s) for s in sc.sizes]} of {sc.dtype}; loss {list(sc.loss)}; stragglers "
               f"{list(sc.straggler_ms)} ms; background {list(sc.background_mbps)} Mbit/s; {sc.repetitions} "
-              "repetitions, interleaved.",
-              f"- Mininet star, one switch ({sc.target} target), links "
-              + (f"{sc.bw_mbps:g} Mbit/s (htb)" if sc.bw_mbps else "unlimited (veth)")
-              + (", calibrated to the switch (bw_mbps = \"auto\", experiments.calibrate; the lowest rate of: "
-                 + "; ".join(sc.calibration) + ")" if sc.calibration else "")
-              + "; loss is the P4 drop simulator's, on every worker port in both directions.",
-              f"- SwitchML's window: {sc.window or 'the pool'} slots"
-              + (", at most rate x (min RTT + 5 ms) of them in flight (window_control = adaptive)"
-                 if sc.window_control == "adaptive" else ", every one in flight (window_control = fixed)") + ".",
-              "- Time: the slowest worker's all-reduce time (workers start together through a barrier); a run counts "
-              "only if every worker verified its result against the float64 reference (int32: exact).",
-              f"- CPU layout `{sc.cpus}` (topo.cpus): {CpuLayout.plan(sc.cpus).describe()}. Switch and workers share "
-              "this machine's CPUs: at high link rates the figures measure the emulator's CPU, not the network. "
-              "Ratios from one run of this scenario are the meaningful figures.", ""]
+              "repetitions, interleaved."]
+    lines += _sim_method(sc, rows) if sc.engine == "sim" else _mininet_method(sc)
     lines += ["## Median time (s), min–max over repetitions", ""]
     series = _all_series(rows, sc)
     first = [] if sc.x == "workers" else ["workers"]
@@ -141,7 +135,7 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
             cells = []
             for a in series:
                 t = [r.elapsed_s for r in g.get((n, x, a), [])]
-                cells.append(f"{statistics.median(t):.4f} ({min(t):.4f}–{max(t):.4f})" if t else "—")
+                cells.append(f"{_s(statistics.median(t))} ({_s(min(t))}–{_s(max(t))})" if t else "—")
             if any(c != "—" for c in cells):
                 lines.append("| " + " | ".join(([str(n)] if n else []) + [_fmt_x(sc.x, x)] + cells) + " |")
     ina = [a for a in series if a.split()[0] in IN_NETWORK]
@@ -179,8 +173,8 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
                 big = max(xs)
                 t = [r.elapsed_s for r in g.get((n, big, a), [])]
                 th = theory_time_s(a.split()[0], int(big), n, sc.bw_mbps, itemsize)
-                meas = f"measured {statistics.median(t):.3f} s = {th / statistics.median(t):.0%} of it" if t else ""
-                lines.append(f"- {a}, {n} workers, {_fmt_x('size', big)}: {th:.3f} s; {meas}")
+                meas = f"measured {_s(statistics.median(t), 3)} s = {th / statistics.median(t):.0%} of it" if t else ""
+                lines.append(f"- {a}, {n} workers, {_fmt_x('size', big)}: {_s(th, 3)} s; {meas}")
     failed = [r for r in rows if not r.verified]
     if failed:
         lines += ["", f"## Failed runs ({len(failed)})", ""]
@@ -191,6 +185,48 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
     lines += ["", f"Plots: `time.png` (median time, min–max bars{dashed}), `goodput.png`{dotted}.", ""]
     return "\n".join(lines)
 
+
+
+def _mininet_method(sc: Scenario) -> list[str]:
+    return [f"- Mininet star, one switch ({sc.target} target), links "
+            + (f"{sc.bw_mbps:g} Mbit/s (htb)" if sc.bw_mbps else "unlimited (veth)")
+            + (", calibrated to the switch (bw_mbps = \"auto\", experiments.calibrate; the lowest rate of: "
+               + "; ".join(sc.calibration) + ")" if sc.calibration else "")
+            + "; loss is the P4 drop simulator's, on every worker port in both directions.",
+            f"- SwitchML's window: {sc.window or 'the pool'} slots"
+            + (", at most rate x (min RTT + 5 ms) of them in flight (window_control = adaptive)"
+               if sc.window_control == "adaptive" else ", every one in flight (window_control = fixed)") + ".",
+            "- Time: the slowest worker's all-reduce time (workers start together through a barrier); a run counts "
+            "only if every worker verified its result against the float64 reference (int32: exact).",
+            f"- CPU layout `{sc.cpus}` (topo.cpus): {CpuLayout.plan(sc.cpus).describe()}. Switch and workers share "
+            "this machine's CPUs: at high link rates the figures measure the emulator's CPU, not the network. "
+            "Ratios from one run of this scenario are the meaningful figures.", ""]
+
+
+def _sim_method(sc: Scenario, rows: list[Row]) -> list[str]:
+    """The Method lines of a simulated scenario: the model, and what the simulation cost in wall time."""
+    m = sc.sim
+    buf = "unbounded queues" if m.buffer_kib is None else f"{m.buffer_kib:g} KiB drop-tail queues"
+    ecn = f", ECN marking at {m.ecn_kib:g} KiB" if m.ecn_kib is not None else ""
+    service = f"{m.service_ns:g} ns per packet" if m.service_ns else "line rate (no per-packet time, as an ASIC)"
+    sim_rows = [r for r in rows if r.wall_s]
+    wall = sum(r.wall_s or 0.0 for r in sim_rows)
+    events = sum(r.sim_events for r in sim_rows)
+    simulated = sum(r.elapsed_s for r in sim_rows)
+    return [f"- Packet simulator (topo.sim, virtual time on SimPy): a star, one switch running the protocol's P4 program "
+            f"on the embedded engine; links {sc.bw_mbps:g} Mbit/s, {m.delay_us:g} µs, {buf}{ecn}, "
+            f"{m.overhead_bytes} B of wire overhead per frame; switch service time {service}; host cost "
+            f"{m.host_cost_ns:g} ns per frame; compute {m.compute_ms:g} ms per step; loss is the fault plan's drop "
+            "rule at every switch port, both directions.",
+            f"- Simulated {simulated:.4f} s of all-reduces in {wall:.1f} s of wall time, {events} events "
+            f"({events / wall / 1e3 if wall else 0:.0f} k/s); a run is deterministic given its seed (scenario seed + "
+            "rep). Verdicts (experiments/bound.py) read the simulated links' and switch's busy shares: the "
+            "bottleneck column of runs.csv names the busiest port.",
+            f"- Window: {sc.window or 'the protocol default'} packets in flight per worker.",
+            "- Time: the slowest worker's all-reduce time, simulated (every worker starts at once, after its compute "
+            "time); a run counts only if every worker's result verified (experiments.simulate.check_results: int32 "
+            "exact on every element; float32 by the protocol's error model, on a sample of whole packets at large "
+            "scale, as the failed-run messages say).", ""]
 
 def _draws_theory(sc: Scenario) -> bool:
     """Whether time.png draws the link-rate theory lines (a size sweep on rate-limited links, one facet)."""

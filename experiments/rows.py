@@ -140,6 +140,14 @@ class Row(RunPoint):
     efficiency: float | None = None
     bound: str = ""
     """What bound the run (experiments.bound.VERDICTS, in the rule's order); empty if it did not run."""
+    engine: str = "mininet"
+    """Where the run happened: "mininet" (real time) or "sim" (virtual time: elapsed_s is simulated)."""
+    wall_s: float | None = None
+    """A simulated run's wall-clock time (None for the emulator, whose elapsed_s is wall time)."""
+    sim_events: int = 0
+    """A simulated run's discrete events."""
+    bottleneck: str = ""
+    """A simulated run's busiest port and its busy share ("h3->s 98 %")."""
     error: str = ""
 
     @classmethod

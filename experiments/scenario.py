@@ -8,6 +8,7 @@
     timeout_s = 120                 # bound on one run's workers
 
     [network]
+    engine = "mininet"              # or "sim": the packet-level virtual-time network (topo.sim, docs/simulator.md)
     topology = "star"
     bw_mbps = 10                    # link rate (htb); "auto": calibrated to the switch and the hosts
                                     # (experiments.calibrate); omit for unlimited veth links
@@ -17,6 +18,16 @@
     window_control = "fixed"        # SwitchML: every slot in flight, or "adaptive": rate x (min RTT + 5 ms)
                                     # (SwitchML: pool_size up to 64, ATP: 32)
     cpus = "split"                  # the switch on a CPU of its own, the hosts on the others; or "shared"
+
+    [sim]                           # engine = "sim" only: the model's parameters (topo.sim)
+    delay_us = 1                    # propagation delay per link
+    buffer_kib = 1024               # output queue per port (omit: unbounded)
+    ecn_kib = 100                   # ECN marking threshold (omit: none)
+    service_ns = 0                  # the switch's time per packet (0: line rate, an ASIC)
+    host_cost_ns = 0                # a host's time per frame sent or received
+    compute_ms = 0                  # every worker's computation before the all-reduce
+    overhead_bytes = 24             # wire bytes per frame beyond it (preamble, FCS, gap; 0 as htb counts)
+    dask = false                    # fan the points out over a Dask cluster (--cluster ADDRESS, else a local one)
 
     [sweep]                         # every list is an axis; the runs are the product of the axes
     protocols = ["switchml", "ring", "ps"]
@@ -30,7 +41,8 @@
     [report]
     x = "size"                      # the axis on the plots' x axis: size, workers, loss, straggler_ms, background_mbps
 
-Every key is checked: an unknown key or a bad value raises `ScenarioError` naming the file and the key.
+Every key is checked: an unknown key or a bad value raises `ScenarioError` naming the file and the key. The
+simulator takes up to `SIM_MAX_WORKERS` workers and links up to 1.6 Tbit/s; Mininet up to 32 workers and 100 Gbit/s.
 """
 
 from __future__ import annotations
@@ -44,7 +56,11 @@ from typing import Any
 from topo.cpus import CPU_LAYOUTS
 from worker.protocols import PROTOCOLS
 
-__all__ = ["Scenario", "RunPoint", "ScenarioError", "load_scenario", "AXES"]
+__all__ = ["Scenario", "RunPoint", "ScenarioError", "SimModel", "load_scenario", "AXES", "ENGINES", "SIM_MAX_WORKERS"]
+
+ENGINES = ("mininet", "sim")
+SIM_MAX_WORKERS = 510
+"""Workers of one star in the simulator: a v1model egress port has 9 bits and port 511 drops."""
 
 AXES = ("size", "workers", "loss", "straggler_ms", "background_mbps")
 """Swept quantities a report can put on its x axis."""
@@ -70,6 +86,20 @@ class RunPoint:
 
 
 @dataclass(frozen=True)
+class SimModel:
+    """The [sim] section: the packet simulator's model parameters (topo.sim.network)."""
+
+    delay_us: float = 1.0
+    buffer_kib: float | None = None
+    ecn_kib: float | None = None
+    service_ns: float = 0.0
+    host_cost_ns: float = 0.0
+    compute_ms: float = 0.0
+    overhead_bytes: int = 24
+    dask: bool = False
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A parsed, validated scenario file."""
 
@@ -79,6 +109,9 @@ class Scenario:
     repetitions: int = 3
     seed: int = 1
     timeout_s: float = 120.0
+    engine: str = "mininet"
+    """Where the runs happen: "mininet" (real time, processes) or "sim" (virtual time, topo.sim)."""
+    sim: SimModel = SimModel()
     topology: str = "star"
     bw_mbps: float | str | None = None
     """Mbit/s per link; "auto" until `experiments.calibrate` chose the rate (then `calibration` says how)."""
@@ -108,9 +141,10 @@ class Scenario:
 
 _SECTIONS: dict[str, set[str]] = {
     "scenario": {"name", "description", "repetitions", "seed", "timeout_s"},
-    "network": {"topology", "bw_mbps", "target", "pool_size", "window", "window_control", "cpus"},
+    "network": {"engine", "topology", "bw_mbps", "target", "pool_size", "window", "window_control", "cpus"},
     "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
     "report": {"x"},
+    "sim": {"delay_us", "buffer_kib", "ecn_kib", "service_ns", "host_cost_ns", "compute_ms", "overhead_bytes", "dask"},
 }
 
 
@@ -163,7 +197,7 @@ def load_scenario(path: str | Path) -> Scenario:
         for key in body:
             if key not in _SECTIONS[section]:
                 raise r.fail(f"{section}.{key}", f"unknown key (expected one of {', '.join(sorted(_SECTIONS[section]))})")
-    sc, net, sw, rep = (data.get(s, {}) for s in ("scenario", "network", "sweep", "report"))
+    sc, net, sw, rep, sim = (data.get(s, {}) for s in ("scenario", "network", "sweep", "report", "sim"))
     kw: dict[str, Any] = {"name": path.stem, "path": path}
     if "name" in sc:
         if not isinstance(sc["name"], str) or not sc["name"].replace("-", "").replace("_", "").isalnum():
@@ -179,11 +213,21 @@ def load_scenario(path: str | Path) -> Scenario:
         kw["seed"] = r.number("scenario.seed", sc["seed"], 0, 2**31 - 1, integer=True)
     if "timeout_s" in sc:
         kw["timeout_s"] = float(r.number("scenario.timeout_s", sc["timeout_s"], 1, 3600))
+    if "engine" in net:
+        kw["engine"] = r.choice("network.engine", net["engine"], list(ENGINES))
+    simulated = kw.get("engine") == "sim"
+    if sim and not simulated:
+        raise r.fail("sim", 'the [sim] section needs network.engine = "sim"')
+    if sim:
+        kw["sim"] = _sim_model(r, sim)
     if "topology" in net:
         kw["topology"] = r.choice("network.topology", net["topology"], ["star"])
     if "bw_mbps" in net:
+        if net["bw_mbps"] == "auto" and simulated:
+            raise r.fail("network.bw_mbps", '"auto" calibrates the emulator to this machine\'s CPUs; a simulation '
+                         "needs a rate (e.g. 100000 for 100 Gbit/s)")
         kw["bw_mbps"] = "auto" if net["bw_mbps"] == "auto" else float(
-            r.number("network.bw_mbps", net["bw_mbps"], 0.1, 100_000))
+            r.number("network.bw_mbps", net["bw_mbps"], 0.1, 1_600_000 if simulated else 100_000))
     if "target" in net:
         kw["target"] = r.choice("network.target", net["target"], ["embedded", "bmv2"])
     if "pool_size" in net:
@@ -203,7 +247,8 @@ def load_scenario(path: str | Path) -> Scenario:
             raise r.fail(f"sweep.{key}", "empty list")
         kw["protocols"] = tuple(r.choice(f"sweep.{key}[{i}]", a, sorted(PROTOCOLS)) for i, a in enumerate(protocols))
     if "workers" in sw:
-        kw["workers"] = r.numbers("sweep.workers", sw["workers"], 1, 32, integer=True)
+        kw["workers"] = r.numbers("sweep.workers", sw["workers"], 1, SIM_MAX_WORKERS if simulated else 32,
+                                  integer=True)
     if "sizes" in sw and "sizes_kib" in sw:
         raise r.fail("sweep.sizes_kib", "give sizes (elements) or sizes_kib, not both")
     if "sizes" in sw:
@@ -221,4 +266,40 @@ def load_scenario(path: str | Path) -> Scenario:
                                                                   100_000))
     if "x" in rep:
         kw["x"] = r.choice("report.x", rep["x"], list(AXES))
+    if simulated:
+        _check_simulable(r, kw)
     return Scenario(**kw)
+
+
+def _sim_model(r: _Reader, sim: dict[str, Any]) -> SimModel:
+    kw: dict[str, Any] = {}
+    for key, hi in (("delay_us", 1e6), ("service_ns", 1e9), ("host_cost_ns", 1e9), ("compute_ms", 1e6)):
+        if key in sim:
+            kw[key] = float(r.number(f"sim.{key}", sim[key], 0, hi))
+    for key in ("buffer_kib", "ecn_kib"):
+        if key in sim:
+            kw[key] = float(r.number(f"sim.{key}", sim[key], 0.0625, 1 << 22))
+    if "overhead_bytes" in sim:
+        kw["overhead_bytes"] = r.number("sim.overhead_bytes", sim["overhead_bytes"], 0, 64, integer=True)
+    if "dask" in sim:
+        if not isinstance(sim["dask"], bool):
+            raise r.fail("sim.dask", f"expected true or false, got {sim['dask']!r}")
+        kw["dask"] = sim["dask"]
+    return SimModel(**kw)
+
+
+def _check_simulable(r: _Reader, kw: dict[str, Any]) -> None:
+    """What the simulator does not model yet is refused here, not at the first run."""
+    if "bw_mbps" not in kw:
+        raise r.fail("network.bw_mbps", "a simulation needs a link rate (Mbit/s, e.g. 100000 for 100 Gbit/s)")
+    for key in ("target", "cpus"):
+        if key in kw:
+            raise r.fail(f"network.{key}", "only the emulator has it (a simulation runs the embedded switch engine "
+                         "in its own process)")
+    if any(kw.get("background_mbps", (0.0,))):
+        raise r.fail("sweep.background_mbps", "background traffic is not modelled by the simulator yet")
+    hosts = [p for p in kw.get("protocols", Scenario.protocols) if PROTOCOLS[p].rank is None]
+    if hosts:
+        raise r.fail("sweep.protocols", f"{', '.join(hosts)} run on hosts over TCP, which the simulator does not "
+                     "model yet: simulate the in-network protocols "
+                     f"({', '.join(sorted(p for p, s in PROTOCOLS.items() if s.rank is not None))})")

@@ -160,6 +160,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--p4info", type=Path, default=p4info)
     p.add_argument("--list", action="store_true", help="print the runs the scenario would make and exit")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--cluster", metavar="ADDRESS", default=None,
+                   help='engine = "sim": run the points on the Dask scheduler at ADDRESS (tcp://host:8786)')
     add_resume_argument(p)
     return p
 
@@ -215,6 +217,9 @@ def main(argv: Iterable[str] | None = None) -> int:
     for path in (args.program_json, args.p4info):
         if not path.is_file():
             return fail(PROG, f"{path} not found: run `make build` first")
+    if args.cluster is not None and sc.engine != "sim":
+        return fail(PROG, f'--cluster: {sc.path} runs on Mininet (one network at a time, as root); only engine = "sim" '
+                    "points go to a cluster")
     try:
         Target.explain(sc.target)
     except ValueError as exc:
@@ -224,7 +229,7 @@ def main(argv: Iterable[str] | None = None) -> int:
             print(p)
         print(f"{len(sc.runs())} points x {sc.repetitions} repetitions")
         return 0
-    if os.geteuid() != 0:
+    if sc.engine == "mininet" and os.geteuid() != 0:
         print("error: Mininet needs root: run `sudo make experiment`", file=sys.stderr)
         return 2
     with stopping_cleanly():
@@ -266,8 +271,12 @@ def _sweep(sc: Scenario, args: argparse.Namespace, argv: list[str]) -> int:
         shutil.copy(sc.path, out / "scenario.toml")
         remember(out, "experiments.sweep", {"scenario": sc.name, "file": str(sc.path)})
         print(f"{sc.name}: {len(sc.runs())} points x {sc.repetitions} repetitions -> {out}", file=sys.stderr)
-    what = "real BMv2 (simple_switch_grpc)" if sc.target == "bmv2" else "embedded (python -m switch)"
-    print(f"switch: {what}, as the scenario's network.target = \"{sc.target}\" says", file=sys.stderr)
+    if sc.engine == "sim":
+        print(f"engine: the packet simulator (virtual time; links {sc.bw_mbps:g} Mbit/s), as the scenario's "
+              'network.engine = "sim" says', file=sys.stderr)
+    else:
+        what = "real BMv2 (simple_switch_grpc)" if sc.target == "bmv2" else "embedded (python -m switch)"
+        print(f"switch: {what}, as the scenario's network.target = \"{sc.target}\" says", file=sys.stderr)
     try:
         if sc.bw_mbps == "auto":
             try:
@@ -277,8 +286,14 @@ def _sweep(sc: Scenario, args: argparse.Namespace, argv: list[str]) -> int:
                 return 1
             resolve(out, "bw_mbps", sc.bw_mbps)
             resolve(out, "calibration", list(sc.calibration))
-        rows = old + run_scenario(sc, out, program_json=args.program_json, p4info=args.p4info,
-                                  progress=not args.no_progress, done=done)
+        if sc.engine == "sim":
+            from experiments import simulate
+
+            rows = old + simulate.run_scenario(sc, out, progress=not args.no_progress, done=done,
+                                               cluster=args.cluster, log=lambda m: print(m, file=sys.stderr))
+        else:
+            rows = old + run_scenario(sc, out, program_json=args.program_json, p4info=args.p4info,
+                                      progress=not args.no_progress, done=done)
         summary = write_report(sc, rows, out)
     except KeyboardInterrupt:
         recorded = len(read_rows(out / "runs.csv")[1])

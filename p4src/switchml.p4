@@ -1,21 +1,21 @@
 /* switchml.p4: SwitchML-style in-network aggregation for BMv2 v1model (p4c-bm2-ss or the embedded compiler).
  *
- * Workers send DATA packets (Ethernet/IPv4/UDP dport 48864/INA header/N int32) to the switch's service
- * address. Per (slot, set) the switch keeps a worker bitmap, a countdown, N int32 sums and the max exponent.
- * The first contribution overwrites, later ones add (32-bit wraparound); the last one multicasts the result
- * to the job's group, each replica rewritten in egress for the worker whose rank is the replica id.
- * A retransmission to a completed slot is answered with the stored result (unicast, out of the ingress
- * port); one to an incomplete slot is dropped. Writing one set clears the worker's bit in the other set
- * (lazy reset). Other traffic is switched by destination MAC. A drop simulator drops packets per port with
- * a controller-set probability. Build: p4c-bm2-ss [-D INA_NUM_ELEMS=64] [-D INA_POOL_SIZE=256] switchml.p4
+ * Workers send DATA packets (Ethernet/IPv4/UDP dport 48864/INA header/N int32) to the switch's service address.
+ * Per (slot, set) the switch keeps a bitmap of W workers, a countdown, N int32 sums and the max exponent. The first
+ * contribution overwrites, later ones add (32-bit wraparound); the last one multicasts the result to the job's
+ * group, each replica rewritten in egress for the worker whose rank is the replica id. A retransmission to a
+ * completed slot is answered with the stored result (unicast, out of the ingress port); one to an incomplete slot
+ * is dropped. Writing one set clears the worker's bit in the other set (lazy reset). Other traffic is switched by
+ * destination MAC; a drop simulator drops packets per port with a controller-set probability. Build: p4c-bm2-ss
+ * [-D INA_NUM_ELEMS=64] [-D INA_POOL_SIZE=256] [-D INA_MAX_WORKERS=W, W in 32 (default), 64, 128, 256, 512] switchml.p4
  *
  * Control plane (names as in the BMv2 JSON / P4Info; see p4src/README.md for the full description):
  *
  *   SwitchMLIngress.ina_workers       key: standard_metadata.ingress_port (exact, 9), hdr.ipv4.srcAddr (exact, 32),
  *                                          hdr.udp.srcPort (exact, 16), hdr.ina.job_id (exact, 8)
- *                                     action ina_set_worker(bit<16> rank)    rank < 32 (else unknown); miss = unknown sender
+ *                                     action ina_set_worker(bit<16> rank)    rank < W (else unknown); miss = unknown sender
  *   SwitchMLIngress.ina_jobs          key: hdr.ina.job_id (exact, 8)
- *                                     action ina_set_job(bit<8> num_workers, bit<16> mgid,
+ *                                     action ina_set_job(bit<C> num_workers, bit<16> mgid,
  *                                                        bit<16> pool_base, bit<16> pool_size)   miss = unknown job
  *   SwitchMLIngress.ina_epochs        key: hdr.ina.job_id (exact, 8)
  *                                     action ina_set_epoch(bit<8> epoch)   1..127, fresh at every install of the job;
@@ -33,8 +33,8 @@
  *   Multicast groups: per job mgid (non-zero) with replicas (worker's switch port, rid = rank);
  *                     flood group (any mgid not used by a job) with (port, rid 0) for every port.
  *
- *   Registers (index = slot * 2 + set; size 2 * INA_POOL_SIZE):
- *     SwitchMLIngress.ina_bitmap (bit<32>)  SwitchMLIngress.ina_countdown (bit<8>)  SwitchMLIngress.ina_exponent (bit<8>)
+ *   Registers (index = slot * 2 + set; size 2 * INA_POOL_SIZE; W = INA_MAX_WORKERS; C = 8 if W < 256, else 16):
+ *     SwitchMLIngress.ina_bitmap (bit<W>)  SwitchMLIngress.ina_countdown (bit<C>)  SwitchMLIngress.ina_exponent (bit<8>)
  *     SwitchMLIngress.ina_values (bit<32>, size 2 * INA_POOL_SIZE * INA_NUM_ELEMS, element i at index (slot*2+set)*N + i)
  *   Counters (packets and bytes, size 257, index = job id, index 256 = no readable job id):
  *     SwitchMLIngress.ina_received, ina_aggregated, ina_multicast, ina_retx_answered, ina_drop_unknown,
@@ -95,8 +95,8 @@ control SwitchMLVerifyChecksum(inout headers_t hdr, inout metadata_t meta) {
 control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
                         inout standard_metadata_t standard_metadata) {
 
-    register<bit<32>>(INA_SLOT_REGS) ina_bitmap;
-    register<bit<8>>(INA_SLOT_REGS) ina_countdown;
+    register<ina_bitmap_t>(INA_SLOT_REGS) ina_bitmap;
+    register<ina_count_t>(INA_SLOT_REGS) ina_countdown;
     register<bit<8>>(INA_SLOT_REGS) ina_exponent;
     register<bit<32>>(INA_VALUE_REGS) ina_values;
 
@@ -147,16 +147,16 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
         default_action = l2_drop();
         size = 1024;
     }
-
-    /* --- INA: sender and job ---------------------------------------------------------------------- */
-
+#if INA_MAX_WORKERS > 32   /* --- INA: sender and job ------------------------------------------------------------ */
+    action ina_set_worker(bit<16> rank) { meta.worker_known = 1; meta.rank = rank; meta.worker_bit = INA_WORKER_BIT(rank); }
+#else   /* W = 32, the default: as before INA_MAX_WORKERS, line for line (the default build's JSON is unchanged) */
     action ina_set_worker(bit<16> rank) {
         meta.worker_known = 1;
         meta.rank = rank;
-        /* p4c-bm2-ss limits a run-time shift amount to 8 bits; ranks >= 32 are refused in apply */
+        /* p4c-bm2-ss limits a run-time shift amount to 8 bits (INA_WORKER_BIT); ranks >= W are refused in apply */
         meta.worker_bit = 32w1 << (bit<8>)rank;
     }
-
+#endif
     table ina_workers {
         key = {
             standard_metadata.ingress_port: exact;
@@ -169,7 +169,7 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
         size = 1024;
     }
 
-    action ina_set_job(bit<8> num_workers, bit<16> mgid, bit<16> pool_base, bit<16> pool_size) {
+    action ina_set_job(ina_count_t num_workers, bit<16> mgid, bit<16> pool_base, bit<16> pool_size) {
         meta.job_known = 1;
         meta.num_workers = num_workers;
         meta.mgid = mgid;
@@ -291,8 +291,8 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
                     ina_epochs.apply();
                 }
                 ina_compute_index();
-                if (meta.worker_known == 0 || meta.job_known == 0 || meta.rank >= 32) {
-                    /* rank >= 32: an entry whose worker has no bit in the 32-bit bitmap */
+                if (meta.worker_known == 0 || meta.job_known == 0 || meta.rank >= INA_MAX_WORKERS) {
+                    /* rank >= INA_MAX_WORKERS: an entry whose worker has no bit in the bitmap */
                     ina_drop_unknown.count(meta.job_index);
                     drop();
                 } else if (meta.slot >= INA_POOL_SIZE || meta.slot < meta.pool_base

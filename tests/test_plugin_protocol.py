@@ -1,6 +1,6 @@
 """A third in-network protocol added as a plug-in, as docs/adding-a-protocol.md tells: the example's folder
 (docs/examples/labagg, copied to a temporary folder here) and one registry line (`INA_PROTOCOLS=<folder>`), no other
-file. Then every tool works with it: the in-process network, the exactly-once soak with faults, the fuzzing's job
+file. Then every tool works with it: the in-process network, the packet simulator, the exactly-once soak with faults, the fuzzing's job
 isolation, the controller CLI, `make run` and `make multitenant` (Mininet, root)."""
 
 from __future__ import annotations
@@ -87,6 +87,23 @@ def test_the_in_process_network_runs_it_exactly(plugin: Plugin) -> None:
             assert all(v.ok for v in net.verify(j.job_id, runs[j.job_id], inputs[j.job_id], dtype))
             assert net.protocol.accounting(j, runs[j.job_id]) == ""
     assert net.dropped > 0 and sum(w.stats.retransmissions for r in runs.values() for w in r.windows) > 0
+
+
+def test_the_packet_simulator_runs_it_exactly_with_no_simulator_edit(plugin: Plugin) -> None:
+    from switch.faults import FaultPlan
+    from topo.inprocess import make_jobs
+    from topo.sim import LinkSpec, SimNetwork
+    from worker.job import PoolRange
+    from worker.verify import rank_input
+
+    program = json.loads(plugin.json.read_text())
+    jobs = make_jobs(1, 4, 32, PoolRange(0, 8))
+    net = SimNetwork(program, jobs, p4info=plugin.p4info, loss=0.02, faults=FaultPlan(seed=6), seed=6,
+                     link=LinkSpec(10e9, 1e-6, buffer_bytes=64 * 1024))
+    inputs = {1: [rank_input(32 * 30, 2, r, "int32") for r in range(4)]}
+    runs = net.allreduce(inputs, "int32")
+    assert all(v.ok for v in net.verify(1, runs[1], inputs[1], "int32"))
+    assert net.protocol.name == "labagg" and net.dropped > 0 and net.report().sim_s > 0
 
 
 def test_the_soak_with_faults_finds_no_wrong_result(plugin: Plugin) -> None:

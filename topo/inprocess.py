@@ -37,7 +37,7 @@ from topo.addresses import SWITCH
 from topo.frames import udp_frame
 from worker.collective import CollectiveOptions, Rank
 from worker.driver import WindowCore, WindowOptions
-from worker.job import JobConfig, PoolRange, PsSpec, WorkerSpec
+from worker.job import MAX_WORKERS, JobConfig, PoolRange, PsSpec, WorkerSpec
 from worker.plugin import ProtocolSpec
 from worker.protocols import protocol_of_program
 from worker.stats import RunResult
@@ -247,17 +247,24 @@ class EngineCache:
 def make_jobs(num_jobs: int, workers: int, num_elems: int, pool: PoolRange | Sequence[PoolRange], *,
               ps: bool = False) -> list[JobConfig]:
     """Jobs 1..num_jobs of `workers` workers each on consecutive switch ports from 1, the given pools; with `ps`, one
-    parameter server for every job on port PS_PORT."""
+    parameter server for every job on port PS_PORT. Worker r of job j is host h = r + 1 at 10.{h >> 8}.{j}.{h & 255},
+    MAC 00:00:00:{h >> 8}:{j}:{h & 255}. Jobs of more than MAX_WORKERS (32) workers are checked against the switch's
+    program when its controller installs them (`JobConfig.max_workers`: SwitchML's -D INA_MAX_WORKERS)."""
     pools = [pool] * num_jobs if isinstance(pool, PoolRange) else list(pool)
+    if num_jobs * workers > 510:
+        raise ValueError(f"{num_jobs} jobs of {workers} workers need {num_jobs * workers} switch ports; a switch has "
+                         f"at most 510 for workers (1..510: the egress port is 9 bits and 511 is v1model's drop port)")
     jobs, port = [], 1
     for j in range(num_jobs):
         ws = []
         for r in range(workers):
-            ws.append(WorkerSpec(rank=r, ip=f"10.0.{j + 1}.{r + 1}", mac=f"00:00:00:00:{j + 1:02x}:{r + 1:02x}",
+            hi, lo = (r + 1) >> 8, (r + 1) & 255
+            ws.append(WorkerSpec(rank=r, ip=f"10.{hi}.{j + 1}.{lo}", mac=f"00:00:00:{hi:02x}:{j + 1:02x}:{lo:02x}",
                                  udp_port=50000 + r, switch_port=port))
             port += 1
         jobs.append(JobConfig(job_id=j + 1, num_elems=num_elems, switch=SWITCH, pool=pools[j], workers=tuple(ws),
-                              ps=PsSpec(ip="10.0.0.100", mac="00:00:0a:00:00:64", switch_port=PS_PORT) if ps else None))
+                              ps=PsSpec(ip="10.0.0.100", mac="00:00:0a:00:00:64", switch_port=PS_PORT) if ps else None,
+                              max_workers=max(MAX_WORKERS, workers)))
     return jobs
 
 

@@ -13,6 +13,11 @@ The on-disk form is JSON::
 for ATP `pool` is the job's range of the aggregator pool that every job shares (ranges may overlap).
 
 `JobConfig.load` / `JobConfig.from_dict` validate everything and raise `JobConfigError` naming the offending key.
+
+A job has at most `MAX_WORKERS` (32) workers, the worker bitmap of switchml.p4's default build and of atp.p4. A job
+for a wider switchml.p4 build (`-D INA_MAX_WORKERS=W`, W up to 512; `controller.switchml.max_workers` reads W from
+the program's P4Info) is validated against W instead: `JobConfig(..., max_workers=W)`, `JobConfig.from_dict(d,
+max_workers=W)`, `JobConfig.load(path, max_workers=W)`. The limit is not part of the job file.
 """
 
 from __future__ import annotations
@@ -25,12 +30,18 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["JobConfigError", "SwitchAddress", "PoolRange", "WorkerSpec", "PsSpec", "JobConfig", "MAX_WORKERS",
-           "MAX_SLOTS"]
+           "WIDEST_BITMAP", "MAX_SLOTS"]
 
 MAX_WORKERS = 32
-"""The switch keeps a 32-bit worker bitmap per slot and set."""
+"""Workers a job may have by default: the switch keeps a 32-bit worker bitmap per slot and set (switchml.p4's default
+build, atp.p4). `JobConfig.max_workers` raises it for a wider switchml.p4 build."""
+WIDEST_BITMAP = 512
+"""The widest worker bitmap switchml.p4 builds with (-D INA_MAX_WORKERS=512): no job has more workers (and one switch
+has ports for at most 510: port 511 is v1model's drop port, port 0 is left out by the networks here)."""
 MAX_SLOTS = 1 << 15
 """pool_index bits 14..0 address the slot; bit 15 is the set."""
+
+_WIDER = f": switchml.p4 built with -D INA_MAX_WORKERS=W and the job's max_workers=W allow up to {WIDEST_BITMAP}"
 
 _MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 
@@ -115,7 +126,7 @@ class WorkerSpec:
 
     def __post_init__(self) -> None:
         where = f"workers[rank={self.rank}]"
-        _int(self.rank, f"{where}.rank", 0, MAX_WORKERS - 1)
+        _int(self.rank, f"{where}.rank", 0, WIDEST_BITMAP - 1)  # the job's own limit: JobConfig.max_workers
         _ipv4(self.ip, f"{where}.ip")
         _mac(self.mac, f"{where}.mac")
         _int(self.udp_port, f"{where}.udp_port", 1, 65535)
@@ -148,15 +159,24 @@ class JobConfig:
     workers: tuple[WorkerSpec, ...] = field(default_factory=tuple)
     ps: PsSpec | None = None
     """ATP only: where the job's parameter server runs."""
+    max_workers: int = field(default=MAX_WORKERS, kw_only=True, compare=False, repr=False)
+    """The most workers the job's switch program holds (the width of its worker bitmap, 1..WIDEST_BITMAP): the job is
+    validated against it. Not part of the job file, nor of equality."""
 
     def __post_init__(self) -> None:
         _int(self.job_id, "job_id", 0, 255)
         _int(self.num_elems, "num_elems", 1, 4096)
+        _int(self.max_workers, "max_workers", 1, WIDEST_BITMAP)
         object.__setattr__(self, "workers", tuple(sorted(self.workers, key=lambda w: w.rank)))
         if not self.workers:
             raise JobConfigError("workers: a job needs at least one worker")
-        if len(self.workers) > MAX_WORKERS:
-            raise JobConfigError(f"workers: {len(self.workers)} workers, the switch bitmap holds at most {MAX_WORKERS}")
+        for w in self.workers:
+            if w.rank >= self.max_workers:
+                raise JobConfigError(f"workers[rank={w.rank}].rank: {w.rank} out of range [0, {self.max_workers - 1}] "
+                                     f"(the switch's worker bitmap holds {self.max_workers}{_WIDER})")
+        if len(self.workers) > self.max_workers:
+            raise JobConfigError(f"workers: {len(self.workers)} workers, the switch bitmap holds at most "
+                                 f"{self.max_workers}{_WIDER}")
         ranks = [w.rank for w in self.workers]
         if ranks != list(range(len(ranks))):
             raise JobConfigError(f"workers: ranks must be 0..{len(ranks) - 1} without gaps or duplicates, got {ranks}")
@@ -187,8 +207,8 @@ class JobConfig:
     # --- JSON ---------------------------------------------------------------------------------------------
 
     @classmethod
-    def from_dict(cls, data: Any) -> JobConfig:
-        """Build and validate from the JSON object form."""
+    def from_dict(cls, data: Any, *, max_workers: int = MAX_WORKERS) -> JobConfig:
+        """Build and validate from the JSON object form (against `max_workers`, the switch program's bitmap width)."""
         sw = _require(data, "switch", "job")
         pool = _require(data, "pool", "job")
         workers = _require(data, "workers", "job")
@@ -222,6 +242,7 @@ class JobConfig:
             pool=PoolRange(base=_require(pool, "base", "job.pool"), size=_require(pool, "size", "job.pool")),
             workers=tuple(specs),
             ps=ps_spec,
+            max_workers=max_workers,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -242,8 +263,8 @@ class JobConfig:
         return out
 
     @classmethod
-    def load(cls, path: str | Path) -> JobConfig:
-        """Read and validate a job file."""
+    def load(cls, path: str | Path, *, max_workers: int = MAX_WORKERS) -> JobConfig:
+        """Read and validate a job file (against `max_workers`, the switch program's bitmap width)."""
         try:
             text = Path(path).read_text()
         except OSError as exc:
@@ -253,7 +274,7 @@ class JobConfig:
         except json.JSONDecodeError as exc:
             raise JobConfigError(f"{path}: not valid JSON: {exc}") from None
         try:
-            return cls.from_dict(data)
+            return cls.from_dict(data, max_workers=max_workers)
         except JobConfigError as exc:
             raise JobConfigError(f"{path}: {exc}") from None
 

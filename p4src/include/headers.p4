@@ -50,8 +50,8 @@ struct metadata_t {
     bit<1>  worker_known;
     bit<1>  job_known;
     bit<16> rank;
-    bit<32> worker_bit;
-    bit<8>  num_workers;
+    ina_bitmap_t worker_bit;
+    ina_count_t  num_workers;
     bit<16> mgid;
     bit<16> pool_base;
     bit<16> pool_size;
@@ -61,9 +61,9 @@ struct metadata_t {
     bit<32> idx;            /* slot * 2 + set */
     bit<32> other_idx;      /* slot * 2 + (1 - set) */
     bit<32> value_base;     /* idx * INA_NUM_ELEMS */
-    bit<32> bitmap_before;
-    bit<32> bitmap_other;
-    bit<8>  countdown;
+    ina_bitmap_t bitmap_before;
+    ina_bitmap_t bitmap_other;
+    ina_count_t  countdown;
     bit<8>  stored_exponent;
     bit<32> value;
     /* forwarding decisions carried to egress */

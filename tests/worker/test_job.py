@@ -79,3 +79,37 @@ def test_load_errors_name_the_file(tmp_path: Path) -> None:
 def test_unknown_rank() -> None:
     with pytest.raises(JobConfigError, match="rank 5 not in job 7"):
         make_job(2).worker(5)
+
+
+def _workers(d: dict, n: int) -> dict:
+    """`d` (a job's JSON form) with n workers, ranks 0..n-1."""
+    return dict(d, workers=[dict(d["workers"][0], rank=r, udp_port=40000 + r) for r in range(n)])
+
+
+def test_a_wider_program_allows_more_workers(tmp_path: Path) -> None:
+    """max_workers: the switch program's bitmap width (switchml.p4 -D INA_MAX_WORKERS), 32 unless given."""
+    d = _workers(make_job(2).to_dict(), 300)
+    with pytest.raises(JobConfigError, match=r"rank=32\]\.rank: 32 out of range \[0, 31\] .*INA_MAX_WORKERS"):
+        JobConfig.from_dict(d)
+    job = JobConfig.from_dict(d, max_workers=512)
+    assert job.num_workers == 300 and job.max_workers == 512
+    with pytest.raises(JobConfigError, match=r"rank=256\]\.rank: 256 out of range \[0, 255\]"):
+        JobConfig.from_dict(d, max_workers=256)
+    # not part of the job file, nor of equality
+    path = tmp_path / "job.json"
+    job.save(path)
+    assert "max_workers" not in path.read_text()
+    assert JobConfig.load(path, max_workers=300) == job
+    with pytest.raises(JobConfigError, match="job.json: workers\\[rank=32\\]"):
+        JobConfig.load(path)
+
+
+@pytest.mark.parametrize("bad", [0, 513, 1024])
+def test_max_workers_is_at_most_the_widest_bitmap(bad: int) -> None:
+    with pytest.raises(JobConfigError, match=rf"max_workers: {bad} out of range \[1, 512\]"):
+        JobConfig.from_dict(make_job(2).to_dict(), max_workers=bad)
+
+
+def test_max_workers_below_the_job_refuses_it() -> None:
+    with pytest.raises(JobConfigError, match=r"rank=2\]\.rank: 2 out of range \[0, 1\]"):
+        JobConfig.from_dict(make_job(3).to_dict(), max_workers=2)

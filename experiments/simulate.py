@@ -1,0 +1,257 @@
+"""A scenario's runs on the packet simulator (`engine = "sim"`): the same points, rows and report as the emulator's.
+
+    rows = run_scenario(sc, out)                  # every point x repetition, rows appended to out/runs.csv
+    row = run_point(sc, point, rep)               # one run, anywhere (a Dask worker runs exactly this)
+
+Each run builds a `topo.sim.SimNetwork` for the point: the protocol's P4 program (compiled with a worker bitmap
+wide enough for the point's workers when the program takes `INA_MAX_WORKERS`), one job of `workers` ranks on a
+star whose links have the scenario's rate and the [sim] section's delay, queues, ECN threshold, switch service time
+and host cost; the point's loss is the fault plan's drop rule at every switch port, both directions, as the
+emulator's; the straggler (the last rank) starts `straggler_ms` late. A run is deterministic given its seed (the
+scenario's seed + rep seeds the inputs, the switch's random() and the controller's choices).
+
+Every run is verified (`check_results`): int32 sums exactly, element by element, against a streamed reference; float32
+with the protocol's own error model, on every element while the reference fits in `FULL_CHECK_ELEMENTS` values,
+else on an evenly spaced sample of whole packets (the verdict says how many).
+
+With `[sim] dask = true` (or `--cluster`), points are fanned out over a Dask cluster (`distributed`): a local one of
+a process per CPU, or the scheduler at `cluster`. Each point is independent and seeded, so the rows are the serial
+run's; they are written in the serial order.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import asdict, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from controller.local import load_p4info
+from controller.programs import CONTROLLERS
+from experiments.bound import Bound
+from experiments.resume import sweep_key
+from experiments.rows import CSV_FIELDS, CsvLog, Row
+from experiments.scenario import RunPoint, Scenario
+from switch.faults import FaultPlan
+from topo.inprocess import make_jobs
+from topo.sim import LinkSpec, SimNetwork
+from worker.driver import WindowOptions
+from worker.job import MAX_WORKERS, PoolRange
+from worker.protocols import PROTOCOLS, program_paths
+from worker.stats import RunResult
+from worker.verify import Verdict, rank_input
+
+__all__ = ["FULL_CHECK_ELEMENTS", "check_results", "run_point", "run_scenario", "sim_program"]
+
+ROOT = Path(__file__).resolve().parents[1]
+FULL_CHECK_ELEMENTS = 1 << 25
+"""Float32 results are checked on every element while workers x elements stays below this (the protocols' error
+models hold every rank's input in float64: 256 MiB here); beyond it, on a sample of whole packets."""
+
+
+@lru_cache(maxsize=8)
+def sim_program(program: str, workers: int) -> tuple[dict[str, Any], Any]:
+    """(BMv2 JSON, P4Info message) of `program` for a job of `workers`: `make build`'s out/<program>.json up to the
+    default bitmap's 32 workers, else the program compiled by our compiler with `-D INA_MAX_WORKERS=W` (the next
+    power of two), cached in this process."""
+    import json
+
+    if workers <= MAX_WORKERS:
+        json_path, p4info = program_paths(ROOT / "out", program)
+        if not json_path.is_file():
+            raise FileNotFoundError(f"{json_path} not found: run `make build` first")
+        return json.loads(json_path.read_text()), load_p4info(p4info)
+    from compiler import compile_file
+    from compiler.diagnostics import CompileError
+
+    spec = next(s for s in PROTOCOLS.values() if s.program == program)
+    width = 1 << (workers - 1).bit_length()
+    try:
+        res = compile_file(spec.p4_source, defines={"INA_MAX_WORKERS": str(width)})
+    except CompileError as exc:
+        raise ValueError(f"{program}.p4 does not compile for {workers} workers (-D INA_MAX_WORKERS={width}): "
+                         f"{exc}") from None
+    return res.json, res.p4info
+
+
+def check_results(net: SimNetwork, job_id: int, runs: Sequence[RunResult], inputs: Sequence[np.ndarray],
+                  dtype: str) -> list[Verdict]:
+    """Each rank's verdict on its result (see the module): ranks whose results are identical share one check."""
+    n, size = len(inputs), inputs[0].size
+    verdicts: list[Verdict | None] = [None] * n
+    checked: list[tuple[RunResult, Verdict]] = []
+    reference = None
+    for r, run in enumerate(runs):
+        same = next((v for c, v in checked if c.array.shape == run.array.shape and np.array_equal(c.array, run.array)
+                     and _same(c.exponents, run.exponents)), None)
+        if same is not None:
+            verdicts[r] = same
+            continue
+        if dtype == "int32":
+            if reference is None:
+                acc = np.zeros(size, dtype=np.int64)
+                for x in inputs:
+                    acc += x
+                reference = acc.astype(np.uint32).view(np.int32)
+            v = _exact(run.array.ravel(), reference)
+        elif n * size <= FULL_CHECK_ELEMENTS:
+            v = net.ranks[job_id, r].verify(run, list(inputs), dtype)
+        else:
+            v = _sampled(net, job_id, r, run, inputs, dtype)
+        checked.append((run, v))
+        verdicts[r] = v
+    return [v for v in verdicts if v is not None]
+
+
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+
+
+def _exact(result: np.ndarray, reference: np.ndarray) -> Verdict:
+    if result.size != reference.size:
+        return Verdict(False, float("inf"), float("inf"), f"result has {result.size} elements, expected "
+                       f"{reference.size}")
+    wrong = np.flatnonzero(result != reference)
+    if wrong.size:
+        i = int(wrong[0])
+        return Verdict(False, float(abs(int(result[i]) - int(reference[i]))), 0.0,
+                       f"{wrong.size} of {reference.size} int32 sums wrong; first at index {i}: got {int(result[i])}, "
+                       f"expected {int(reference[i])}")
+    return Verdict(True, 0.0, 0.0, f"all {reference.size} int32 sums exact")
+
+
+def _sampled(net: SimNetwork, job_id: int, r: int, run: RunResult, inputs: Sequence[np.ndarray], dtype: str) -> Verdict:
+    """The protocol's check on an evenly spaced sample of whole packets (blocks of the program's elements)."""
+    per = net.codec.num_elems
+    blocks = inputs[0].size // per
+    k = max(1, min(blocks, FULL_CHECK_ELEMENTS // (len(inputs) * per)))
+    chosen = np.unique(np.linspace(0, blocks - 1, k).astype(np.int64))
+    idx = (chosen[:, None] * per + np.arange(per)).ravel()
+    exps = run.exponents[chosen] if run.exponents is not None and run.exponents.size == blocks else run.exponents
+    sub = RunResult(array=run.array.ravel()[idx], stats=run.stats, exponents=exps)
+    v = net.ranks[job_id, r].verify(sub, [x[idx] for x in inputs], dtype)
+    return replace(v, message=f"{v.message} (a sample of {chosen.size} of {blocks} packets)")
+
+
+def run_point(sc: Scenario, point: RunPoint, rep: int) -> Row:
+    """One simulated run of `point` (a failed setup or run is a Row with its error; never raises for one run)."""
+    seed = sc.seed + rep
+    try:
+        return _run(sc, point, rep, seed)
+    except (ValueError, RuntimeError, TimeoutError, FileNotFoundError) as exc:
+        return replace(Row.failed(point, rep, sc, f"{type(exc).__name__}: {exc}"), engine="sim")
+
+
+def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
+    spec = PROTOCOLS[point.protocol]
+    program_json, p4info = sim_program(str(spec.program), point.workers)
+    pool = min(sc.pool_size, 256)
+    jobs = make_jobs(1, point.workers, spec.codec.from_program_json(program_json).num_elems, PoolRange(0, pool),
+                     ps=spec.needs_ps)
+    if spec.needs_ps:  # the PS on the port after the workers' (make_jobs' fixed PS_PORT is a worker's past 99)
+        jobs = [replace(j, ps=replace(j.ps, switch_port=point.workers + 1)) for j in jobs]
+    m = sc.sim
+    link = LinkSpec(float(sc.bw_mbps) * 1e6, m.delay_us * 1e-6,
+                    None if m.buffer_kib is None else int(m.buffer_kib * 1024),
+                    None if m.ecn_kib is None else int(m.ecn_kib * 1024), m.overhead_bytes)
+    options = WindowOptions() if sc.window is None else WindowOptions(window=sc.window)
+    net = SimNetwork(program_json, jobs, p4info=p4info, protocol=spec, faults=FaultPlan(seed=seed), loss=point.loss,
+                     seed=seed, options=options, link=link, service_s=m.service_ns * 1e-9,
+                     host_cost_s=m.host_cost_ns * 1e-9, compute_s=m.compute_ms * 1e-3)
+    net.time_limit = sc.timeout_s
+    inputs = [rank_input(point.size, seed, r, sc.dtype) for r in range(point.workers)]
+    straggle = {(1, point.workers - 1): point.straggler_ms * 1e-3} if point.straggler_ms else None
+    job = net.allreduce({1: inputs}, dtype=sc.dtype, start_at=straggle)[1]
+    verdicts = check_results(net, 1, job.runs, inputs, sc.dtype)
+    rep_ = net.report()
+    stats = [w.stats for w in job.windows]
+    elapsed = max(s.elapsed for s in stats)
+    sent = sum(s.packets_sent for s in stats)
+    retx = sum(s.retransmissions for s in stats)
+    workers = {w.switch_port for w in jobs[0].workers}
+    ups = [p for p in rep_.ports if p.name.startswith("h") and int(p.name[1:].split("-")[0]) in workers]
+    wire_frames, wire_bytes = sum(p.frames for p in ups), sum(p.bytes for p in ups)
+    busiest = rep_.busiest
+    worker_links = [p for p in rep_.ports if _port_of(p.name) in workers]
+    most = max((p.bytes for p in worker_links), default=0)
+    bound = Bound(link_busy=busiest.busy if busiest else None, switch_busy=rep_.switch_busy,
+                  host_busy=rep_.host_busy, retransmitted=retx / sent if sent else 0.0,
+                  queue_drops=rep_.drops, efficiency=point.size * 4 / most if most else None)
+    ratios = [v.max_error_over_bound for v in verdicts]
+    ok = all(v.ok for v in verdicts)
+    bad = [f"rank {r}: {v.message}" for r, v in enumerate(verdicts) if not v.ok]
+    prefix = CONTROLLERS[str(spec.program)].COUNTER_PREFIX
+    return Row(**asdict(point), rep=rep, seed=seed, dtype=sc.dtype, bw_mbps=float(sc.bw_mbps), verified=ok,
+               elapsed_s=elapsed, goodput_elems_per_s=point.size / elapsed if ok and elapsed > 0 else 0.0,
+               link_utilisation=(point.size * 32 / elapsed) / (float(sc.bw_mbps) * 1e6) if ok and elapsed else None,
+               retransmissions=retx, wire_frames=wire_frames, wire_bytes=wire_bytes,
+               max_error_over_bound=max(ratios) if ratios else None,
+               switch_aggregated=job.counters.get(f"{prefix}aggregated", 0),
+               link_busy_fraction=None if busiest is None else round(busiest.busy, 4),
+               switch_cpu_fraction=round(rep_.switch_busy, 4), host_cpu_fraction=round(rep_.host_busy, 4),
+               retransmitted_fraction=round(bound.retransmitted, 4), queue_drops=rep_.drops,
+               efficiency=None if bound.efficiency is None else round(bound.efficiency, 4), bound=bound.verdict,
+               engine="sim", wall_s=round(rep_.wall_s, 3), sim_events=rep_.events,
+               bottleneck="" if busiest is None else f"{busiest.name} {100 * busiest.busy:.0f} %",
+               error="; ".join(bad)[:500])
+
+
+def _port_of(name: str) -> int:
+    """The switch port of a port's name ("h3->s" or "s->h3")."""
+    return int(name.rsplit("h", 1)[1].split("-")[0])
+
+
+def run_scenario(sc: Scenario, out: Path, *, progress: bool = True, done: Collection[tuple[str, ...]] | None = None,
+                 cluster: str | None = None, log: Callable[[str], None] = print) -> list[Row]:
+    """Every point of sc `repetitions` times on the simulator; rows appended to out/runs.csv as they finish (in the
+    serial order). `done`: keys of runs already in out/runs.csv (a resume). With sc.sim.dask or `cluster`, over
+    Dask (see the module)."""
+    skip = set(done or ())
+    todo = [(p, rep) for rep in range(1, sc.repetitions + 1) for p in sc.runs() if sweep_key(p, rep, sc) not in skip]
+    log_rows = CsvLog(out / "runs.csv", CSV_FIELDS, resume=done is not None)
+    bar = tqdm(total=len(todo), desc=sc.name, unit="run", disable=not progress, file=sys.stderr)
+    rows: list[Row] = []
+
+    def record(row: Row) -> None:
+        rows.append(row)
+        log_rows.append(row.csv_row())
+        bar.set_postfix_str(f"{row.protocol} n={row.workers} size={row.size} {'ok' if row.verified else 'FAILED'}")
+        bar.update()
+
+    try:
+        if sc.sim.dask or cluster is not None:
+            for row in _over_dask(sc, todo, cluster, log):
+                record(row)
+        else:
+            for p, rep in todo:
+                record(run_point(sc, p, rep))
+    finally:
+        bar.close()
+    return rows
+
+
+def _over_dask(sc: Scenario, todo: list[tuple[RunPoint, int]], cluster: str | None,
+               log: Callable[[str], None]) -> Any:
+    """The rows of `todo` computed on a Dask cluster, yielded in `todo`'s order as they become available."""
+    from distributed import Client, LocalCluster
+
+    local = None
+    if cluster is None:
+        local = LocalCluster(n_workers=max(1, min(len(todo), os.cpu_count() or 1)), threads_per_worker=1,
+                             processes=True, dashboard_address=None)
+        cluster = local.scheduler_address
+    try:
+        with Client(cluster) as client:
+            log(f"dask: {len(todo)} runs on {cluster} ({len(client.scheduler_info()['workers'])} workers)")
+            futures = [client.submit(run_point, sc, p, rep, pure=False) for p, rep in todo]
+            for f in futures:
+                yield f.result()
+    finally:
+        if local is not None:
+            local.close()

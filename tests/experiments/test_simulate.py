@@ -1,0 +1,94 @@
+"""Scenarios on the packet simulator (`engine = "sim"`): the file's [sim] section and refusals, a run's row, a whole
+sweep with its report, and the same rows from a local Dask cluster as from the serial run."""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from experiments.bound import VERDICTS
+from experiments.scenario import ScenarioError, SimModel, load_scenario
+from experiments.simulate import run_point, run_scenario
+
+TINY = """
+[scenario]
+repetitions = 1
+seed = 4
+[network]
+engine = "sim"
+bw_mbps = 10000
+[sim]
+delay_us = 2
+buffer_kib = 256
+ecn_kib = 32
+[sweep]
+protocols = ["switchml", "atp"]
+workers = [3]
+sizes = [2048]
+dtype = "int32"
+loss = [0.0, 0.02]
+"""
+
+
+def scenario(tmp_path: Path, text: str = TINY) -> Path:
+    path = tmp_path / "tiny-sim.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_sim_scenario_reads_its_model(tmp_path: Path) -> None:
+    sc = load_scenario(scenario(tmp_path))
+    assert sc.engine == "sim" and sc.bw_mbps == 10000
+    assert sc.sim == SimModel(delay_us=2.0, buffer_kib=256.0, ecn_kib=32.0)
+    assert load_scenario(scenario(tmp_path, "[sweep]\nworkers = [2]\n")).engine == "mininet"
+
+
+@pytest.mark.parametrize("text, key", [
+    ("[network]\nengine = 'ns3'\n", "network.engine"),
+    ("[sim]\ndelay_us = 1\n", "sim"),
+    ("[network]\nengine = 'sim'\n[sweep]\nprotocols = ['switchml']\n", "network.bw_mbps"),
+    ("[network]\nengine = 'sim'\nbw_mbps = 'auto'\n[sweep]\nprotocols = ['switchml']\n", "network.bw_mbps"),
+    ("[network]\nengine = 'sim'\nbw_mbps = 100\n[sweep]\nprotocols = ['switchml', 'ring']\n", "sweep.protocols"),
+    ("[network]\nengine = 'sim'\nbw_mbps = 100\ntarget = 'bmv2'\n[sweep]\nprotocols = ['atp']\n", "network.target"),
+    ("[network]\nengine = 'sim'\nbw_mbps = 100\n[sweep]\nprotocols = ['atp']\nbackground_mbps = [1]\n",
+     "sweep.background_mbps"),
+    ("[network]\nengine = 'sim'\nbw_mbps = 100\n[sim]\ndask = 1\n[sweep]\nprotocols = ['atp']\n", "sim.dask"),
+    ("[network]\nbw_mbps = 100\n[sweep]\nworkers = [64]\n", "sweep.workers"),
+])
+def test_what_the_simulator_cannot_run_is_refused_at_load(tmp_path: Path, text: str, key: str) -> None:
+    with pytest.raises(ScenarioError, match=key.replace(".", r"\.")):
+        load_scenario(scenario(tmp_path, text))
+
+
+def test_a_simulated_run_is_a_verified_deterministic_row(tmp_path: Path) -> None:
+    sc = load_scenario(scenario(tmp_path))
+    lossy = next(p for p in sc.runs() if p.protocol == "switchml" and p.loss)
+    row = run_point(sc, lossy, 1)
+    assert row.verified and row.error == "" and row.engine == "sim"
+    assert row.retransmissions > 0 and row.bound in VERDICTS and row.bottleneck.endswith("%")
+    assert row.sim_events > 0 and row.wall_s is not None and row.elapsed_s > 0 and row.seed == 5
+    assert replace(run_point(sc, lossy, 1), wall_s=None) == replace(row, wall_s=None)
+
+
+def test_a_sweep_writes_rows_and_a_report_and_dask_gives_the_same_rows(tmp_path: Path) -> None:
+    from experiments.report import write_report
+
+    sc = load_scenario(scenario(tmp_path))
+    serial, parallel = tmp_path / "serial", tmp_path / "dask"
+    serial.mkdir()
+    parallel.mkdir()
+    rows = run_scenario(sc, serial, progress=False, log=lambda _: None)
+    assert len(rows) == 4 and all(r.verified for r in rows)
+    text = write_report(sc, rows, serial)
+    assert "Packet simulator" in text and (serial / "time.png").is_file()
+    rows_dask = run_scenario(replace(sc, sim=replace(sc.sim, dask=True)), parallel, progress=False,
+                             log=lambda _: None)
+
+    def table(out: Path) -> list[dict[str, str]]:
+        return [{k: v for k, v in r.items() if k != "wall_s"} for r in csv.DictReader(open(out / "runs.csv"))]
+
+    assert table(parallel) == table(serial)
+    assert [replace(r, wall_s=None) for r in rows_dask] == [replace(r, wall_s=None) for r in rows]

@@ -1,0 +1,168 @@
+"""The packet simulator (topo.sim): its link model's arithmetic, and the same switch program and protocol cores as the
+in-process network giving the same results, counters and frames, at the times the links allow."""
+
+from __future__ import annotations
+
+import json
+import struct
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+
+from switch.faults import FaultPlan
+from tests.paths import ROOT
+from topo.frames import ipv4_checksum, udp_frame
+from topo.inprocess import InProcessNetwork, make_jobs
+from topo.sim import LinkSpec, Port, SimNetwork
+from topo.sim.links import mark_ce
+from worker.job import PoolRange
+from worker.verify import rank_input
+
+OUT = ROOT / "out"
+
+
+@cache
+def program(name: str) -> dict[str, Any]:
+    return json.loads((OUT / f"{name}.json").read_text())
+
+
+def frame(size: int, tos: int = 0) -> bytes:
+    f = bytearray(udp_frame("00:00:00:00:00:02", "00:00:00:00:00:01", "10.0.0.1", "10.0.0.2", 1, 2,
+                            bytes(size - 42)))
+    if tos:
+        f[15] = tos
+        f[24:26] = b"\0\0"
+        f[24:26] = struct.pack("!H", ipv4_checksum(bytes(f[14:34])))
+    return bytes(f)
+
+
+# ---------------------------------------------------------------------------------------------------- links
+
+
+def test_a_port_serialises_queues_and_delays_frames_in_order() -> None:
+    port = Port("p", LinkSpec(rate_bps=1e9, delay_s=5e-6, overhead_bytes=24))
+    ser = (1000 + 24) * 8 / 1e9
+    arrivals = [port.send(frame(1000), 0.0)[0] for _ in range(3)]  # type: ignore[index]
+    assert arrivals == pytest.approx([ser + 5e-6, 2 * ser + 5e-6, 3 * ser + 5e-6])
+    assert port.queued(0.0) == 2 * 1024 and port.max_queue == 2 * 1024
+    assert port.queued(2 * ser) == 0  # the third frame's transmission has started
+    later = port.send(frame(1000), 1.0)
+    assert later is not None and later[0] == pytest.approx(1.0 + ser + 5e-6)  # an idle wire: no queueing
+    assert port.frames == 4 and port.bytes == 4000 and port.busy_s == pytest.approx(4 * ser)
+
+
+def test_a_full_queue_drops_the_frame_at_its_tail() -> None:
+    port = Port("p", LinkSpec(rate_bps=1e9, buffer_bytes=2 * 1024, overhead_bytes=24))
+    sent = [port.send(frame(1000), 0.0) for _ in range(4)]
+    # the first goes on the wire at once, two wait (2 x 1024 B fill the buffer), the fourth is dropped
+    assert [s is not None for s in sent] == [True, True, True, False]
+    assert port.drops == 1 and port.frames == 3
+
+
+def test_ecn_marks_ect_frames_above_the_threshold_with_a_valid_checksum() -> None:
+    port = Port("p", LinkSpec(rate_bps=1e9, ecn_bytes=1000, overhead_bytes=0))
+    ect = frame(1000, tos=0x02)  # ECT(0)
+    port.send(ect, 0.0)  # on the wire at once
+    port.send(ect, 0.0)  # waits: 1000 B queued behind it... (the queue was empty when it came)
+    out = port.send(ect, 0.0)  # finds 1000 B waiting: marked
+    plain = port.send(frame(1000), 0.0)  # not ECN-capable: passes unmarked, counted as congested
+    assert out is not None and out[1][15] & 3 == 3 and ipv4_checksum(out[1][14:34]) == 0
+    assert plain is not None and plain[1][15] & 3 == 0
+    assert port.marks == 1 and port.congested == 1
+    assert mark_ce(frame(100)) is None and mark_ce(b"\x00" * 20) is None
+
+
+def test_a_link_refuses_impossible_parameters() -> None:
+    with pytest.raises(ValueError, match="rate"):
+        LinkSpec(rate_bps=0)
+    with pytest.raises(ValueError, match="delay"):
+        LinkSpec(rate_bps=1e9, delay_s=-1)
+
+
+# ---------------------------------------------------------------------------------------------------- networks
+
+
+def inputs(n: int, size: int, dtype: str, seed: int = 1) -> dict[int, list[np.ndarray]]:
+    return {1: [rank_input(size, seed, r, dtype) for r in range(n)]}
+
+
+def sim(name: str, n: int, *, link: LinkSpec, ps: bool = False, **kw: Any) -> SimNetwork:
+    jobs = make_jobs(1, n, 64 if name == "switchml" else 32, PoolRange(0, 32), ps=ps)
+    return SimNetwork(program(name), jobs, p4info=OUT / f"{name}.p4info.txt", link=link, **kw)
+
+
+@pytest.mark.parametrize("name", ["switchml", "atp"])
+def test_the_same_results_counters_and_frames_as_the_in_process_network(name: str) -> None:
+    ps = name == "atp"
+    data = inputs(4, 64 * 40 + 7, "int32")
+    net = sim(name, 4, link=LinkSpec(10e9, 2e-6), ps=ps, seed=5)
+    runs = net.allreduce(data, "int32")
+    ref = InProcessNetwork(program(name), make_jobs(1, 4, 64 if name == "switchml" else 32, PoolRange(0, 32), ps=ps),
+                           p4info=OUT / f"{name}.p4info.txt", seed=5)
+    expected = ref.allreduce(data, "int32")
+    assert all(v.ok for v in net.verify(1, runs[1], data[1], "int32"))
+    for a, b in zip(runs[1].results, expected[1].results):
+        np.testing.assert_array_equal(a, b)
+    assert runs[1].counters == expected[1].counters and net.frames == ref.frames
+    assert sum(w.stats.retransmissions for w in runs[1].windows) == 0
+
+
+def test_a_network_bound_run_takes_the_time_its_links_need() -> None:
+    rate, delay = 10e9, 1e-6
+    net = sim("switchml", 4, link=LinkSpec(rate, delay), seed=1)
+    size = 64 * 256  # 256 packets per worker
+    runs = net.allreduce(inputs(4, size, "int32"), "int32")
+    wire = 42 + 8 + 4 * 64  # headers, INA header and payload: the switch's frames are as long as the workers'
+    up = next(p for p in net.report().ports if p.name == "h1->s")
+    per_frame = up.bytes / up.frames
+    ser = (per_frame + 24) * 8 / rate
+    # the uplink sends 256 frames back to back; the last result follows one serialisation and two delays later
+    expected = 256 * ser + ser + 2 * delay
+    assert max(w.stats.elapsed for w in runs[1].windows) == pytest.approx(expected, rel=0.01)
+    assert up.busy == pytest.approx(256 * ser / net.report().sim_s, rel=0.01) and up.busy > 0.95
+    assert per_frame >= wire - 8
+
+
+def test_a_seeded_lossy_run_replays_exactly_and_another_seed_differs() -> None:
+    def run(seed: int) -> tuple[float, int, list[np.ndarray]]:
+        net = sim("switchml", 4, link=LinkSpec(10e9, 1e-6), seed=seed, loss=0.02, faults=FaultPlan(seed=seed))
+        data = inputs(4, 64 * 60, "float32")
+        r = net.allreduce(data, "float32")[1]
+        assert all(v.ok for v in net.verify(1, r, data[1], "float32"))
+        return (max(w.stats.elapsed for w in r.windows), sum(w.stats.retransmissions for w in r.windows),
+                r.results)
+
+    a, b, c = run(3), run(3), run(4)
+    assert a[0] == b[0] and a[1] == b[1] > 0
+    assert all(np.array_equal(x, y) for x, y in zip(a[2], b[2]))
+    assert (a[0], a[1]) != (c[0], c[1])
+
+
+def test_a_straggler_and_compute_time_delay_the_run() -> None:
+    net = sim("switchml", 3, link=LinkSpec(10e9, 1e-6), compute_s=1e-3)
+    data = inputs(3, 64 * 8, "int32")
+    r = net.allreduce(data, "int32", start_at={(1, 2): 5e-3})[1]
+    assert all(v.ok for v in net.verify(1, r, data[1], "int32"))
+    # every worker starts after 1 ms of compute; the last one 5 ms later: the others wait for it
+    assert net.report().sim_s == pytest.approx(6e-3, rel=0.01)
+    assert r.windows[0].stats.elapsed == pytest.approx(5e-3, rel=0.02)
+
+
+def test_a_slow_switch_paces_the_run_at_its_service_time() -> None:
+    net = sim("switchml", 4, link=LinkSpec(100e9, 1e-6), service_s=2e-6)
+    data = inputs(4, 64 * 100, "int32")
+    net.allreduce(data, "int32")
+    rep = net.report()
+    # 400 packets at 2 µs each: the switch, not the 100 Gbit/s links, set the pace
+    assert rep.sim_s == pytest.approx(400 * 2e-6, rel=0.03) and rep.switch_busy > 0.95
+    assert rep.busiest is not None and rep.busiest.busy < 0.2
+
+
+def test_small_buffers_drop_and_the_protocol_recovers() -> None:
+    net = sim("switchml", 4, link=LinkSpec(10e9, 1e-6, buffer_bytes=1500), service_s=1e-6, seed=2)
+    data = inputs(4, 64 * 64, "int32")
+    r = net.allreduce(data, "int32")[1]
+    assert all(v.ok for v in net.verify(1, r, data[1], "int32"))
+    assert net.report().drops > 0 and sum(w.stats.retransmissions for w in r.windows) > 0

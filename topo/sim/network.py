@@ -1,0 +1,347 @@
+"""The packet-level virtual-time network: the in-process network's switch, hosts and jobs over modelled links.
+
+`SimNetwork` is `topo.inprocess.InProcessNetwork` with its event loop replaced: the same embedded switch engine
+runs the P4 program (bit-exact), the same protocol ranks (found through the registry) run on the hosts, the same
+controller programs the switch and the same fault plan acts at the switch's ports — but frames cross `Port`s
+(`topo.sim.links`: rate, propagation delay, drop-tail queues, ECN) instead of a fixed latency, the switch takes a
+service time per packet, and a host a processing cost per frame. Time is SimPy's (`simpy.Environment`): every
+arrival, timer and deferred processing step is one of its events, and frames due at the same instant are one event
+(a multicast result reaching idle, equal links is one event, not one per worker).
+
+    net = SimNetwork(program_json, jobs, p4info=p4info, link=LinkSpec(100e9, 1e-6), seed=7)
+    runs = net.allreduce({job_id: [input of each rank]}, dtype="int32")
+    net.report()        # SimReport: simulated time, events, each port's traffic, queue, drops, marks
+
+The model, in words (docs/simulator.md says more):
+- each host has one link to its switch port; each direction is a `Port` (its output queue at the sending end);
+- the switch processes frames one at a time, `service_s` each (0: at line rate, as a switching ASIC; the embedded
+  switch's measured per-packet cost reproduces the emulator), then hands each output to its egress port's queue;
+- a host handles one event at a time, `host_cost_s` per frame received or sent (0: free), its sends leaving when
+  the work is done; frames that reach a host before its worker started are discarded, as a closed socket would;
+- `compute_s` delays every worker's start of an all-reduce (the step's computation); `allreduce(start_at=…)`
+  delays single workers (stragglers).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import simpy
+
+from topo.inprocess import Endpoint, InProcessNetwork
+from topo.sim.links import LinkSpec, Port
+
+__all__ = ["SimNetwork", "SimReport", "PortReport"]
+
+
+@dataclass(frozen=True)
+class PortReport:
+    """What crossed one direction of a link during a run."""
+
+    name: str
+    frames: int
+    bytes: int
+    busy: float
+    """Fraction of the run's simulated time the wire was transmitting."""
+    max_queue: int
+    drops: int
+    marks: int
+    congested: int
+
+
+@dataclass
+class SimReport:
+    """One run of the simulator: its simulated and wall time, its events, and every port's traffic."""
+
+    sim_s: float = 0.0
+    wall_s: float = 0.0
+    events: int = 0
+    """SimPy events (frames due at one instant are one event)."""
+    deliveries: int = 0
+    """Frames handed to a node (the switch or a host) and timers fired: the work the events carried."""
+    ports: list[PortReport] = field(default_factory=list)
+    switch_busy: float = 0.0
+    """Fraction of the run the switch spent on its per-packet service time."""
+    host_busy: float = 0.0
+    """The busiest host's fraction of the run spent on its per-frame cost."""
+
+    @property
+    def events_per_s(self) -> float:
+        return self.events / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def busiest(self) -> PortReport | None:
+        return max(self.ports, key=lambda p: p.busy, default=None)
+
+    @property
+    def drops(self) -> int:
+        return sum(p.drops for p in self.ports)
+
+    def describe(self) -> str:
+        b = self.busiest
+        where = f"busiest port {b.name} {100 * b.busy:.0f} % (max queue {b.max_queue} B)" if b else "no traffic"
+        return (f"simulated {self.sim_s * 1e3:.3f} ms in {self.wall_s:.2f} s wall, {self.events} events "
+                f"({self.events_per_s / 1e3:.1f} k/s) carrying {self.deliveries} deliveries "
+                f"({self.deliveries / self.wall_s / 1e3 if self.wall_s else 0:.1f} k/s); {where}; {self.drops} queue drops")
+
+
+class _HostState:
+    """A host's place in the simulated network: its NIC port, its CPU's next free instant, its armed timer."""
+
+    __slots__ = ("host", "port", "up", "cpu_free", "cpu_busy", "timer_at")
+
+    def __init__(self, host: Endpoint, up: Port | None) -> None:
+        self.host = host
+        self.port = host.port
+        self.up = up
+        self.cpu_free = 0.0
+        self.cpu_busy = 0.0
+        self.timer_at: float | None = None
+
+
+class SimNetwork(InProcessNetwork):
+    """An in-network protocol's jobs on one switch over modelled links (see the module).
+
+    `link`: every host link's parameters; `links`: per switch port, those of some links (a PS's faster link);
+    `service_s`, `host_cost_s`, `compute_s`: the switch's per-packet, a host's per-frame and each worker's
+    per-step times. Other arguments as InProcessNetwork (its `latency` and `jitter` are unused)."""
+
+    def __init__(self, program: Mapping[str, Any], jobs: Any, *, link: LinkSpec, links: Mapping[int, LinkSpec] = {},
+                 service_s: float = 0.0, host_cost_s: float = 0.0, compute_s: float = 0.0, **kwargs: Any) -> None:
+        super().__init__(program, jobs, **kwargs)
+        if service_s < 0 or host_cost_s < 0 or compute_s < 0:
+            raise ValueError("service_s, host_cost_s and compute_s must be >= 0")
+        self.link = link
+        self.links = dict(links)
+        self.service_s = service_s
+        self.host_cost_s = host_cost_s
+        self.compute_s = compute_s
+        self.up: dict[int, Port] = {}
+        """Per switch port, the direction host -> switch (the host's NIC queue)."""
+        self.down: dict[int, Port] = {}
+        """Per switch port, the direction switch -> host (the switch's egress queue)."""
+        self.switch_free = 0.0
+        self.switch_busy_s = 0.0
+        self.events = 0
+        self.last: SimReport | None = None
+        """The last run's report."""
+
+    def ports(self, port: int) -> tuple[Port, Port]:
+        """(up, down) Ports of the link on switch port `port` (made on first use)."""
+        if port not in self.up:
+            spec = self.links.get(port, self.link)
+            self.up[port] = Port(f"h{port}->s", spec)
+            self.down[port] = Port(f"s->h{port}", spec)
+        return self.up[port], self.down[port]
+
+    def allreduce(self, inputs: Any, dtype: str = "float32", start_at: Mapping[tuple[int, int], float] | None = None,
+                  time_limit: float | None = None) -> Any:
+        """InProcessNetwork.allreduce, every worker starting `compute_s` later (its step's computation)."""
+        if self.compute_s:
+            start_at = {(jid, r): self.compute_s + (start_at or {}).get((jid, r), 0.0)
+                        for jid, arrays in inputs.items() for r in range(len(arrays))}
+        return super().allreduce(inputs, dtype, start_at, time_limit)
+
+    def run(self, until: Callable[[], bool]) -> None:
+        """Run the hosts' cores until every worker is done (then `until()` must hold); TimeoutError past
+        `time_limit` of simulated time."""
+        env = simpy.Environment(initial_time=self.now)
+        started_at, wall0 = self.now, time.perf_counter()
+        before = {p.name: (p.frames, p.bytes, p.busy_s, p.drops, p.marks, p.congested)
+                  for p in [*self.up.values(), *self.down.values()]}
+        for p in [*self.up.values(), *self.down.values()]:
+            p.max_queue = 0
+        busy0 = self.switch_busy_s
+        sw, faults, service, cost, limit = self.sw, self.faults, self.service_s, self.host_cost_s, self.time_limit
+        faulty = bool(faults.rules or faults.events)
+        states: dict[int, _HostState] = {}
+        linked = self._linked_ports()
+        for h in self.hosts.values():
+            st = states[h.port] = _HostState(h, self.ports(h.port)[0] if h.port in linked else None)
+            st.cpu_free = self.now
+        waiting = {h.port for h in self.hosts.values() if not h.done}
+        finished = env.event()
+        batches: dict[float, list[tuple[int, int, Any]]] = {}  # arrival time -> (kind, port, frame or callable)
+        release_at = [float("inf")]
+        events = [0, 0]  # SimPy events, deliveries
+
+        def at(t: float, kind: int, port: int, item: Any) -> None:
+            batch = batches.get(t)
+            if batch is None:
+                batch = batches[t] = []
+                ev = env.timeout(t - env.now, t)
+                ev.callbacks.append(fire)
+            batch.append((kind, port, item))
+
+        def fire(ev: simpy.Event) -> None:
+            now = env.now
+            if now > limit:
+                raise TimeoutError(f"simulated run exceeded {limit} s of simulated time")
+            events[0] += 1
+            batch = batches.pop(ev.value)
+            events[1] += len(batch)
+            for kind, port, item in batch:
+                if kind == TO_SWITCH:
+                    into_switch(port, item, now)
+                elif kind == TO_HOST:
+                    to_host(port, item, now)
+                elif kind == PROCESS:
+                    process(port, item, now)
+                elif kind == TIMER:
+                    timer(port, now)
+                elif kind == START:
+                    host_work(states[port], now, lambda h, t: h.start(t))
+                elif kind == RELEASE:
+                    release(now)
+                else:  # DEFERRED: a host's work that waited for its CPU
+                    host_work(states[port], now, item)
+
+        def into_switch(port: int, frame: bytes, now: float) -> None:
+            if faulty:
+                passed = faults.ingress([(port, frame)], now, self._reset_register)
+                check_release()
+                if not passed:
+                    return
+                port, frame = passed[0]
+            if service:
+                end = (now if self.switch_free <= now else self.switch_free) + service
+                self.switch_free = end
+                self.switch_busy_s += service
+                at(end, PROCESS, port, frame)
+            else:
+                process(port, frame, now)
+
+        def process(port: int, frame: bytes, now: float) -> None:
+            if self.trace is not None:
+                self.trace.append((now, "in", port, frame))
+            egress(sw.process(port, frame), now)
+
+        def egress(out: list[tuple[int, bytes]], now: float, faulted: bool = False) -> None:
+            if faulty and not faulted:
+                out = faults.egress(out, now)
+                check_release()
+            for port, f in out:
+                if self.trace is not None:
+                    self.trace.append((now, "out", port, f))
+                self.frames += 1
+                down = self.down.get(port)
+                if down is None:
+                    continue  # a port with no host: the frame leaves the network
+                sent = down.send(f, now)
+                if sent is not None:
+                    at(sent[0], TO_HOST, port, sent[1])
+
+        def check_release() -> None:
+            t = faults.next_release()
+            if t is not None and t < release_at[0]:
+                release_at[0] = t
+                at(t, RELEASE, 0, None)
+
+        def release(now: float) -> None:
+            release_at[0] = float("inf")
+            arriving, leaving = faults.release_expired(now)
+            for port, f in arriving:
+                if service:
+                    at(now + service, PROCESS, port, f)
+                else:
+                    process(port, f, now)
+            egress(leaving, now, faulted=True)
+            check_release()
+
+        def to_host(port: int, frame: bytes, now: float) -> None:
+            st = states.get(port)
+            if st is None or st.host.start_at > now:
+                return
+            host_work(st, now, lambda h, t: h.on_frame(frame, t))
+
+        def timer(port: int, now: float) -> None:
+            st = states[port]
+            if st.timer_at != now:
+                return  # replaced by an earlier timer
+            st.timer_at = None
+            d = None if st.host.done else st.host.next_deadline()
+            if d is None:
+                return
+            if d > now:
+                arm(st, d)
+            else:
+                host_work(st, now, lambda h, t: h.on_timer(t))
+
+        def arm(st: _HostState, d: float) -> None:
+            if st.timer_at is None or d < st.timer_at:
+                st.timer_at = d
+                at(d, TIMER, st.port, None)
+
+        def host_work(st: _HostState, now: float, work: Callable[[Endpoint, float], list[bytes]]) -> None:
+            h = st.host
+            if cost and st.cpu_free > now:
+                at(st.cpu_free, DEFERRED, st.port, work)
+                return
+            out = work(h, now)
+            send_at = now
+            if cost:
+                spent = cost * (1 + len(out))
+                st.cpu_free = send_at = now + spent
+                st.cpu_busy += spent
+            if out:
+                up = st.up
+                if up is None:
+                    raise RuntimeError(f"host on switch port {st.port} sent frames but has no link")
+                for f in out:
+                    self.frames += 1
+                    sent = up.send(f, send_at)
+                    if sent is not None:
+                        at(sent[0], TO_SWITCH, st.port, sent[1])
+            if h.done:
+                if st.port in waiting:
+                    waiting.discard(st.port)
+                    if not waiting and not finished.triggered:
+                        finished.succeed()
+                return
+            d = h.next_deadline()
+            if d is not None:
+                arm(st, d)
+
+        for st in states.values():
+            at(max(st.host.start_at, env.now), START, st.port, None)
+        if not waiting:
+            finished.succeed()
+        try:
+            env.run(until=finished)
+        except RuntimeError as exc:
+            if "until" not in str(exc):
+                raise
+            raise RuntimeError("simulated network: nothing in flight and no timer armed, and workers are not "
+                               "done") from None
+        self.now = env.now
+        if not until():
+            raise RuntimeError("simulated network: every worker host is done but the run's condition does not hold")
+        self.events += events[0]
+        sim = self.now - started_at
+        reports = []
+        for p in [*self.up.values(), *self.down.values()]:
+            f0, b0, busy0_p, d0, m0, c0 = before.get(p.name, (0, 0, 0.0, 0, 0, 0))
+            reports.append(PortReport(p.name, p.frames - f0, p.bytes - b0, (p.busy_s - busy0_p) / sim if sim else 0.0,
+                                      p.max_queue, p.drops - d0, p.marks - m0, p.congested - c0))
+        self.last = SimReport(sim, time.perf_counter() - wall0, events[0], events[1], reports,
+                              (self.switch_busy_s - busy0) / sim if sim else 0.0,
+                              max((s.cpu_busy / sim for s in states.values()), default=0.0) if sim else 0.0)
+
+    def _linked_ports(self) -> set[int]:
+        """Switch ports with a host that sends: every worker's and the parameter server's."""
+        ports = {w.switch_port for j in self.jobs for w in j.workers}
+        if self.ps_host is not None:
+            ports.add(self.ps_host.port)
+        return ports
+
+    def report(self) -> SimReport:
+        """The last run's report (RuntimeError before any run)."""
+        if self.last is None:
+            raise RuntimeError("no run yet")
+        return self.last
+
+
+TO_SWITCH, TO_HOST, PROCESS, TIMER, START, RELEASE, DEFERRED = range(7)
