@@ -21,6 +21,7 @@ run's; they are written in the serial order.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Collection, Sequence
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from controller.client import ControllerError
 from controller.local import load_p4info
 from controller.programs import CONTROLLERS
 from experiments.bound import Bound
@@ -45,7 +47,7 @@ from worker.driver import WindowOptions
 from worker.job import MAX_WORKERS, PoolRange
 from worker.protocols import PROTOCOLS, program_paths
 from worker.stats import RunResult
-from worker.verify import Verdict, rank_input
+from worker.verify import Verdict, check_exact, rank_input, wrapping_sum
 
 __all__ = ["FULL_CHECK_ELEMENTS", "check_results", "run_point", "run_scenario", "sim_program"]
 
@@ -60,8 +62,6 @@ def sim_program(program: str, workers: int) -> tuple[dict[str, Any], Any]:
     """(BMv2 JSON, P4Info message) of `program` for a job of `workers`: `make build`'s out/<program>.json up to the
     default bitmap's 32 workers, else the program compiled by our compiler with `-D INA_MAX_WORKERS=W` (the next
     power of two), cached in this process."""
-    import json
-
     if workers <= MAX_WORKERS:
         json_path, p4info = program_paths(ROOT / "out", program)
         if not json_path.is_file():
@@ -83,47 +83,27 @@ def sim_program(program: str, workers: int) -> tuple[dict[str, Any], Any]:
 def check_results(net: SimNetwork, job_id: int, runs: Sequence[RunResult], inputs: Sequence[np.ndarray],
                   dtype: str) -> list[Verdict]:
     """Each rank's verdict on its result (see the module): ranks whose results are identical share one check."""
-    n, size = len(inputs), inputs[0].size
-    verdicts: list[Verdict | None] = [None] * n
+    verdicts: list[Verdict] = []
     checked: list[tuple[RunResult, Verdict]] = []
     reference = None
     for r, run in enumerate(runs):
-        same = next((v for c, v in checked if c.array.shape == run.array.shape and np.array_equal(c.array, run.array)
-                     and _same(c.exponents, run.exponents)), None)
-        if same is not None:
-            verdicts[r] = same
-            continue
-        if dtype == "int32":
-            if reference is None:
-                acc = np.zeros(size, dtype=np.int64)
-                for x in inputs:
-                    acc += x
-                reference = acc.astype(np.uint32).view(np.int32)
-            v = _exact(run.array.ravel(), reference)
-        elif n * size <= FULL_CHECK_ELEMENTS:
-            v = net.ranks[job_id, r].verify(run, list(inputs), dtype)
-        else:
-            v = _sampled(net, job_id, r, run, inputs, dtype)
-        checked.append((run, v))
-        verdicts[r] = v
-    return [v for v in verdicts if v is not None]
+        v = next((v for c, v in checked if c.array.shape == run.array.shape and np.array_equal(c.array, run.array)
+                  and _same(c.exponents, run.exponents)), None)
+        if v is None:
+            if dtype == "int32":
+                reference = wrapping_sum(inputs) if reference is None else reference
+                v = check_exact(run.array, reference)
+            elif len(inputs) * inputs[0].size <= FULL_CHECK_ELEMENTS:
+                v = net.ranks[job_id, r].verify(run, list(inputs), dtype)
+            else:
+                v = _sampled(net, job_id, r, run, inputs, dtype)
+            checked.append((run, v))
+        verdicts.append(v)
+    return verdicts
 
 
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
-
-
-def _exact(result: np.ndarray, reference: np.ndarray) -> Verdict:
-    if result.size != reference.size:
-        return Verdict(False, float("inf"), float("inf"), f"result has {result.size} elements, expected "
-                       f"{reference.size}")
-    wrong = np.flatnonzero(result != reference)
-    if wrong.size:
-        i = int(wrong[0])
-        return Verdict(False, float(abs(int(result[i]) - int(reference[i]))), 0.0,
-                       f"{wrong.size} of {reference.size} int32 sums wrong; first at index {i}: got {int(result[i])}, "
-                       f"expected {int(reference[i])}")
-    return Verdict(True, 0.0, 0.0, f"all {reference.size} int32 sums exact")
 
 
 def _sampled(net: SimNetwork, job_id: int, r: int, run: RunResult, inputs: Sequence[np.ndarray], dtype: str) -> Verdict:
@@ -144,18 +124,15 @@ def run_point(sc: Scenario, point: RunPoint, rep: int) -> Row:
     seed = sc.seed + rep
     try:
         return _run(sc, point, rep, seed)
-    except (ValueError, RuntimeError, TimeoutError, FileNotFoundError) as exc:
+    except (ValueError, RuntimeError, TimeoutError, FileNotFoundError, ControllerError) as exc:
         return replace(Row.failed(point, rep, sc, f"{type(exc).__name__}: {exc}"), engine="sim")
 
 
 def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
     spec = PROTOCOLS[point.protocol]
     program_json, p4info = sim_program(str(spec.program), point.workers)
-    pool = min(sc.pool_size, 256)
-    jobs = make_jobs(1, point.workers, spec.codec.from_program_json(program_json).num_elems, PoolRange(0, pool),
-                     ps=spec.needs_ps)
-    if spec.needs_ps:  # the PS on the port after the workers' (make_jobs' fixed PS_PORT is a worker's past 99)
-        jobs = [replace(j, ps=replace(j.ps, switch_port=point.workers + 1)) for j in jobs]
+    jobs = make_jobs(1, point.workers, spec.codec.from_program_json(program_json).num_elems,
+                     PoolRange(0, sc.pool_size), ps=spec.needs_ps)
     m = sc.sim
     link = LinkSpec(float(sc.bw_mbps) * 1e6, m.delay_us * 1e-6,
                     None if m.buffer_kib is None else int(m.buffer_kib * 1024),
@@ -164,10 +141,9 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
     net = SimNetwork(program_json, jobs, p4info=p4info, protocol=spec, faults=FaultPlan(seed=seed), loss=point.loss,
                      seed=seed, options=options, link=link, service_s=m.service_ns * 1e-9,
                      host_cost_s=m.host_cost_ns * 1e-9, compute_s=m.compute_ms * 1e-3)
-    net.time_limit = sc.timeout_s
     inputs = [rank_input(point.size, seed, r, sc.dtype) for r in range(point.workers)]
     straggle = {(1, point.workers - 1): point.straggler_ms * 1e-3} if point.straggler_ms else None
-    job = net.allreduce({1: inputs}, dtype=sc.dtype, start_at=straggle)[1]
+    job = net.allreduce({1: inputs}, dtype=sc.dtype, start_at=straggle, time_limit=sc.timeout_s)[1]
     verdicts = check_results(net, 1, job.runs, inputs, sc.dtype)
     rep_ = net.report()
     stats = [w.stats for w in job.windows]
@@ -175,10 +151,10 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
     sent = sum(s.packets_sent for s in stats)
     retx = sum(s.retransmissions for s in stats)
     workers = {w.switch_port for w in jobs[0].workers}
-    ups = [p for p in rep_.ports if p.name.startswith("h") and int(p.name[1:].split("-")[0]) in workers]
-    wire_frames, wire_bytes = sum(p.frames for p in ups), sum(p.bytes for p in ups)
+    worker_links = [p for p in rep_.ports if p.port in workers]
+    wire_frames = sum(p.frames for p in worker_links if p.up)
+    wire_bytes = sum(p.bytes for p in worker_links if p.up)
     busiest = rep_.busiest
-    worker_links = [p for p in rep_.ports if _port_of(p.name) in workers]
     most = max((p.bytes for p in worker_links), default=0)
     bound = Bound(link_busy=busiest.busy if busiest else None, switch_busy=rep_.switch_busy,
                   host_busy=rep_.host_busy, retransmitted=retx / sent if sent else 0.0,
@@ -200,11 +176,6 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
                engine="sim", wall_s=round(rep_.wall_s, 3), sim_events=rep_.events,
                bottleneck="" if busiest is None else f"{busiest.name} {100 * busiest.busy:.0f} %",
                error="; ".join(bad)[:500])
-
-
-def _port_of(name: str) -> int:
-    """The switch port of a port's name ("h3->s" or "s->h3")."""
-    return int(name.rsplit("h", 1)[1].split("-")[0])
 
 
 def run_scenario(sc: Scenario, out: Path, *, progress: bool = True, done: Collection[tuple[str, ...]] | None = None,

@@ -247,7 +247,7 @@ class EngineCache:
 def make_jobs(num_jobs: int, workers: int, num_elems: int, pool: PoolRange | Sequence[PoolRange], *,
               ps: bool = False) -> list[JobConfig]:
     """Jobs 1..num_jobs of `workers` workers each on consecutive switch ports from 1, the given pools; with `ps`, one
-    parameter server for every job on port PS_PORT. Worker r of job j is host h = r + 1 at 10.{h >> 8}.{j}.{h & 255},
+    parameter server for every job on port PS_PORT (past the workers' ports when they reach it). Worker r of job j is host h = r + 1 at 10.{h >> 8}.{j}.{h & 255},
     MAC 00:00:00:{h >> 8}:{j}:{h & 255}. Jobs of more than MAX_WORKERS (32) workers are checked against the switch's
     program when its controller installs them (`JobConfig.max_workers`: SwitchML's -D INA_MAX_WORKERS)."""
     pools = [pool] * num_jobs if isinstance(pool, PoolRange) else list(pool)
@@ -255,6 +255,7 @@ def make_jobs(num_jobs: int, workers: int, num_elems: int, pool: PoolRange | Seq
         raise ValueError(f"{num_jobs} jobs of {workers} workers need {num_jobs * workers} switch ports; a switch has "
                          f"at most 510 for workers (1..510: the egress port is 9 bits and 511 is v1model's drop port)")
     jobs, port = [], 1
+    ps_port = PS_PORT if num_jobs * workers < PS_PORT else num_jobs * workers + 1
     for j in range(num_jobs):
         ws = []
         for r in range(workers):
@@ -263,7 +264,7 @@ def make_jobs(num_jobs: int, workers: int, num_elems: int, pool: PoolRange | Seq
                                  udp_port=50000 + r, switch_port=port))
             port += 1
         jobs.append(JobConfig(job_id=j + 1, num_elems=num_elems, switch=SWITCH, pool=pools[j], workers=tuple(ws),
-                              ps=PsSpec(ip="10.0.0.100", mac="00:00:0a:00:00:64", switch_port=PS_PORT) if ps else None,
+                              ps=PsSpec(ip="10.0.0.100", mac="00:00:0a:00:00:64", switch_port=ps_port) if ps else None,
                               max_workers=max(MAX_WORKERS, workers)))
     return jobs
 
@@ -492,8 +493,9 @@ class InProcessNetwork(FakeTimeNetwork):
             for r, arr in enumerate(arrays):
                 cores[jid, r] = core = self.ranks[jid, r].begin(arr, dtype)
                 self.attach(WorkerHost(self.ranks[jid, r], core, self.now + (start_at or {}).get((jid, r), 0.0)))
+        free = max(self.hosts, default=0) + 1  # an action is no host: a key no host's port takes
         for k, when in enumerate(self.restarts):
-            self.attach(_Action(PS_PORT + 1 + k, self.now + when, self.restart))
+            self.attach(_Action(free + k, self.now + when, self.restart))
         self.restarts = []
         self.run(lambda: all(c.done for c in cores.values()))
         out = {}

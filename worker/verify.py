@@ -10,11 +10,12 @@ protocol's bound (`against_bound`): float32 summation (`verify_float_sum`, the h
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["rank_input", "Verdict", "verify_exact", "verify_float_sum", "verify_fixed_point", "float_sum_bound",
+__all__ = ["rank_input", "Verdict", "check_exact", "verify_exact", "wrapping_sum", "verify_float_sum", "verify_fixed_point", "float_sum_bound",
            "against_bound"]
 
 
@@ -88,19 +89,34 @@ def against_bound(result: np.ndarray, ref64: np.ndarray, bound: np.ndarray, what
                    f"max error {max_err:.3g}, at most {max_ratio:.3f} of the {what} bound")
 
 
-def verify_exact(result: np.ndarray, inputs: list[np.ndarray]) -> Verdict:
-    """Check int32 sums: exactly the two's complement wrapping sum of the inputs (one per rank)."""
-    size = inputs[0].size
+def wrapping_sum(inputs: Iterable[np.ndarray]) -> np.ndarray:
+    """The two's complement wrapping int32 sum of the inputs, added one at a time (memory: one int64 tensor, however
+    many inputs)."""
+    acc: np.ndarray | None = None
+    for x in inputs:
+        acc = x.ravel().astype(np.int64) if acc is None else acc + x.ravel()
+    if acc is None:
+        raise ValueError("no inputs to sum")
+    return acc.astype(np.uint32).view(np.int32)
+
+
+def check_exact(result: np.ndarray, reference: np.ndarray) -> Verdict:
+    """Check int32 sums against their reference (`wrapping_sum`), element by element."""
+    size = reference.size
     if result.size != size:
         return Verdict(False, float("inf"), float("inf"), f"result has {result.size} elements, expected {size}")
-    ref = np.sum(np.stack([x.astype(np.int64) for x in inputs]), axis=0).astype(np.uint32).view(np.int32)
-    wrong = np.flatnonzero(result.ravel() != ref)
+    wrong = np.flatnonzero(result.ravel() != reference)
     if wrong.size:
         i = int(wrong[0])
-        return Verdict(False, float(abs(int(result.ravel()[i]) - int(ref[i]))), 0.0,
+        return Verdict(False, float(abs(int(result.ravel()[i]) - int(reference[i]))), 0.0,
                        f"{wrong.size} of {size} int32 sums wrong; first at index {i}: got {int(result.ravel()[i])},"
-                       f" expected {int(ref[i])}")
+                       f" expected {int(reference[i])}")
     return Verdict(True, 0.0, 0.0, f"all {size} int32 sums exact")
+
+
+def verify_exact(result: np.ndarray, inputs: list[np.ndarray]) -> Verdict:
+    """Check int32 sums: exactly the two's complement wrapping sum of the inputs (one per rank)."""
+    return check_exact(result, wrapping_sum(inputs))
 
 
 def verify_fixed_point(result: np.ndarray, inputs: list[np.ndarray], dtype: str, scale_bits: int) -> Verdict:

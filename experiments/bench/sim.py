@@ -12,6 +12,7 @@ exact sum. Writes <out>.md (the table, the machine, the commit) and appends to <
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import resource
 import subprocess
@@ -92,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(row)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     history = args.out.with_name(args.out.name + "-history.csv")
-    old = list(__import__("csv").DictReader(open(history))) if history.is_file() else []
+    old = list(csv.DictReader(history.open())) if history.is_file() else []
     write_dicts(history, FIELDS, old + rows)
     lines = [f"# Packet simulator: one all-reduce at scale ({args.gbps:g} Gbit/s, {args.size_mib:g} MiB of int32 per "
              f"worker, {args.protocol}'s P4 program and workers)", "",

@@ -70,6 +70,8 @@ def test_a_simulated_run_is_a_verified_deterministic_row(tmp_path: Path) -> None
     assert row.verified and row.error == "" and row.engine == "sim"
     assert row.retransmissions > 0 and row.bound in VERDICTS and row.bottleneck.endswith("%")
     assert row.sim_events > 0 and row.wall_s is not None and row.elapsed_s > 0 and row.seed == 5
+    clean = run_point(sc, next(p for p in sc.runs() if p.protocol == "switchml" and not p.loss), 1)
+    assert clean.verified and clean.wire_frames == 3 * 2048 // 64 and clean.retransmissions == 0  # 32 per worker
     assert replace(run_point(sc, lossy, 1), wall_s=None) == replace(row, wall_s=None)
 
 

@@ -166,3 +166,35 @@ def test_small_buffers_drop_and_the_protocol_recovers() -> None:
     r = net.allreduce(data, "int32")[1]
     assert all(v.ok for v in net.verify(1, r, data[1], "int32"))
     assert net.report().drops > 0 and sum(w.stats.retransmissions for w in r.windows) > 0
+
+
+def test_delayed_frames_go_through_the_switch_in_turn_and_the_run_verifies() -> None:
+    from switch.faults import FaultRule
+
+    # held until 1,000 more frames pass on the port, which never happens: each goes at max_hold_s (the release path)
+    plan = FaultPlan([FaultRule(action="delay", direction="in", probability=0.05, delay=1000)], seed=8,
+                     max_hold_s=2e-4)
+    net = sim("switchml", 4, link=LinkSpec(10e9, 1e-6), service_s=1e-6, faults=plan, seed=8)
+    net.trace = []
+    data = inputs(4, 64 * 50, "int32")
+    r = net.allreduce(data, "int32")[1]
+    assert all(v.ok for v in net.verify(1, r, data[1], "int32"))
+    assert plan.stats["delay"] > 0
+    # the switch took every frame, released ones included, one at a time: one service time apart at least
+    taken = [t for t, way, _, _ in net.trace if way == "in"]
+    assert len(taken) >= r.counters["ina_received"]
+    assert min(b - a for a, b in zip(taken, taken[1:])) >= 1e-6 - 1e-12
+
+
+def test_ports_report_their_switch_port_and_direction() -> None:
+    net = sim("switchml", 2, link=LinkSpec(10e9, 1e-6))
+    net.allreduce(inputs(2, 64 * 4, "int32"), "int32")
+    got = {(p.name, p.port, p.up, p.frames) for p in net.report().ports}
+    assert got == {("h1->s", 1, True, 4), ("h2->s", 2, True, 4), ("s->h1", 1, False, 4), ("s->h2", 2, False, 4)}
+
+
+def test_the_parameter_server_port_follows_the_workers_past_it() -> None:
+    from topo.inprocess import PS_PORT
+
+    assert make_jobs(1, 4, 32, PoolRange(0, 8), ps=True)[0].ps.switch_port == PS_PORT  # type: ignore[union-attr]
+    assert make_jobs(2, 60, 32, PoolRange(0, 8), ps=True)[0].ps.switch_port == 121  # type: ignore[union-attr]

@@ -103,7 +103,7 @@ class Port:
         or None when the queue drops it."""
         spec = self.spec
         size = len(frame) + spec.overhead_bytes
-        queued = self.queued(now) if self._waiting else 0
+        queued = self.queued(now)
         if spec.buffer_bytes is not None and queued + size > spec.buffer_bytes and self.free_at > now:
             self.drops += 1
             return None

@@ -42,6 +42,10 @@ class PortReport:
     """What crossed one direction of a link during a run."""
 
     name: str
+    port: int
+    """The switch port the link is on."""
+    up: bool
+    """The direction host -> switch (the host's NIC queue); else switch -> host (the switch's egress queue)."""
     frames: int
     bytes: int
     busy: float
@@ -125,7 +129,6 @@ class SimNetwork(InProcessNetwork):
         """Per switch port, the direction switch -> host (the switch's egress queue)."""
         self.switch_free = 0.0
         self.switch_busy_s = 0.0
-        self.events = 0
         self.last: SimReport | None = None
         """The last run's report."""
 
@@ -150,8 +153,7 @@ class SimNetwork(InProcessNetwork):
         `time_limit` of simulated time."""
         env = simpy.Environment(initial_time=self.now)
         started_at, wall0 = self.now, time.perf_counter()
-        before = {p.name: (p.frames, p.bytes, p.busy_s, p.drops, p.marks, p.congested)
-                  for p in [*self.up.values(), *self.down.values()]}
+        before = {p.name: _totals(p) for p in [*self.up.values(), *self.down.values()]}
         for p in [*self.up.values(), *self.down.values()]:
             p.max_queue = 0
         busy0 = self.switch_busy_s
@@ -164,7 +166,7 @@ class SimNetwork(InProcessNetwork):
             st.cpu_free = self.now
         waiting = {h.port for h in self.hosts.values() if not h.done}
         finished = env.event()
-        batches: dict[float, list[tuple[int, int, Any]]] = {}  # arrival time -> (kind, port, frame or callable)
+        batches: dict[float, list[tuple[int, int, Any]]] = {}  # arrival time -> (kind, port, frame or host work)
         release_at = [float("inf")]
         events = [0, 0]  # SimPy events, deliveries
 
@@ -193,11 +195,11 @@ class SimNetwork(InProcessNetwork):
                 elif kind == TIMER:
                     timer(port, now)
                 elif kind == START:
-                    host_work(states[port], now, lambda h, t: h.start(t))
+                    host_work(states[port], now, START, None)
                 elif kind == RELEASE:
                     release(now)
-                else:  # DEFERRED: a host's work that waited for its CPU
-                    host_work(states[port], now, item)
+                else:  # DEFERRED: a host's work (kind, frame) that waited for its CPU
+                    host_work(states[port], now, *item)
 
         def into_switch(port: int, frame: bytes, now: float) -> None:
             if faulty:
@@ -206,6 +208,10 @@ class SimNetwork(InProcessNetwork):
                 if not passed:
                     return
                 port, frame = passed[0]
+            serve(port, frame, now)
+
+        def serve(port: int, frame: bytes, now: float) -> None:
+            """The switch takes a frame: at once (line rate) or after the frames before it, `service` each."""
             if service:
                 end = (now if self.switch_free <= now else self.switch_free) + service
                 self.switch_free = end
@@ -244,10 +250,7 @@ class SimNetwork(InProcessNetwork):
             release_at[0] = float("inf")
             arriving, leaving = faults.release_expired(now)
             for port, f in arriving:
-                if service:
-                    at(now + service, PROCESS, port, f)
-                else:
-                    process(port, f, now)
+                serve(port, f, now)
             egress(leaving, now, faulted=True)
             check_release()
 
@@ -255,7 +258,7 @@ class SimNetwork(InProcessNetwork):
             st = states.get(port)
             if st is None or st.host.start_at > now:
                 return
-            host_work(st, now, lambda h, t: h.on_frame(frame, t))
+            host_work(st, now, TO_HOST, frame)
 
         def timer(port: int, now: float) -> None:
             st = states[port]
@@ -268,19 +271,21 @@ class SimNetwork(InProcessNetwork):
             if d > now:
                 arm(st, d)
             else:
-                host_work(st, now, lambda h, t: h.on_timer(t))
+                host_work(st, now, TIMER, None)
 
         def arm(st: _HostState, d: float) -> None:
             if st.timer_at is None or d < st.timer_at:
                 st.timer_at = d
                 at(d, TIMER, st.port, None)
 
-        def host_work(st: _HostState, now: float, work: Callable[[Endpoint, float], list[bytes]]) -> None:
+        def host_work(st: _HostState, now: float, kind: int, frame: bytes | None) -> None:
+            """The host starts (START), takes a frame (TO_HOST) or its timer fires (TIMER); what it sends leaves
+            when its CPU has done the work."""
             h = st.host
             if cost and st.cpu_free > now:
-                at(st.cpu_free, DEFERRED, st.port, work)
+                at(st.cpu_free, DEFERRED, st.port, (kind, frame))
                 return
-            out = work(h, now)
+            out = h.on_frame(frame, now) if kind == TO_HOST else h.on_timer(now) if kind == TIMER else h.start(now)
             send_at = now
             if cost:
                 spent = cost * (1 + len(out))
@@ -319,13 +324,14 @@ class SimNetwork(InProcessNetwork):
         self.now = env.now
         if not until():
             raise RuntimeError("simulated network: every worker host is done but the run's condition does not hold")
-        self.events += events[0]
         sim = self.now - started_at
         reports = []
-        for p in [*self.up.values(), *self.down.values()]:
-            f0, b0, busy0_p, d0, m0, c0 = before.get(p.name, (0, 0, 0.0, 0, 0, 0))
-            reports.append(PortReport(p.name, p.frames - f0, p.bytes - b0, (p.busy_s - busy0_p) / sim if sim else 0.0,
-                                      p.max_queue, p.drops - d0, p.marks - m0, p.congested - c0))
+        for up, table in ((True, self.up), (False, self.down)):
+            for port, p in table.items():
+                frames, nbytes, busy, drops, marks, congested = (a - b for a, b in zip(
+                    _totals(p), before.get(p.name, (0, 0, 0.0, 0, 0, 0))))
+                reports.append(PortReport(p.name, port, up, frames, nbytes, busy / sim if sim else 0.0, p.max_queue,
+                                          drops, marks, congested))
         self.last = SimReport(sim, time.perf_counter() - wall0, events[0], events[1], reports,
                               (self.switch_busy_s - busy0) / sim if sim else 0.0,
                               max((s.cpu_busy / sim for s in states.values()), default=0.0) if sim else 0.0)
@@ -342,6 +348,11 @@ class SimNetwork(InProcessNetwork):
         if self.last is None:
             raise RuntimeError("no run yet")
         return self.last
+
+
+def _totals(p: Port) -> tuple[int, int, float, int, int, int]:
+    """A port's running totals (frames, bytes, busy seconds, drops, marks, congested), to subtract run by run."""
+    return p.frames, p.bytes, p.busy_s, p.drops, p.marks, p.congested
 
 
 TO_SWITCH, TO_HOST, PROCESS, TIMER, START, RELEASE, DEFERRED = range(7)
