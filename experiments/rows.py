@@ -20,8 +20,8 @@ from controller.programs import CONTROLLERS
 from experiments.result import ExperimentResult
 from experiments.scenario import RunPoint, Scenario
 
-__all__ = ["CSV_FIELDS", "SETUP_ATTEMPTS", "CsvLog", "Row", "from_csv", "results_dir", "to_csv", "write_dicts",
-           "write_rows"]
+__all__ = ["CSV_FIELDS", "SETUP_ATTEMPTS", "CsvLog", "Row", "agreed_digest", "from_csv", "results_dir", "to_csv",
+           "write_dicts", "write_rows"]
 
 T = TypeVar("T")
 
@@ -148,6 +148,9 @@ class Row(RunPoint):
     """A simulated run's discrete events."""
     bottleneck: str = ""
     """A simulated run's busiest port and its busy share ("h3->s 98 %")."""
+    result_digest: str = ""
+    """`worker.verify.result_digest` of the ranks' result when every rank's is the same ("differs" if not): two
+    engines' runs of one point and seed agree bit for bit when their digests do."""
     error: str = ""
 
     @classmethod
@@ -164,7 +167,8 @@ class Row(RunPoint):
                    worker_cpu_s=sum(float(x.get("cpu_s", 0.0)) for x in reports),
                    switch_aggregated=r.counters.get(f"{CONTROLLERS[r.config.program].COUNTER_PREFIX}aggregated",
                                                     (0, 0))[0],
-                   **_bound_columns(r), error="; ".join(errors)[:500])
+                   **_bound_columns(r), result_digest=agreed_digest(str(x.get("digest", "")) for x in reports),
+                   error="; ".join(errors)[:500])
 
     @classmethod
     def failed(cls, point: RunPoint, rep: int, sc: Scenario, error: str) -> Row:
@@ -181,6 +185,14 @@ class Row(RunPoint):
         d["verified"] = int(self.verified)
         d["size_bytes"] = self.size * DTYPE_BYTES[self.dtype]
         return {COLUMNS.get(k, k): ("" if v is None else v) for k, v in d.items()}
+
+
+def agreed_digest(digests: Iterable[str]) -> str:
+    """The digest every rank reported, "differs" if they disagree, "" if one is missing."""
+    seen = set(digests)
+    if not seen or "" in seen:
+        return ""
+    return seen.pop() if len(seen) == 1 else "differs"
 
 
 def _bound_columns(r: ExperimentResult) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from controller.local import load_p4info
 from controller.programs import CONTROLLERS
 from experiments.bound import Bound
 from experiments.resume import sweep_key
-from experiments.rows import CSV_FIELDS, CsvLog, Row
+from experiments.rows import CSV_FIELDS, CsvLog, Row, agreed_digest
 from experiments.scenario import RunPoint, Scenario
 from switch.faults import FaultPlan
 from topo.inprocess import make_jobs
@@ -47,7 +47,7 @@ from worker.driver import WindowOptions
 from worker.job import MAX_WORKERS, PoolRange
 from worker.protocols import PROTOCOLS, program_paths
 from worker.stats import RunResult
-from worker.verify import Verdict, check_exact, rank_input, wrapping_sum
+from worker.verify import Verdict, check_exact, rank_input, result_digest, wrapping_sum
 
 __all__ = ["FULL_CHECK_ELEMENTS", "check_results", "run_point", "run_scenario", "sim_program"]
 
@@ -175,7 +175,7 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
                efficiency=None if bound.efficiency is None else round(bound.efficiency, 4), bound=bound.verdict,
                engine="sim", wall_s=round(rep_.wall_s, 3), sim_events=rep_.events,
                bottleneck="" if busiest is None else f"{busiest.name} {100 * busiest.busy:.0f} %",
-               error="; ".join(bad)[:500])
+               result_digest=agreed_digest(result_digest(r.array) for r in job.runs), error="; ".join(bad)[:500])
 
 
 def run_scenario(sc: Scenario, out: Path, *, progress: bool = True, done: Collection[tuple[str, ...]] | None = None,

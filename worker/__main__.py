@@ -36,7 +36,7 @@ from worker.job import JobConfig, JobConfigError
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, open_collective
 from worker.schedstat import sched_times
 from worker.transport import TransportError
-from worker.verify import rank_input
+from worker.verify import rank_input, result_digest
 
 EXIT_OK = 0
 EXIT_VERIFY_FAILED = 1
@@ -236,6 +236,7 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
         out["cpu_s"] = round(cpu_s, 6)  # this process's CPU time during the all-reduce (vs elapsed_s: CPU share)
         out["wait_s"] = round(wait_s, 6)  # ... and its time runnable but waiting for a CPU (a busy machine)
         out["peak_rss_kb"] = peak_rss_kb  # the process's peak resident memory up to the end of the all-reduce
+        out["digest"] = result_digest(run.array)  # bit-identical results on two engines have equal digests
         if barrier_wait is not None:
             out["barrier_wait_s"] = round(barrier_wait, 6)
         if verdict is not None:

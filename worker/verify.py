@@ -9,14 +9,15 @@ protocol's bound (`against_bound`): float32 summation (`verify_float_sum`, the h
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["rank_input", "Verdict", "check_exact", "verify_exact", "wrapping_sum", "verify_float_sum", "verify_fixed_point", "float_sum_bound",
-           "against_bound"]
+__all__ = ["rank_input", "result_digest", "Verdict", "check_exact", "verify_exact", "wrapping_sum", "verify_float_sum",
+           "verify_fixed_point", "float_sum_bound", "against_bound"]
 
 
 INPUT_CHUNK = 1 << 20
@@ -98,6 +99,13 @@ def wrapping_sum(inputs: Iterable[np.ndarray]) -> np.ndarray:
     if acc is None:
         raise ValueError("no inputs to sum")
     return acc.astype(np.uint32).view(np.int32)
+
+
+def result_digest(result: np.ndarray) -> str:
+    """The first 16 hex digits of the SHA-256 of a result's little-endian bytes (C order): equal digests on two
+    engines mean bit-identical tensors."""
+    data = np.ascontiguousarray(result).astype(result.dtype.newbyteorder("<"), copy=False)
+    return hashlib.sha256(data.tobytes()).hexdigest()[:16]
 
 
 def check_exact(result: np.ndarray, reference: np.ndarray) -> Verdict:
