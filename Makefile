@@ -50,7 +50,7 @@ RESUME      ?=
 # what a study stopped by Ctrl-C prints to resume it (experiments.interrupt): this make command with RESUME=<its dir>
 RESUME_HINT = INA_MAKE_COMMAND='$(strip make $@ $(filter-out RESUME=%,$(MAKEOVERRIDES)))'
 
-.PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train torch test-torch figures test build bench bench-loss bench-sim bench-switch difftest p4runtime-shell controller-shell clean help
+.PHONY: all setup system-packages shell-venv run perf experiment multitenant twolevel soak train torch test-torch figures test build bench bench-loss bench-sim bench-switch validate-sim difftest p4runtime-shell controller-shell clean help
 
 all: help
 
@@ -65,6 +65,9 @@ help:
 	@echo "                   (engine = \"sim\" in the file: the packet simulator, virtual time, no root; docs/simulator.md)"
 	@echo "                   Ctrl-C stops cleanly; RESUME=results/<name>-<time> continues it there (the runs its runs.csv"
 	@echo "                   lacks or that failed; SCENARIO may be left out). multitenant, train, figures take RESUME too"
+	@echo "make validate-sim  the packet simulator against Mininet: VALIDATE=experiments/scenarios/validate-sim.toml on both"
+	@echo "                   engines, compared point by point -> results/validate-<name>-<time>/validation.md (root;"
+	@echo "                   VALIDATE_MININET=DIR compares a finished sweep instead of running Mininet again)"
 	@echo "make multitenant   JOBS jobs share one switch: every in-network protocol at equal memory (SwitchML's static"
 	@echo "                   partition, ATP's shared pool + PS, plug-ins); REPS runs, BW=MBIT|auto"
 	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation; REPS runs"
@@ -157,6 +160,11 @@ soak: build
 experiment: build
 	$(RESUME_HINT) $(PY) -m experiments.sweep $(if $(and $(RESUME),$(filter file default,$(origin SCENARIO))),,$(SCENARIO)) \
 	  --json $(OUT)/switchml.json --p4info $(OUT)/switchml.p4info.txt $(if $(RESUME),--resume $(RESUME))
+
+# the simulator against the emulator: one scenario on both engines -> results/validate-<name>-<time>/validation.md
+VALIDATE    ?= experiments/scenarios/validate-sim.toml
+validate-sim: build
+	$(PY) -m experiments.validate $(VALIDATE) $(if $(VALIDATE_MININET),--mininet $(VALIDATE_MININET))
 
 # J jobs sharing one switch, SwitchML (static partition) vs ATP (shared pool + PS) at equal memory (root)
 # -> results/multitenant-<UTC time>/{runs.csv,summary.md,multitenant.png}
