@@ -89,7 +89,8 @@ help:
 	@echo "make bench-loss    4 workers, 0 vs 1 % loss, BENCH_LOSS_REPS=80 pairs (root, ~7 min): whether the 1 % share"
 	@echo "                   of loss-free is settled above or below 85 %; writes results/bench/loss-share.*"
 	@echo "make bench-sim     the packet simulator at scale: one verified 4 MiB all-reduce per worker at 100 Gbit/s"
-	@echo "                   (BENCH_SIM_WORKERS=\"64 256\"): wall time, events/s, peak RSS -> results/bench/sim.md"
+	@echo "                   (BENCH_SIM_WORKERS=\"64 256\"), then ATP on 32 racks (BENCH_SIM_TWOTIER_WORKERS=1024,"
+	@echo "                   BENCH_SIM_TWOTIER_MIB=0.25): wall time, events/s, peak RSS -> results/bench/sim{,-twotier}.md"
 	@echo "make bench-switch  switches side by side (embedded, BMv2 if installed; root): kpps at ~0 % loss, SwitchML"
 	@echo "                   elements/s, ratios; writes results/bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\";"
 	@echo "                   BENCH_COMPARE=DIR|REV adds that version's embedded switch)"
@@ -273,8 +274,12 @@ difftest: setup
 # the packet simulator at scale: one verified all-reduce of 4 MiB per worker at 100 Gbit/s, per worker count
 # -> results/bench/sim.md (wall time, events/s, peak RSS) and sim-history.csv
 BENCH_SIM_WORKERS ?= 64 256
+BENCH_SIM_TWOTIER_WORKERS ?= 1024
+BENCH_SIM_TWOTIER_MIB ?= 0.25
 bench-sim: build
 	$(PY) -m experiments.bench.sim --workers $(BENCH_SIM_WORKERS) --out results/bench/sim
+	$(PY) -m experiments.bench.sim --protocol atp --racks 32 --workers $(BENCH_SIM_TWOTIER_WORKERS) \
+	  --size-mib $(BENCH_SIM_TWOTIER_MIB) --out results/bench/sim-twotier
 
 bench-switch: setup
 	$(PY) -m perf.switchbench --out results/bench/switch.md $(if $(BENCH_COMPARE),--compare-version $(BENCH_COMPARE)) \

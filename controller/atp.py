@@ -16,6 +16,7 @@ from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
 from controller.base import CliCommand, ProgramController, _first_count
 from worker.arguments import at_least, in_range
+from worker.atp.bitmap import Contributions
 from worker.atp.header import flag_names
 from worker.job import MAX_WORKERS, JobConfig, JobConfigError
 
@@ -127,26 +128,32 @@ class AtpController(ProgramController, program="atp"):
         """Install the job's role on this switch and return its multicast group id.
 
         level 0 (workers' switch): the job entry with this switch's rack, one atp_workers and atp_destinations entry
-        and one replica per worker of `rack`; ACKs accepted from `ack_port` (default: the PS's port). level 1 (PS's
-        switch of a two-level network): the job entry and one replica per rack towards `rack_ports[rack]`."""
+        and one replica per worker of `rack` (at most 32; each worker's bit is `worker.atp.bitmap`'s: its rank, or in a
+        job of more than 32 workers its place in the rack); ACKs accepted from `ack_port` (default: the PS's port).
+        level 1 (PS's switch of a two-level network): the job entry and one replica per rack (at most 32) towards
+        `rack_ports[rack]`."""
         if job.ps is None:
             raise JobConfigError(f"job {job.job_id}: ATP needs a parameter server (\"ps\" in the job file)")
         if level not in (0, 1):
             raise ValueError(f"level must be 0 or 1, got {level}")
-        if job.num_workers > MAX_WORKERS:
-            raise ValueError(f"job {job.job_id} has {job.num_workers} workers, but an ATP packet carries a "
-                             f"{MAX_WORKERS}-bit worker bitmap: more workers aggregate on two levels (racks of at most "
-                             f"{MAX_WORKERS})")
         mgid = mgid if mgid is not None else job.job_id + 1
         ack_port = job.ps.switch_port if ack_port is None else ack_port
         if level == 0:
             members = [w for w in job.workers if w.rack == rack]
+            if len(members) > MAX_WORKERS:
+                raise ValueError(f"job {job.job_id} has {len(members)} workers on this switch, but an ATP packet "
+                                 f"carries a {MAX_WORKERS}-bit worker bitmap: more workers aggregate on two levels "
+                                 f"(racks of at most {MAX_WORKERS})")
             replicas = [(w.switch_port, w.rank) for w in members]
         else:
             if not rack_ports:
                 raise ValueError("a second-level switch needs rack_ports (rack -> port towards its switch)")
+            if len(rack_ports) > MAX_WORKERS:
+                raise ValueError(f"job {job.job_id} has {len(rack_ports)} racks, but an ATP packet carries a "
+                                 f"{MAX_WORKERS}-bit rack bitmap")
             members = []
             replicas = [(port, RACK_RID_BASE + r) for r, port in sorted(rack_ports.items())]
+        bits = Contributions(job)
         updates: list[object] = [
             finsy.P4MulticastGroupEntry(mgid, replicas=replicas),
             P4TableEntry(f"{INGRESS}.atp_jobs", match=P4TableMatch({"hdr.atp.job_id": job.job_id}),
@@ -155,7 +162,7 @@ class AtpController(ProgramController, program="atp"):
                          match=P4TableMatch({"hdr.atp.job_id": job.job_id, "standard_metadata.ingress_port": ack_port}),
                          action=P4TableAction(f"{INGRESS}.atp_allow_ack")),
         ]
-        self.client.insert(*updates, *self.worker_entries(job, members))
+        self.client.insert(*updates, *self.worker_entries(job, members, {w.rank: bits.bit(w.rank) for w in members}))
         return mgid
 
     def reset_pool(self, first: int, count: int) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -145,11 +145,12 @@ class ProgramController:
         worker); [] when no aggregate is partial."""
         return []
 
-    def worker_entries(self, job: JobConfig, workers: Iterable[WorkerSpec]) -> list[P4TableEntry]:
+    def worker_entries(self, job: JobConfig, workers: Iterable[WorkerSpec],
+                       bits: Mapping[int, int] | None = None) -> list[P4TableEntry]:
         """Each worker's entries in the tables every INA program names alike (after COUNTER_PREFIX):
-        `<prefix>workers` (its port, IPv4 and UDP source and the job -> its rank, `<prefix>set_worker`) in ingress,
-        `<prefix>destinations` ((job, rank) -> the switch's and the worker's addresses, `<prefix>set_destination`) in
-        egress."""
+        `<prefix>workers` (its port, IPv4 and UDP source and the job -> its rank, `<prefix>set_worker`; `bits`: rank ->
+        the value set_worker gets instead) in ingress, `<prefix>destinations` ((job, rank) -> the switch's and the
+        worker's addresses, `<prefix>set_destination`) in egress."""
         ig, eg, prefix, job_field = self.INGRESS, self.EGRESS, self.COUNTER_PREFIX, self.JOB_TABLE[1]
         out = []
         for w in workers:
@@ -157,7 +158,8 @@ class ProgramController:
                 f"{ig}.{prefix}workers",
                 match=P4TableMatch({"standard_metadata.ingress_port": w.switch_port, "hdr.ipv4.srcAddr": _ip(w.ip),
                                     "hdr.udp.srcPort": w.udp_port, job_field: job.job_id}),
-                action=P4TableAction(f"{ig}.{prefix}set_worker", rank=w.rank)))
+                action=P4TableAction(f"{ig}.{prefix}set_worker",
+                                     rank=w.rank if bits is None else bits[w.rank])))
             out.append(P4TableEntry(
                 f"{eg}.{prefix}destinations", match=P4TableMatch({job_field: job.job_id, self.DESTINATION_RANK: w.rank}),
                 action=P4TableAction(f"{eg}.{prefix}set_destination", switch_mac=_mac(job.switch.mac),

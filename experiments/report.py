@@ -213,11 +213,18 @@ def _sim_method(sc: Scenario, rows: list[Row]) -> list[str]:
     wall = sum(r.wall_s or 0.0 for r in sim_rows)
     events = sum(r.sim_events for r in sim_rows)
     simulated = sum(r.elapsed_s for r in sim_rows)
-    return [f"- Packet simulator (topo.sim, virtual time on SimPy): a star, one switch running the protocol's P4 program "
+    if sc.topology == "two-tier":
+        up = f", uplinks {sc.uplink_mbps:g} Mbit/s" if sc.uplink_mbps is not None else ""
+        where = (f"two tiers, {sc.racks} rack switches under the PS's rack switch ({sc.levels}-level aggregation{up}), "
+                 "each switch running the protocol's P4 program")
+        lossy = "every host-facing port of every switch"
+    else:
+        where, lossy = "a star, one switch running the protocol's P4 program", "every switch port"
+    return [f"- Packet simulator (topo.sim, virtual time on SimPy): {where} "
             f"on the embedded engine; links {sc.bw_mbps:g} Mbit/s, {m.delay_us:g} µs, {buf}{ecn}, "
             f"{m.overhead_bytes} B of wire overhead per frame; switch service time {service}; host cost "
             f"{m.host_cost_ns:g} ns per frame; compute {m.compute_ms:g} ms per step; loss is the fault plan's drop "
-            "rule at every switch port, both directions.",
+            f"rule at {lossy}, both directions.",
             f"- Simulated {simulated:.4f} s of all-reduces in {wall:.1f} s of wall time, {events} events "
             f"({events / wall / 1e3 if wall else 0:.0f} k/s); a run is deterministic given its seed (scenario seed + "
             "rep). Verdicts (experiments/bound.py) read the simulated links' and switch's busy shares: the "

@@ -9,7 +9,10 @@
 
     [network]
     engine = "mininet"              # or "sim": the packet-level virtual-time network (topo.sim, docs/simulator.md)
-    topology = "star"
+    topology = "star"               # or "two-tier" (engine = "sim"): racks under the PS's rack switch
+    racks = 4                       # two-tier: rack switches (1..32), the workers spread evenly over them
+    levels = 2                      # two-tier ATP: 2 (racks, then the PS's rack switch) or 1 (the PS's rack switch)
+    uplink_mbps = 400000            # two-tier: the racks' uplinks (default bw_mbps)
     bw_mbps = 10                    # link rate (htb); "auto": calibrated to the switch and the hosts
                                     # (experiments.calibrate); omit for unlimited veth links
     target = "embedded"             # or "bmv2"
@@ -42,7 +45,9 @@
     x = "size"                      # the axis on the plots' x axis: size, workers, loss, straggler_ms, background_mbps
 
 Every key is checked: an unknown key or a bad value raises `ScenarioError` naming the file and the key. The
-simulator takes up to `SIM_MAX_WORKERS` workers and links up to 1.6 Tbit/s; Mininet up to 32 workers and 100 Gbit/s.
+simulator takes up to `SIM_MAX_WORKERS` workers on a star and `TWO_TIER_MAX_WORKERS` on two tiers (32 racks of 32: ATP's
+two 32-bit bitmaps; one level: 32), links up to 1.6 Tbit/s; Mininet up to 32 workers and 100 Gbit/s, on the star (its
+two-tier network: `make twolevel`). The two-tier network runs the programs that aggregate on two levels (ATP).
 """
 
 from __future__ import annotations
@@ -56,11 +61,15 @@ from typing import Any
 from topo.cpus import CPU_LAYOUTS
 from worker.protocols import PROTOCOLS
 
-__all__ = ["Scenario", "RunPoint", "ScenarioError", "SimModel", "load_scenario", "AXES", "ENGINES", "SIM_MAX_WORKERS"]
+__all__ = ["Scenario", "RunPoint", "ScenarioError", "SimModel", "load_scenario", "AXES", "ENGINES", "SIM_MAX_WORKERS",
+           "TOPOLOGIES", "TWO_TIER_MAX_WORKERS"]
 
 ENGINES = ("mininet", "sim")
 SIM_MAX_WORKERS = 510
 """Workers of one star in the simulator: a v1model egress port has 9 bits and port 511 drops."""
+TOPOLOGIES = ("star", "two-tier")
+TWO_TIER_MAX_WORKERS = 1024
+"""Workers of the simulator's two-tier network: 32 racks (ATP's rack bitmap) of 32 (its worker bitmap)."""
 
 AXES = ("size", "workers", "loss", "straggler_ms", "background_mbps")
 """Swept quantities a report can put on its x axis."""
@@ -113,6 +122,12 @@ class Scenario:
     """Where the runs happen: "mininet" (real time, processes) or "sim" (virtual time, topo.sim)."""
     sim: SimModel = SimModel()
     topology: str = "star"
+    racks: int = 1
+    """two-tier: rack switches under the PS's rack switch."""
+    levels: int = 2
+    """two-tier: ATP's aggregation levels."""
+    uplink_mbps: float | None = None
+    """two-tier: the racks' uplink rate (None: bw_mbps)."""
     bw_mbps: float | str | None = None
     """Mbit/s per link; "auto" until `experiments.calibrate` chose the rate (then `calibration` says how)."""
     calibration: tuple[str, ...] = ()
@@ -141,7 +156,8 @@ class Scenario:
 
 _SECTIONS: dict[str, set[str]] = {
     "scenario": {"name", "description", "repetitions", "seed", "timeout_s"},
-    "network": {"engine", "topology", "bw_mbps", "target", "pool_size", "window", "window_control", "cpus"},
+    "network": {"engine", "topology", "racks", "levels", "uplink_mbps", "bw_mbps", "target", "pool_size", "window",
+                "window_control", "cpus"},
     "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
     "report": {"x"},
     "sim": {"delay_us", "buffer_kib", "ecn_kib", "service_ns", "host_cost_ns", "compute_ms", "overhead_bytes", "dask"},
@@ -221,7 +237,22 @@ def load_scenario(path: str | Path) -> Scenario:
     if sim:
         kw["sim"] = _sim_model(r, sim)
     if "topology" in net:
-        kw["topology"] = r.choice("network.topology", net["topology"], ["star"])
+        kw["topology"] = r.choice("network.topology", net["topology"], list(TOPOLOGIES))
+    two_tier = kw.get("topology") == "two-tier"
+    if two_tier and not simulated:
+        raise r.fail("network.topology", 'two-tier runs on the simulator (engine = "sim"); Mininet\'s two-tier '
+                     "network is `make twolevel`")
+    for key in ("racks", "levels", "uplink_mbps"):
+        if key in net and not two_tier:
+            raise r.fail(f"network.{key}", 'only with topology = "two-tier"')
+    if two_tier:
+        if "racks" not in net:
+            raise r.fail("network.racks", "a two-tier network needs its number of racks (1..32)")
+        kw["racks"] = r.number("network.racks", net["racks"], 1, 32, integer=True)
+        if "levels" in net:
+            kw["levels"] = r.number("network.levels", net["levels"], 1, 2, integer=True)
+        if "uplink_mbps" in net:
+            kw["uplink_mbps"] = float(r.number("network.uplink_mbps", net["uplink_mbps"], 0.1, 1_600_000))
     if "bw_mbps" in net:
         if net["bw_mbps"] == "auto" and simulated:
             raise r.fail("network.bw_mbps", '"auto" calibrates the emulator to this machine\'s CPUs; a simulation '
@@ -247,7 +278,8 @@ def load_scenario(path: str | Path) -> Scenario:
             raise r.fail(f"sweep.{key}", "empty list")
         kw["protocols"] = tuple(r.choice(f"sweep.{key}[{i}]", a, sorted(PROTOCOLS)) for i, a in enumerate(protocols))
     if "workers" in sw:
-        kw["workers"] = r.numbers("sweep.workers", sw["workers"], 1, SIM_MAX_WORKERS if simulated else 32,
+        kw["workers"] = r.numbers("sweep.workers", sw["workers"], 1, (TWO_TIER_MAX_WORKERS if two_tier else
+                                                                      SIM_MAX_WORKERS) if simulated else 32,
                                   integer=True)
     if "sizes" in sw and "sizes_kib" in sw:
         raise r.fail("sweep.sizes_kib", "give sizes (elements) or sizes_kib, not both")
@@ -268,6 +300,8 @@ def load_scenario(path: str | Path) -> Scenario:
         kw["x"] = r.choice("report.x", rep["x"], list(AXES))
     if simulated:
         _check_simulable(r, kw)
+    if two_tier:
+        _check_two_tier(r, kw)
     return Scenario(**kw)
 
 
@@ -298,8 +332,28 @@ def _check_simulable(r: _Reader, kw: dict[str, Any]) -> None:
                          "in its own process)")
     if any(kw.get("background_mbps", (0.0,))):
         raise r.fail("sweep.background_mbps", "background traffic is not modelled by the simulator yet")
-    hosts = [p for p in kw.get("protocols", Scenario.protocols) if PROTOCOLS[p].rank is None]
-    if hosts:
-        raise r.fail("sweep.protocols", f"{', '.join(hosts)} run on hosts over TCP, which the simulator does not "
-                     "model yet: simulate the in-network protocols "
-                     f"({', '.join(sorted(p for p, s in PROTOCOLS.items() if s.rank is not None))})")
+
+
+def _check_two_tier(r: _Reader, kw: dict[str, Any]) -> None:
+    """What the simulator's two-tier network cannot run, refused at load: programs that aggregate in one switch,
+    host baselines, racks it cannot fill or whose workers do not fit ATP's 32-bit bitmaps."""
+    from topo.twotier import TwoTierFabric
+
+    for p in kw.get("protocols", Scenario.protocols):
+        spec = PROTOCOLS[p]
+        if spec.rank is None:
+            raise r.fail("sweep.protocols", f"{p} runs on hosts: the simulator's two-tier network runs the in-network "
+                         "protocols that aggregate on two levels (host baselines: on the star)")
+        try:
+            TwoTierFabric.check_program(p, str(spec.program), True)
+        except ValueError as exc:
+            raise r.fail("sweep.protocols", f"{exc} (host baselines: on the simulator's star)") from None
+    racks, levels = kw["racks"], kw.get("levels", 2)
+    most = 32 * racks if levels == 2 else 32
+    for n in kw.get("workers", Scenario.workers):
+        if n < racks:
+            raise r.fail("sweep.workers", f"{n} workers cannot fill {racks} racks")
+        if n > most:
+            why = (f"{racks} racks of at most 32 (ATP's 32-bit worker bitmap per rack switch)" if levels == 2 else
+                   "one level: the PS's rack switch aggregates every worker in one 32-bit bitmap")
+            raise r.fail("sweep.workers", f"{n} workers: at most {most} here, {why}")

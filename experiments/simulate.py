@@ -7,12 +7,21 @@ Each run builds a `topo.sim.SimNetwork` for the point: the protocol's P4 program
 wide enough for the point's workers when the program takes `INA_MAX_WORKERS`), one job of `workers` ranks on a
 star whose links have the scenario's rate and the [sim] section's delay, queues, ECN threshold, switch service time
 and host cost; the point's loss is the fault plan's drop rule at every switch port, both directions, as the
-emulator's; the straggler (the last rank) starts `straggler_ms` late. A run is deterministic given its seed (the
-scenario's seed + rep seeds the inputs, the switch's random() and the controller's choices).
+emulator's; the straggler (the last rank) starts `straggler_ms` late. A host baseline (ring, PS) runs its steps over
+the simulator's TCP model (`topo.sim.hosts`) on the program's L2 forwarding, no job installed; its row's
+retransmissions are resent TCP segments and its packets every segment sent, ACKs included, as the emulator counts
+them. A run is deterministic given its seed (the scenario's seed + rep seeds the inputs, the switch's random() and
+the controller's choices).
+
+With `[network] topology = "two-tier"` the job's workers are spread over `racks` rack switches under the PS's rack
+switch (`topo.sim.twotier`, programmed as Mininet's `make twolevel` network: ATP on `levels` levels), the racks'
+uplinks at `uplink_mbps`; the loss is a drop rule on every host-facing port of every switch, both directions, as
+`make twolevel --loss` sets it; the row's wire figures count the workers' links.
 
 Every run is verified (`check_results`): int32 sums exactly, element by element, against a streamed reference; float32
-with the protocol's own error model, on every element while the reference fits in `FULL_CHECK_ELEMENTS` values,
-else on an evenly spaced sample of whole packets (the verdict says how many).
+with the protocol's own error model (a host baseline's: float32 summation's bound), on every element while the
+reference fits in `FULL_CHECK_ELEMENTS` values, else on an evenly spaced sample of whole packets (the verdict says
+how many).
 
 With `[sim] dask = true` (or `--cluster`), points are fanned out over a Dask cluster (`distributed`): a local one of
 a process per CPU, or the scheduler at `cluster`. Each point is independent and seeded, so the rows are the serial
@@ -26,7 +35,7 @@ import os
 import sys
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -41,17 +50,20 @@ from experiments.resume import sweep_key
 from experiments.rows import CSV_FIELDS, CsvLog, Row, agreed_digest
 from experiments.scenario import RunPoint, Scenario
 from switch.faults import FaultPlan
-from topo.inprocess import make_jobs
+from topo.inprocess import EngineCache, make_jobs
 from topo.sim import LinkSpec, SimNetwork
+from topo.sim.hosts import host_allreduce
 from worker.driver import WindowOptions
-from worker.job import MAX_WORKERS, PoolRange
-from worker.protocols import PROTOCOLS, program_paths
+from worker.job import PoolRange
+from worker.protocols import PROTOCOLS, program_paths, protocol_of_program
 from worker.stats import RunResult
-from worker.verify import Verdict, check_exact, rank_input, result_digest, wrapping_sum
+from worker.verify import Verdict, check_exact, rank_input, result_digest, verify_float_sum, wrapping_sum
 
 __all__ = ["FULL_CHECK_ELEMENTS", "check_results", "run_point", "run_scenario", "sim_program"]
 
 ROOT = Path(__file__).resolve().parents[1]
+HOST_SAMPLE_BLOCK = 256
+"""Elements per sampled block of a host baseline's float32 result (it has no packets of a fixed size)."""
 FULL_CHECK_ELEMENTS = 1 << 25
 """Float32 results are checked on every element while workers x elements stays below this (the protocols' error
 models hold every rank's input in float64: 256 MiB here); beyond it, on a sample of whole packets."""
@@ -59,10 +71,12 @@ models hold every rank's input in float64: 256 MiB here); beyond it, on a sample
 
 @lru_cache(maxsize=8)
 def sim_program(program: str, workers: int) -> tuple[dict[str, Any], Any]:
-    """(BMv2 JSON, P4Info message) of `program` for a job of `workers`: `make build`'s out/<program>.json up to the
-    default bitmap's 32 workers, else the program compiled by our compiler with `-D INA_MAX_WORKERS=W` (the next
-    power of two), cached in this process."""
-    if workers <= MAX_WORKERS:
+    """(BMv2 JSON, P4Info message) of `program` for a job of `workers`: `make build`'s out/<program>.json while the
+    default build holds them, else the program compiled by our compiler with the defines its protocol names for that
+    many workers (`ProtocolSpec.scale_defines`: SwitchML's worker bitmap, ATP's L2 table). Cached in this process."""
+    spec = next(s for s in PROTOCOLS.values() if s.program == program)
+    defines = dict(spec.scale_defines(workers)) if spec.scale_defines else {}
+    if not defines:
         json_path, p4info = program_paths(ROOT / "out", program)
         if not json_path.is_file():
             raise FileNotFoundError(f"{json_path} not found: run `make build` first")
@@ -70,13 +84,11 @@ def sim_program(program: str, workers: int) -> tuple[dict[str, Any], Any]:
     from compiler import compile_file
     from compiler.diagnostics import CompileError
 
-    spec = next(s for s in PROTOCOLS.values() if s.program == program)
-    width = 1 << (workers - 1).bit_length()
+    flags = " ".join(f"-D {k}={v}" for k, v in defines.items())
     try:
-        res = compile_file(spec.p4_source, defines={"INA_MAX_WORKERS": str(width)})
+        res = compile_file(spec.p4_source, defines=defines)
     except CompileError as exc:
-        raise ValueError(f"{program}.p4 does not compile for {workers} workers (-D INA_MAX_WORKERS={width}): "
-                         f"{exc}") from None
+        raise ValueError(f"{program}.p4 does not compile for {workers} workers ({flags}): {exc}") from None
     return res.json, res.p4info
 
 
@@ -94,12 +106,18 @@ def check_results(net: SimNetwork, job_id: int, runs: Sequence[RunResult], input
                 reference = wrapping_sum(inputs) if reference is None else reference
                 v = check_exact(run.array, reference)
             elif len(inputs) * inputs[0].size <= FULL_CHECK_ELEMENTS:
-                v = net.ranks[job_id, r].verify(run, list(inputs), dtype)
+                v = _verify(net, job_id, r, run, list(inputs), dtype)
             else:
                 v = _sampled(net, job_id, r, run, inputs, dtype)
             checked.append((run, v))
         verdicts.append(v)
     return verdicts
+
+
+def _verify(net: SimNetwork, job_id: int, r: int, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
+    """The protocol's check of one rank's result (a host baseline, which has no rank core: float32 summation)."""
+    rank = net.ranks.get((job_id, r))
+    return rank.verify(run, inputs, dtype) if rank is not None else verify_float_sum(run.array, inputs, dtype)
 
 
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
@@ -108,14 +126,14 @@ def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 def _sampled(net: SimNetwork, job_id: int, r: int, run: RunResult, inputs: Sequence[np.ndarray], dtype: str) -> Verdict:
     """The protocol's check on an evenly spaced sample of whole packets (blocks of the program's elements)."""
-    per = net.codec.num_elems
+    per = net.codec.num_elems if net.codec is not None else HOST_SAMPLE_BLOCK
     blocks = inputs[0].size // per
     k = max(1, min(blocks, FULL_CHECK_ELEMENTS // (len(inputs) * per)))
     chosen = np.unique(np.linspace(0, blocks - 1, k).astype(np.int64))
     idx = (chosen[:, None] * per + np.arange(per)).ravel()
     exps = run.exponents[chosen] if run.exponents is not None and run.exponents.size == blocks else run.exponents
     sub = RunResult(array=run.array.ravel()[idx], stats=run.stats, exponents=exps)
-    v = net.ranks[job_id, r].verify(sub, [x[idx] for x in inputs], dtype)
+    v = _verify(net, job_id, r, sub, [x[idx] for x in inputs], dtype)
     return replace(v, message=f"{v.message} (a sample of {chosen.size} of {blocks} packets)")
 
 
@@ -131,34 +149,39 @@ def run_point(sc: Scenario, point: RunPoint, rep: int) -> Row:
 def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
     spec = PROTOCOLS[point.protocol]
     program_json, p4info = sim_program(str(spec.program), point.workers)
-    jobs = make_jobs(1, point.workers, spec.codec.from_program_json(program_json).num_elems,
-                     PoolRange(0, sc.pool_size), ps=spec.needs_ps)
     m = sc.sim
     link = LinkSpec(float(sc.bw_mbps) * 1e6, m.delay_us * 1e-6,
                     None if m.buffer_kib is None else int(m.buffer_kib * 1024),
                     None if m.ecn_kib is None else int(m.ecn_kib * 1024), m.overhead_bytes)
     options = WindowOptions() if sc.window is None else WindowOptions(window=sc.window)
-    net = SimNetwork(program_json, jobs, p4info=p4info, protocol=spec, faults=FaultPlan(seed=seed), loss=point.loss,
-                     seed=seed, options=options, link=link, service_s=m.service_ns * 1e-9,
-                     host_cost_s=m.host_cost_ns * 1e-9, compute_s=m.compute_ms * 1e-3)
+    if sc.topology == "two-tier":
+        net, hosts = _two_tier(sc, point, spec, program_json, p4info, seed, link, options)
+    else:
+        jobs = make_jobs(1, point.workers, protocol_of_program(program_json)[2], PoolRange(0, sc.pool_size),
+                         ps=spec.needs_ps)
+        net = SimNetwork(program_json, jobs, p4info=p4info, protocol=spec, faults=FaultPlan(seed=seed),
+                         loss=point.loss, seed=seed, options=options, link=link, service_s=m.service_ns * 1e-9,
+                         host_cost_s=m.host_cost_ns * 1e-9, compute_s=m.compute_ms * 1e-3)
+        hosts = {w.switch_port for w in jobs[0].workers}  # the star's hosts are keyed by their switch port
     inputs = [rank_input(point.size, seed, r, sc.dtype) for r in range(point.workers)]
     straggle = {(1, point.workers - 1): point.straggler_ms * 1e-3} if point.straggler_ms else None
-    job = net.allreduce({1: inputs}, dtype=sc.dtype, start_at=straggle, time_limit=sc.timeout_s)[1]
+    allreduce = partial(host_allreduce, net) if spec.host_steps is not None else net.allreduce
+    job = allreduce({1: inputs}, dtype=sc.dtype, start_at=straggle, time_limit=sc.timeout_s)[1]
     verdicts = check_results(net, 1, job.runs, inputs, sc.dtype)
     rep_ = net.report()
     stats = [w.stats for w in job.windows]
     elapsed = max(s.elapsed for s in stats)
     sent = sum(s.packets_sent for s in stats)
     retx = sum(s.retransmissions for s in stats)
-    workers = {w.switch_port for w in jobs[0].workers}
-    worker_links = [p for p in rep_.ports if p.port in workers]
+    timeouts = sum(getattr(s, "tcp_timeouts", 0) for s in stats)  # a host baseline's TCP RTOs
+    worker_links = [p for p in rep_.ports if p.host in hosts]
     wire_frames = sum(p.frames for p in worker_links if p.up)
     wire_bytes = sum(p.bytes for p in worker_links if p.up)
     busiest = rep_.busiest
     most = max((p.bytes for p in worker_links), default=0)
     bound = Bound(link_busy=busiest.busy if busiest else None, switch_busy=rep_.switch_busy,
                   host_busy=rep_.host_busy, retransmitted=retx / sent if sent else 0.0,
-                  queue_drops=rep_.drops, efficiency=point.size * 4 / most if most else None)
+                  queue_drops=rep_.drops, tcp_timeouts=timeouts, efficiency=point.size * 4 / most if most else None)
     ratios = [v.max_error_over_bound for v in verdicts]
     ok = all(v.ok for v in verdicts)
     bad = [f"rank {r}: {v.message}" for r, v in enumerate(verdicts) if not v.ok]
@@ -171,11 +194,33 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
                switch_aggregated=job.counters.get(f"{prefix}aggregated", 0),
                link_busy_fraction=None if busiest is None else round(busiest.busy, 4),
                switch_cpu_fraction=round(rep_.switch_busy, 4), host_cpu_fraction=round(rep_.host_busy, 4),
-               retransmitted_fraction=round(bound.retransmitted, 4), queue_drops=rep_.drops,
+               retransmitted_fraction=round(bound.retransmitted, 4), queue_drops=rep_.drops, tcp_timeouts=timeouts,
                efficiency=None if bound.efficiency is None else round(bound.efficiency, 4), bound=bound.verdict,
                engine="sim", wall_s=round(rep_.wall_s, 3), sim_events=rep_.events,
                bottleneck="" if busiest is None else f"{busiest.name} {100 * busiest.busy:.0f} %",
                result_digest=agreed_digest(result_digest(r.array) for r in job.runs), error="; ".join(bad)[:500])
+
+
+def _two_tier(sc: Scenario, point: RunPoint, spec: Any, program_json: dict[str, Any], p4info: Any, seed: int,
+              link: LinkSpec, options: WindowOptions) -> tuple[SimNetwork, set[int]]:
+    """The point's two-tier network (topo.sim.twotier) and its worker hosts' keys; engines reused within the
+    process (loading one costs ~1 s, and a network has up to 33)."""
+    from topo.sim.twotier import TwoTierSimNetwork, two_tier_job
+    from topo.twotier import TwoTierFabric
+
+    m = sc.sim
+    fabric = TwoTierFabric(point.workers, racks=sc.racks, levels=sc.levels, ps=spec.needs_ps)
+    job = two_tier_job(fabric, protocol_of_program(program_json)[2], PoolRange(0, sc.pool_size))
+    uplink = link if sc.uplink_mbps is None else replace(link, rate_bps=sc.uplink_mbps * 1e6)
+    net = TwoTierSimNetwork(program_json, fabric, [job], p4info=p4info, protocol=spec, loss=point.loss, seed=seed,
+                            options=options, link=link, uplink=uplink, service_s=m.service_ns * 1e-9,
+                            host_cost_s=m.host_cost_ns * 1e-9, compute_s=m.compute_ms * 1e-3,
+                            engines=_ENGINES.many(program_json, len(fabric.switches)))
+    return net, set(range(1, fabric.workers + 1))
+
+
+_ENGINES = EngineCache()
+"""The two-tier networks' engines, one per switch, reused point after point (each network clears them)."""
 
 
 def run_scenario(sc: Scenario, out: Path, *, progress: bool = True, done: Collection[tuple[str, ...]] | None = None,

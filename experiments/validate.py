@@ -9,8 +9,9 @@ as htb counts them, no preamble or FCS), and writes results/validate-<name>-<UTC
 a sweep's runs.csv, summary.md and plots) and `validation.md` + `validation.csv`, the comparison:
 
 - **exact**: per run (point and seed), the result tensors' digests (`runs.csv` result_digest) are equal, and on
-  loss-free runs the frames the workers put on their links (`wire_frames`) are equal;
-- **within the tolerance** (10 %): each point's median completion time, the ratio of each protocol's median to the
+  loss-free runs of in-network protocols the frames the workers put on their links (`wire_frames`) are equal;
+- **within the tolerance** (10 %): the host baselines' loss-free frames (TCP's ACKs are the model's, not Linux's bit
+  for bit), each point's median completion time, the ratio of each protocol's median to the
   scenario's first protocol's at each point (switchml/ring, atp/switchml …), and the time a loss or straggler value
   adds over the axis's first value (the loss and straggler slopes).
 
@@ -33,6 +34,7 @@ from experiments.resume import read_rows
 from experiments.rows import Row, results_dir
 from experiments.scenario import RunPoint, Scenario, ScenarioError, SimModel, load_scenario
 from worker.arguments import fail
+from worker.protocols import PROTOCOLS
 
 __all__ = ["TOLERANCE", "Check", "Comparison", "compare", "emulated", "main", "markdown"]
 
@@ -54,7 +56,8 @@ class Comparison:
     """One quantity on both engines, with the range the emulator's repetitions give it."""
 
     kind: str
-    """"time" (a point's median completion), "ratio" (to the first protocol) or "<axis> slope"."""
+    """One of: "time" (a point's median completion), "frames" (a host baseline's), "ratio" (to the first protocol),
+    "<axis> slope"."""
     what: str
     mininet: float
     sim: float
@@ -140,6 +143,10 @@ class _Times:
         return ", ".join(f"{v} {verdicts.count(v)}/{len(verdicts)}" for v in sorted(set(verdicts), key=verdicts.index))
 
 
+def _frames(rows: Iterable[Row], p: RunPoint) -> list[float]:
+    return [float(r.wire_frames) for r in rows if r.verified and _point(r) == p]
+
+
 def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
             tolerance: float = TOLERANCE) -> tuple[list[Check], list[Comparison]]:
     """The exact checks and the toleranced comparisons of the two engines' rows of sc (see the module)."""
@@ -151,7 +158,8 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
             continue
         label = f"{_label(_point(m))} seed {m.seed}"
         for tally, a, b, applies in ((digests, m.result_digest, s.result_digest, bool(m.result_digest)),
-                                     (frames, m.wire_frames, s.wire_frames, m.loss == 0)):
+                                     (frames, m.wire_frames, s.wire_frames,
+                                      m.loss == 0 and PROTOCOLS[m.protocol].in_network)):
             if applies:
                 tally[1] += 1
                 if a == b:
@@ -159,12 +167,18 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
                 else:
                     tally[2].append(f"{label}: {a} vs {b}")
     checks = [Check(kind, t[0], t[1], tuple(t[2][:5])) for kind, t in
-              (("result digests", digests), ("loss-free wire frames", frames))]
+              (("result digests", digests), ("loss-free wire frames (in-network)", frames))]
 
     m, s = _Times(mininet), _Times(sim)
     both = [p for p in sc.runs() if p in m and p in s]
     out = [Comparison("time", _label(p), m.median(p), s.median(p), tolerance, (m.lo(p), m.hi(p)), m.bound(p))
            for p in both]
+    for p in both:  # TCP's frames (its ACKs) are the model's, not Linux's bit for bit: compared, not matched
+        if p.loss == 0 and not PROTOCOLS[p.protocol].in_network:
+            mf, sf = _frames(mininet, p), _frames(sim, p)
+            if mf and sf:
+                out.append(Comparison("frames", _label(p), statistics.median(mf), statistics.median(sf), tolerance,
+                                      (min(mf), max(mf)), m.bound(p)))
     first = sc.protocols[0]
     for p in both:
         base = replace(p, protocol=first)

@@ -18,7 +18,7 @@
  * leaves while the egress queue is at least the controller's threshold. Other traffic is switched by destination
  * MAC; a drop simulator drops packets per port, as in switchml.p4.
  *
- * Build: p4c-bm2-ss [-D ATP_NUM_ELEMS=32] [-D ATP_NUM_AGTR=4096] atp.p4
+ * Build: p4c-bm2-ss [-D ATP_NUM_ELEMS=32] [-D ATP_NUM_AGTR=4096] [-D ATP_L2_SIZE=1024] atp.p4
  *
  * Control plane (names as in the BMv2 JSON / P4Info; p4src/README.md describes them):
  *   AtpIngress.atp_jobs        key hdr.atp.job_id (exact)  action atp_set_job(bit<2> level, bit<16> mgid, bit<8> rack)
@@ -139,7 +139,7 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
         key = { hdr.ethernet.dstAddr: exact; }
         actions = { l2_set_port; l2_flood; l2_drop; }
         default_action = l2_drop();
-        size = 1024;
+        size = ATP_L2_SIZE;
     }
 
     /* --- this switch's role for the job --------------------------------------------------------------- */

@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from mininet.topo import Topo
 
 from topo.addresses import SWITCH, WORKER_UDP_PORT, host_ip, host_mac
-from worker.job import JobConfig, PoolRange, PsSpec, WorkerSpec
+from worker.job import MAX_WORKERS, JobConfig, PoolRange, PsSpec, WorkerSpec
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,9 @@ class Fabric(ABC):
         return {"ps": [f"{a.switch}-eth{a.port}" for a in map(self.attachment, self.ps_host_list)]}
 
     def job_config(self, job_id: int, hosts: list[int], *, num_elems: int, pool: PoolRange,
-                   ps_host: int | None = None) -> JobConfig:
-        """The job file of the workers on `hosts` (rank r on hosts[r]); its PS on `ps_host` (default: the first)."""
+                   ps_host: int | None = None, max_workers: int = MAX_WORKERS) -> JobConfig:
+        """The job file of the workers on `hosts` (rank r on hosts[r]); its PS on `ps_host` (default: the first);
+        validated against `max_workers` (JobConfig.max_workers)."""
         workers = [WorkerSpec(rank=r, ip=host_ip(h), mac=host_mac(h), udp_port=WORKER_UDP_PORT,
                               switch_port=self.attachment(h).port, rack=self.rack(h)) for r, h in enumerate(hosts)]
         ps = None
@@ -112,7 +113,7 @@ class Fabric(ABC):
         if where is not None:
             ps = PsSpec(ip=host_ip(where), mac=host_mac(where), switch_port=self.attachment(where).port)
         return JobConfig(job_id=job_id, num_elems=num_elems, switch=SWITCH,
-                         pool=pool, workers=workers, ps=ps)
+                         pool=pool, workers=workers, ps=ps, max_workers=max_workers)
 
     @abstractmethod
     def install_job(self, controllers: Mapping[str, Any], job: JobConfig) -> None:

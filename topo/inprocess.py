@@ -41,9 +41,10 @@ from worker.job import MAX_WORKERS, JobConfig, PoolRange, PsSpec, WorkerSpec
 from worker.plugin import ProtocolSpec
 from worker.protocols import protocol_of_program
 from worker.stats import RunResult
+from worker.verify import verify_float_sum
 
-__all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "Endpoint", "JobRun", "make_jobs", "loss_rule", "frame",
-           "PS_PORT"]
+__all__ = ["InProcessNetwork", "EngineCache", "clear_engine", "zero_register", "Endpoint", "JobRun", "make_jobs",
+           "loss_rule", "frame", "PS_PORT"]
 
 PS_PORT = 100
 DEFAULT_OPTIONS = WindowOptions(window=16, timeout=0.05, max_timeout=0.2, min_timeout=0.01, max_retries=30)
@@ -127,10 +128,7 @@ class FakeTimeNetwork:
         self.hosts[host.port] = host
 
     def _reset_register(self, name: str, first: int, count: int | None) -> None:
-        reg = self.sw.registers.get(name)
-        if reg is not None:
-            end = reg.size if count is None else min(reg.size, first + count)
-            reg.values[first:end] = [0] * max(0, end - first)
+        zero_register(self.sw, name, first, count)
 
     def run(self, until: Callable[[], bool]) -> None:
         """Deliver frames and fire timers until `until()` holds (TimeoutError past time_limit)."""
@@ -208,6 +206,15 @@ class FakeTimeNetwork:
                 called(h)
 
 
+def zero_register(sw: Any, name: str, first: int, count: int | None) -> None:
+    """Zero `count` cells (None: to the end) of engine `sw`'s register `name` from `first`, as a fault plan's event
+    does (a register the program lacks: nothing)."""
+    reg = sw.registers.get(name)
+    if reg is not None:
+        end = reg.size if count is None else min(reg.size, first + count)
+        reg.values[first:end] = [0] * max(0, end - first)
+
+
 def clear_engine(sw: Any, seed: int) -> None:
     """A loaded engine back to the state of a fresh load: no entries, program defaults, zero registers and counters,
     no multicast groups, random() reseeded."""
@@ -226,17 +233,24 @@ class EngineCache:
     to a network; the network clears its state. Only for networks used one after another."""
 
     def __init__(self) -> None:
-        self._engines: dict[int, tuple[Mapping[str, Any], Any]] = {}
+        self._engines: dict[int, tuple[Mapping[str, Any], list[Any]]] = {}
 
     def get(self, program: Mapping[str, Any]) -> Any:
+        return self.many(program, 1)[0]
+
+    def many(self, program: Mapping[str, Any], n: int) -> list[Any]:
+        """n distinct engines loaded with `program`, for a network of n switches (the first is `get`'s)."""
         hit = self._engines.get(id(program))
         if hit is None or hit[0] is not program:
+            hit = self._engines[id(program)] = (program, [])
+        engines = hit[1]
+        while len(engines) < n:
             from switch.v1model import V1Switch
 
             sw = V1Switch()
             sw.load(dict(program))
-            hit = self._engines[id(program)] = (program, sw)
-        return hit[1]
+            engines.append(sw)
+        return engines[:n]
 
 
 
@@ -406,6 +420,8 @@ class InProcessNetwork(FakeTimeNetwork):
     The switch is programmed as `experiments.run` programs a switch process: the PS reachable by MAC and each job
     installed by the program's controller (its choices, such as SwitchML's epochs, drawn from `seed`); without
     `switch_aggregation` no job is installed and every worker is reachable by MAC (the PS addresses them itself).
+    A host baseline's `protocol` (ring, PS: `host_steps`, no rank) is installed as the program's L2 forwarding
+    alone; its ranks are TCP hosts (`topo.sim.hosts.host_allreduce` on a SimNetwork).
     """
 
     def __init__(self, program: Mapping[str, Any], jobs: Sequence[JobConfig], *, p4info: Any = None,
@@ -418,15 +434,15 @@ class InProcessNetwork(FakeTimeNetwork):
             plan.rules.append(loss_rule(loss))
         super().__init__(program, plan, seed, latency, jitter, engine=engine, p4info=p4info)
         self.protocol = spec = protocol or protocol_of_program(program)[0]
-        if spec.rank is None:
-            raise ValueError(f"{spec.name} is not an in-network protocol: it has no sans-IO rank to run here")
+        if spec.rank is None and spec.host_steps is None:
+            raise ValueError(f"{spec.name} has neither a sans-IO rank nor host steps to run here")
         self.jobs = list(jobs)
         self.loss = loss
         self.options = options
-        self.switch_aggregation = switch_aggregation
+        self.switch_aggregation = switch_aggregation and spec.rank is not None
         self.timelines = timelines
         """(job id, rank)'s window records into timelines[job id, rank] (simulated time)."""
-        self.codec = spec.codec.from_program_json(program)
+        self.codec = spec.codec.from_program_json(program) if spec.codec is not None else None
         self.ps_host: PsHost | None = None
         ps = self.jobs[0].ps if self.jobs else None
         if spec.needs_ps:
@@ -437,8 +453,10 @@ class InProcessNetwork(FakeTimeNetwork):
                                   ps.switch_port, via_switch=switch_aggregation)
         copts = CollectiveOptions(window=options, protocol=protocol_options)
         self.ranks = {(j.job_id, w.rank): spec.rank(j, w.rank, self.codec, replace(
-            copts, timeline=(timelines or {}).get((j.job_id, w.rank)))) for j in self.jobs for w in j.workers}
-        """Each worker's sans-IO rank: its all-reduces continue from one to the next, as in a worker process."""
+            copts, timeline=(timelines or {}).get((j.job_id, w.rank)))) for j in self.jobs for w in j.workers
+            } if spec.rank is not None else {}
+        """Each worker's sans-IO rank: its all-reduces continue from one to the next, as in a worker process (none
+        for a host baseline: its ranks are TCP hosts, `topo.sim.hosts`)."""
         self.restarts: list[float] = []
         self.controller = controller_for(str(spec.program))(self.client, self.registers,
                                                             rng=random.Random(f"controller:{seed}"))
@@ -482,6 +500,9 @@ class InProcessNetwork(FakeTimeNetwork):
                   time_limit: float | None = None) -> dict[int, JobRun]:
         """One all-reduce per job, all at once: inputs[job_id][rank] is that rank's array; `start_at[(job, rank)]`:
         when that worker joins (stragglers). Returns each job's run."""
+        if self.protocol.rank is None:
+            raise ValueError(f"{self.protocol.name} is a host baseline: its ranks are TCP hosts, run it with "
+                             "topo.sim.hosts.host_allreduce(net, inputs) on a SimNetwork")
         if time_limit is not None:
             self.time_limit = time_limit
         before = {jid: self.counters(jid) for jid in inputs}
@@ -509,5 +530,7 @@ class InProcessNetwork(FakeTimeNetwork):
         return out
 
     def verify(self, job_id: int, run: JobRun, inputs: Sequence[np.ndarray], dtype: str) -> list[Any]:
-        """Each rank's verdict on its result, by the protocol's error model."""
+        """Each rank's verdict on its result, by the protocol's error model (a host baseline's: float32 summation)."""
+        if not self.ranks:
+            return [verify_float_sum(res.array, list(inputs), dtype) for res in run.runs]
         return [self.ranks[job_id, r].verify(res, list(inputs), dtype) for r, res in enumerate(run.runs)]

@@ -86,11 +86,20 @@ def set_queue_limits(net: Mininet, packets: int) -> None:
                 raise RuntimeError(f"cannot limit the queue of {intf} to {packets} packets: {out.strip()}")
 
 
+TCP_CONGESTION = "reno"
+"""The hosts' TCP congestion control: one every kernel has (a namespace inherits the machine's default, BBR on some
+hosts, and may allow only reno besides it), and the one the packet simulator's TCP model follows."""
+
+
 def prepare_hosts(net: Mininet) -> None:
-    """Make hosts quiet and predictable: no checksum offload, no IPv6 chatter, static ARP (incl. the switch)."""
+    """Make hosts quiet and predictable: no checksum offload, no IPv6 chatter, static ARP (incl. the switch), one
+    frame per packet the kernel queues (`gso_max_segs 1`: with `gso off` alone TCP still builds multi-segment
+    packets, which htb then shapes as one unit, so flows take turns in bursts of ~30 frames), Reno."""
     for h in net.hosts:
         intf = h.defaultIntf()
         h.cmd(f"ethtool -K {intf} tx off rx off sg off tso off gso off gro off >/dev/null 2>&1")
+        h.cmd(f"ip link set dev {intf} gso_max_segs 1 >/dev/null 2>&1")
+        h.cmd(f"sysctl -qw net.ipv4.tcp_congestion_control={TCP_CONGESTION}")
         h.cmd("sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1")
         h.setARP(SWITCH_IP, SWITCH_MAC)
     net.staticArp()

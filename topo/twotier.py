@@ -30,7 +30,8 @@ from worker.protocols import PROTOCOLS
 
 __all__ = ["TwoTierTopo", "TwoTierFabric", "MAX_RACKS"]
 
-MAX_RACKS = 16
+MAX_RACKS = 32
+"""Racks under one PS rack switch: ATP's rack bitmap (bitmap1) has 32 bits."""
 
 
 class TwoTierTopo(Topo):
@@ -130,10 +131,15 @@ class TwoTierFabric(Fabric):
     """Programs that aggregate across switch levels (their jobs have a parameter server)."""
 
     def check(self, protocol: str, program: str, in_network: bool) -> None:
-        if in_network and program not in self.AGGREGATING:
+        self.check_program(protocol, program, in_network)
+
+    @classmethod
+    def check_program(cls, protocol: str, program: str, in_network: bool) -> None:
+        """ValueError if the collective `protocol` (of `program`) cannot run on two tiers (any fabric's `check`)."""
+        if in_network and program not in cls.AGGREGATING:
             raise ValueError(f"{protocol} aggregates in exactly one switch ({program}.p4 drops INA packets of jobs it does "
                              f"not know): run it on the star; the two-tier network runs "
-                             f"{', '.join(self.AGGREGATING)} and the host-based baselines")
+                             f"{', '.join(cls.AGGREGATING)} and the host-based baselines")
 
     def install_job(self, controllers: Mapping[str, Any], job: JobConfig) -> None:
         """ATP: two levels (rack switches at level 0 for their rack, the PS rack switch at level 1), or one (the PS

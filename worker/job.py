@@ -16,8 +16,9 @@ for ATP `pool` is the job's range of the aggregator pool that every job shares (
 
 A job has at most `MAX_WORKERS` (32) workers, the worker bitmap of switchml.p4's default build and of atp.p4. A job
 for a wider switchml.p4 build (`-D INA_MAX_WORKERS=W`, W up to 512; `controller.switchml.max_workers` reads W from
-the program's P4Info) is validated against W instead: `JobConfig(..., max_workers=W)`, `JobConfig.from_dict(d,
-max_workers=W)`, `JobConfig.load(path, max_workers=W)`. The limit is not part of the job file.
+the program's P4Info), or an ATP job aggregated on two levels (up to 32 racks of 32 workers: `MAX_JOB_WORKERS`), is
+validated against its limit W instead: `JobConfig(..., max_workers=W)`, `JobConfig.from_dict(d, max_workers=W)`,
+`JobConfig.load(path, max_workers=W)`. The limit is not part of the job file.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["JobConfigError", "SwitchAddress", "PoolRange", "WorkerSpec", "PsSpec", "JobConfig", "MAX_WORKERS",
-           "WIDEST_BITMAP", "MAX_SLOTS"]
+           "WIDEST_BITMAP", "MAX_JOB_WORKERS", "MAX_SLOTS"]
 
 MAX_WORKERS = 32
 """Workers a job may have by default: the switch keeps a 32-bit worker bitmap per slot and set (switchml.p4's default
@@ -38,10 +39,14 @@ build, atp.p4). `JobConfig.max_workers` raises it for a wider switchml.p4 build.
 WIDEST_BITMAP = 512
 """The widest worker bitmap switchml.p4 builds with (-D INA_MAX_WORKERS=512): no job has more workers (and one switch
 has ports for at most 510: port 511 is v1model's drop port, port 0 is left out by the networks here)."""
+MAX_JOB_WORKERS = 1024
+"""The most workers any job has: ATP aggregated on two levels, 32 racks (atp.p4's 32-bit rack bitmap) of 32 workers
+(its 32-bit worker bitmap, per rack)."""
 MAX_SLOTS = 1 << 15
 """pool_index bits 14..0 address the slot; bit 15 is the set."""
 
-_WIDER = f": switchml.p4 built with -D INA_MAX_WORKERS=W and the job's max_workers=W allow up to {WIDEST_BITMAP}"
+_WIDER = (f": switchml.p4 built with -D INA_MAX_WORKERS=W and the job's max_workers=W allow up to {WIDEST_BITMAP}, "
+          f"ATP on two levels up to {MAX_JOB_WORKERS}")
 
 _MAC_RE = re.compile(r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$")
 
@@ -126,7 +131,7 @@ class WorkerSpec:
 
     def __post_init__(self) -> None:
         where = f"workers[rank={self.rank}]"
-        _int(self.rank, f"{where}.rank", 0, WIDEST_BITMAP - 1)  # the job's own limit: JobConfig.max_workers
+        _int(self.rank, f"{where}.rank", 0, MAX_JOB_WORKERS - 1)  # the job's own limit: JobConfig.max_workers
         _ipv4(self.ip, f"{where}.ip")
         _mac(self.mac, f"{where}.mac")
         _int(self.udp_port, f"{where}.udp_port", 1, 65535)
@@ -160,13 +165,14 @@ class JobConfig:
     ps: PsSpec | None = None
     """ATP only: where the job's parameter server runs."""
     max_workers: int = field(default=MAX_WORKERS, kw_only=True, compare=False, repr=False)
-    """The most workers the job's switch program holds (the width of its worker bitmap, 1..WIDEST_BITMAP): the job is
-    validated against it. Not part of the job file, nor of equality."""
+    """The most workers the job's switch programs hold (the width of switchml.p4's worker bitmap, 1..WIDEST_BITMAP;
+    ATP on two levels: up to MAX_JOB_WORKERS): the job is validated against it. Not part of the job file, nor of
+    equality."""
 
     def __post_init__(self) -> None:
         _int(self.job_id, "job_id", 0, 255)
         _int(self.num_elems, "num_elems", 1, 4096)
-        _int(self.max_workers, "max_workers", 1, WIDEST_BITMAP)
+        _int(self.max_workers, "max_workers", 1, MAX_JOB_WORKERS)
         object.__setattr__(self, "workers", tuple(sorted(self.workers, key=lambda w: w.rank)))
         if not self.workers:
             raise JobConfigError("workers: a job needs at least one worker")

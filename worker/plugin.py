@@ -8,6 +8,8 @@ whether a parameter server joins, how its state sits in switch memory) and the f
 - `rank`: one rank of an in-network protocol without sockets (`worker.collective.Rank`): the worker's CLI runs its
   cores over UDP, the in-process network (`topo.inprocess`) in fake time, the soak and the fuzzing on top of that;
 - `open`: a host baseline's `worker.collective.Collective` (in-network protocols get `InaCollective` over `rank`);
+- `host_steps`: a host baseline's algorithm as data (`worker.host.schedule`), which its `open` runs over sockets and
+  the packet simulator over its TCP model;
 - `ps_core`: the sans-IO parameter server of a protocol that has one (`ps_module` runs it as a host process);
 - `faults`: its packets and state as a fault plan names them (`worker.faultmodel.ProtocolFaults`);
 - `accounting`: the exactly-once check of an in-process run (every contribution counted once);
@@ -45,6 +47,9 @@ class ProtocolSpec:
     description: str
     open: Callable[[JobConfig, int, CollectiveOptions], Collective] | None = None
     """A host baseline's rank (in-network protocols: None, `InaCollective` over `rank`)."""
+    host_steps: Callable[[int, int], Sequence[Any]] | None = None
+    """A host baseline: (rank, ranks) -> that rank's steps (`worker.host.schedule.Step`), the algorithm `open` runs
+    over TCP sockets and the packet simulator (`topo.sim.hosts`) over its TCP model."""
     rank: Callable[[JobConfig, int, Any, CollectiveOptions], Rank] | None = None
     """In-network protocols: (job, rank, codec, options) -> the sans-IO rank."""
     codec: Any = None
@@ -99,6 +104,9 @@ class ProtocolSpec:
     counted once, else what differed."""
     fuzz_values: Mapping[str, Sequence[int]] = field(default_factory=dict)
     """Header field -> values the frame fuzzing draws often (message types, flags, slot bits), beside random ones."""
+    scale_defines: Callable[[int], Mapping[str, str]] | None = None
+    """workers -> the `-D` defines its program needs for a job of that many workers beyond the default build's
+    (empty: the default build holds them); the packet simulator compiles the program with them."""
 
     def window_width(self, pool_size: int, window: int | None = None) -> int:
         """The packets in flight per worker this protocol keeps with a pool of pool_size slots and `--window`."""

@@ -2,6 +2,7 @@
  *
  *   -D ATP_NUM_ELEMS=N   int32 elements per packet, N in {16, 32, 64, 128} (default 32, as ATP's 31 + 1)
  *   -D ATP_NUM_AGTR=A    aggregators in the pool shared by every job, 1..65535 (default 4096)
+ *   -D ATP_L2_SIZE=S     entries of l2_forward: hosts (MACs) a switch forwards to, plus one (default 1024)
  *
  * Tools derive the layout from the compiled JSON's header_types "atp_h" and "atp_data_h" (fields d0..d{N-1},
  * 32 bits each, big-endian two's complement int32), as for switchml.p4.
@@ -17,6 +18,9 @@
 #endif
 #ifndef ATP_NUM_AGTR
 #define ATP_NUM_AGTR 4096
+#endif
+#ifndef ATP_L2_SIZE
+#define ATP_L2_SIZE 1024
 #endif
 #if ATP_NUM_AGTR < 1 || ATP_NUM_AGTR > 65535
 #error "ATP_NUM_AGTR must be between 1 and 65535 (the agtr field has 16 bits)"
@@ -53,7 +57,8 @@ const bit<8> ATP_RAW       = 0x20;  /* payload is the worker's raw values (float
 const bit<8> ATP_FLOAT     = 0x40;  /* raw payload holds float32 bit patterns */
 
 header atp_h {
-    bit<32> bitmap0;     /* contributions contained: bit r = worker rank r of the job */
+    bit<32> bitmap0;     /* contributions contained: bit r = worker rank r of the job (in a job of more than 32
+                            workers, aggregated on two levels: the worker at place r of its rack) */
     bit<32> bitmap1;     /* racks contained (two-level): bit k = first-level switch k */
     bit<8>  fan_in0;     /* contributions that complete a first-level aggregate (workers of the rack) */
     bit<8>  fan_in1;     /* racks that complete a second-level aggregate */

@@ -111,11 +111,15 @@ def _vsplice(a: np.ndarray, k: int, values: Any) -> np.ndarray:
     return b
 
 
+_INT32_MIN, _INT32_MAX = np.int64(-2**31), np.int64(2**31 - 1)
+
+
 def _vsat32(cells: np.ndarray, fields: np.ndarray) -> None:
     """cells := (bit<32>)((int<32>)fields |+| (int<32>)cells), in place: the sum saturates at int<32>'s bounds."""
     s = cells.view(np.int32).astype(np.int64)
     s += fields.astype(U32, copy=False).view(np.int32)
-    np.clip(s, -2**31, 2**31 - 1, out=s)
+    np.maximum(s, _INT32_MIN, out=s)  # not np.clip: its Python wrapper costs 4x the two ufuncs per packet
+    np.minimum(s, _INT32_MAX, out=s)
     cells[:] = s.astype(np.int32).view(U32)
 
 

@@ -51,7 +51,6 @@ def test_a_sim_scenario_reads_its_model(tmp_path: Path) -> None:
     ("[sim]\ndelay_us = 1\n", "sim"),
     ("[network]\nengine = 'sim'\n[sweep]\nprotocols = ['switchml']\n", "network.bw_mbps"),
     ("[network]\nengine = 'sim'\nbw_mbps = 'auto'\n[sweep]\nprotocols = ['switchml']\n", "network.bw_mbps"),
-    ("[network]\nengine = 'sim'\nbw_mbps = 100\n[sweep]\nprotocols = ['switchml', 'ring']\n", "sweep.protocols"),
     ("[network]\nengine = 'sim'\nbw_mbps = 100\ntarget = 'bmv2'\n[sweep]\nprotocols = ['atp']\n", "network.target"),
     ("[network]\nengine = 'sim'\nbw_mbps = 100\n[sweep]\nprotocols = ['atp']\nbackground_mbps = [1]\n",
      "sweep.background_mbps"),
@@ -73,6 +72,16 @@ def test_a_simulated_run_is_a_verified_deterministic_row(tmp_path: Path) -> None
     clean = run_point(sc, next(p for p in sc.runs() if p.protocol == "switchml" and not p.loss), 1)
     assert clean.verified and clean.wire_frames == 3 * 2048 // 64 and clean.retransmissions == 0  # 32 per worker
     assert replace(run_point(sc, lossy, 1), wall_s=None) == replace(row, wall_s=None)
+
+
+def test_host_baselines_run_in_a_sim_scenario_with_verified_rows(tmp_path: Path) -> None:
+    sc = load_scenario(scenario(tmp_path, TINY.replace('"switchml", "atp"', '"ring", "switchml"')))
+    ring, switchml, lossy = (run_point(sc, p, 1) for p in sc.runs() if p.protocol == "ring" or not p.loss)
+    assert all(r.verified and r.error == "" and r.engine == "sim" for r in (ring, switchml, lossy))
+    assert ring.retransmissions == 0 and ring.wire_frames > 3 * (2 + 4 * 2)  # headers, 4 steps of 2 segments, ACKs
+    assert lossy.loss and lossy.retransmissions > 0 and lossy.elapsed_s > ring.elapsed_s
+    assert ring.result_digest == switchml.result_digest  # the same int32 sums
+    assert ring.switch_aggregated == 0 and switchml.switch_aggregated > 0
 
 
 def test_a_sweep_writes_rows_and_a_report_and_dask_gives_the_same_rows(tmp_path: Path) -> None:

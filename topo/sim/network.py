@@ -14,7 +14,8 @@ arrival, timer and deferred processing step is one of its events, and frames due
 
 The model, in words (docs/simulator.md says more):
 - each host has one link to its switch port; each direction is a `Port` (its output queue at the sending end);
-- the switch processes frames one at a time, `service_s` each (0: at line rate, as a switching ASIC; the embedded
+  switches of a larger network (`topo.sim.twotier`) are linked the same way;
+- a switch processes frames one at a time, `service_s` each (0: at line rate, as a switching ASIC; the embedded
   switch's measured per-packet cost reproduces the emulator), then hands each output to its egress port's queue;
 - a host handles one event at a time, `host_cost_s` per frame received or sent (0: free), its sends leaving when
   the work is done; frames that reach a host before its worker started are discarded, as a closed socket would;
@@ -31,6 +32,7 @@ from typing import Any
 
 import simpy
 
+from switch.faults import FaultPlan
 from topo.inprocess import Endpoint, InProcessNetwork
 from topo.sim.links import LinkSpec, Port
 
@@ -43,9 +45,10 @@ class PortReport:
 
     name: str
     port: int
-    """The switch port the link is on."""
+    """The switch port the link is on (a link between switches: the lower switch's, towards the upper one)."""
     up: bool
-    """The direction host -> switch (the host's NIC queue); else switch -> host (the switch's egress queue)."""
+    """The direction host -> switch (the host's NIC queue), or lower -> upper switch; else the way down (the
+    sending switch's egress queue)."""
     frames: int
     bytes: int
     busy: float
@@ -54,6 +57,10 @@ class PortReport:
     drops: int
     marks: int
     congested: int
+    switch: str = "s"
+    """The switch `port` is on."""
+    host: int | None = None
+    """The host at the link's other end (its key in the network's `hosts`); None for a link between switches."""
 
 
 @dataclass
@@ -68,7 +75,7 @@ class SimReport:
     """Frames handed to a node (the switch or a host) and timers fired: the work the events carried."""
     ports: list[PortReport] = field(default_factory=list)
     switch_busy: float = 0.0
-    """Fraction of the run the switch spent on its per-packet service time."""
+    """Fraction of the run the (busiest) switch spent on its per-packet service time."""
     host_busy: float = 0.0
     """The busiest host's fraction of the run spent on its per-frame cost."""
 
@@ -92,15 +99,42 @@ class SimReport:
                 f"({self.deliveries / self.wall_s / 1e3 if self.wall_s else 0:.1f} k/s); {where}; {self.drops} queue drops")
 
 
+class SimSwitch:
+    """A switch's place in the simulated network: its engine and fault plan, its serial service queue, and where
+    each of its ports leads."""
+
+    __slots__ = ("name", "sw", "faults", "faulty", "reset", "free", "busy_s", "release_at", "out", "peer")
+
+    def __init__(self, name: str, sw: Any, faults: FaultPlan, reset: Callable[[str, int, int | None], None]) -> None:
+        self.name = name
+        self.sw = sw
+        self.faults = faults
+        self.faulty = bool(faults.rules or faults.events)
+        self.reset = reset
+        """Zeroes a register range (a fault plan's events)."""
+        self.free = 0.0
+        """When the switch finishes the frames it has taken."""
+        self.busy_s = 0.0
+        self.release_at = float("inf")
+        """The RELEASE event already scheduled for the plan's held frames."""
+        self.out: dict[int, Port] = {}
+        """Egress port -> the Port of its link (a port without one: frames leave the network)."""
+        self.peer: dict[int, tuple[SimSwitch | None, int]] = {}
+        """Egress port -> (the next switch, its ingress port), or (None, the host's key)."""
+
+
 class _HostState:
-    """A host's place in the simulated network: its NIC port, its CPU's next free instant, its armed timer."""
+    """A host's place in the simulated network: its NIC port and switch, its CPU's next free instant, its armed
+    timer."""
 
-    __slots__ = ("host", "port", "up", "cpu_free", "cpu_busy", "timer_at")
+    __slots__ = ("host", "key", "up", "switch", "switch_port", "cpu_free", "cpu_busy", "timer_at")
 
-    def __init__(self, host: Endpoint, up: Port | None) -> None:
+    def __init__(self, host: Endpoint, key: int, up: Port | None, switch: SimSwitch, switch_port: int) -> None:
         self.host = host
-        self.port = host.port
+        self.key = key
         self.up = up
+        self.switch = switch
+        self.switch_port = switch_port
         self.cpu_free = 0.0
         self.cpu_busy = 0.0
         self.timer_at: float | None = None
@@ -140,6 +174,30 @@ class SimNetwork(InProcessNetwork):
             self.down[port] = Port(f"s->h{port}", spec)
         return self.up[port], self.down[port]
 
+    # --- the topology: a star here; a larger network overrides these four -----------------------------------
+
+    def _switches(self) -> list[SimSwitch]:
+        """Every switch, wired (called once per run, after `_plug` made the hosts' links)."""
+        star = SimSwitch("s", self.sw, self.faults, self._reset_register)
+        star.out = self.down
+        star.peer = {port: (None, port) for port in self.down}
+        star.free, star.busy_s = self.switch_free, self.switch_busy_s
+        return [star]
+
+    def _plug(self, key: int, sends: bool) -> tuple[int, int, Port | None]:
+        """Where host `key` plugs in: its switch (an index into `_switches()`), the switch's port, and its NIC's Port
+        when it `sends` (made on first use). The star's hosts are keyed by their switch port."""
+        return 0, key, self.ports(key)[0] if sends else None
+
+    def _port_table(self) -> list[tuple[Port, str, int, bool, int | None]]:
+        """Every Port with (switch, switch port, up, host key) for the report."""
+        return [(p, "s", port, up, port) for up, table in ((True, self.up), (False, self.down))
+                for port, p in table.items()]
+
+    def _ran(self, switches: list[SimSwitch]) -> None:
+        """Keep what the run's switches accumulated (service queue and time) for the next run."""
+        self.switch_free, self.switch_busy_s = switches[0].free, switches[0].busy_s
+
     def allreduce(self, inputs: Any, dtype: str = "float32", start_at: Mapping[tuple[int, int], float] | None = None,
                   time_limit: float | None = None) -> Any:
         """InProcessNetwork.allreduce, every worker starting `compute_s` later (its step's computation)."""
@@ -153,115 +211,119 @@ class SimNetwork(InProcessNetwork):
         `time_limit` of simulated time."""
         env = simpy.Environment(initial_time=self.now)
         started_at, wall0 = self.now, time.perf_counter()
-        before = {p.name: _totals(p) for p in [*self.up.values(), *self.down.values()]}
-        for p in [*self.up.values(), *self.down.values()]:
-            p.max_queue = 0
-        busy0 = self.switch_busy_s
-        sw, faults, service, cost, limit = self.sw, self.faults, self.service_s, self.host_cost_s, self.time_limit
-        faulty = bool(faults.rules or faults.events)
-        states: dict[int, _HostState] = {}
         linked = self._linked_ports()
-        for h in self.hosts.values():
-            st = states[h.port] = _HostState(h, self.ports(h.port)[0] if h.port in linked else None)
+        states: dict[int, _HostState] = {}
+        plugs = {key: self._plug(key, key in linked) for key in self.hosts}
+        switches = self._switches()
+        table = self._port_table()
+        before = {id(p): _totals(p) for p, *_ in table}
+        for p, *_ in table:
+            p.max_queue = 0
+        busy0 = [s.busy_s for s in switches]
+        service, cost, limit = self.service_s, self.host_cost_s, self.time_limit
+        for key, h in self.hosts.items():
+            index, port, up = plugs[key]
+            st = states[key] = _HostState(h, key, up, switches[index], port)
             st.cpu_free = self.now
-        waiting = {h.port for h in self.hosts.values() if not h.done}
+        waiting = {key for key, h in self.hosts.items() if not h.done}
         finished = env.event()
-        batches: dict[float, list[tuple[int, int, Any]]] = {}  # arrival time -> (kind, port, frame or host work)
-        release_at = [float("inf")]
+        batches: dict[float, list[tuple[int, int, Any, Any]]] = {}  # time -> (kind, port or host, item, switch)
         events = [0, 0]  # SimPy events, deliveries
 
-        def at(t: float, kind: int, port: int, item: Any) -> None:
+        def at(t: float, kind: int, port: int, item: Any, node: SimSwitch | None) -> None:
             batch = batches.get(t)
             if batch is None:
                 batch = batches[t] = []
                 ev = env.timeout(t - env.now, t)
                 ev.callbacks.append(fire)
-            batch.append((kind, port, item))
+            batch.append((kind, port, item, node))
 
         def fire(ev: simpy.Event) -> None:
-            now = env.now
+            now = ev.value  # the instant scheduled: env.now (now + (t - now)) may differ from it in the last bit
             if now > limit:
                 raise TimeoutError(f"simulated run exceeded {limit} s of simulated time")
             events[0] += 1
             batch = batches.pop(ev.value)
             events[1] += len(batch)
-            for kind, port, item in batch:
+            for kind, port, item, node in batch:
                 if kind == TO_SWITCH:
-                    into_switch(port, item, now)
+                    into_switch(node, port, item, now)
                 elif kind == TO_HOST:
                     to_host(port, item, now)
                 elif kind == PROCESS:
-                    process(port, item, now)
+                    process(node, port, item, now)
                 elif kind == TIMER:
                     timer(port, now)
                 elif kind == START:
                     host_work(states[port], now, START, None)
                 elif kind == RELEASE:
-                    release(now)
+                    release(node, now)
                 else:  # DEFERRED: a host's work (kind, frame) that waited for its CPU
                     host_work(states[port], now, *item)
 
-        def into_switch(port: int, frame: bytes, now: float) -> None:
-            if faulty:
-                passed = faults.ingress([(port, frame)], now, self._reset_register)
-                check_release()
-                if not passed:
-                    return
-                port, frame = passed[0]
-            serve(port, frame, now)
+        def into_switch(s: SimSwitch, port: int, frame: bytes, now: float) -> None:
+            if s.faulty:
+                passed = s.faults.ingress([(port, frame)], now, s.reset)
+                check_release(s)
+                for port, frame in passed:  # none (dropped), one, or more (a duplicate, released delayed frames)
+                    serve(s, port, frame, now)
+            else:
+                serve(s, port, frame, now)
 
-        def serve(port: int, frame: bytes, now: float) -> None:
+        def serve(s: SimSwitch, port: int, frame: bytes, now: float) -> None:
             """The switch takes a frame: at once (line rate) or after the frames before it, `service` each."""
             if service:
-                end = (now if self.switch_free <= now else self.switch_free) + service
-                self.switch_free = end
-                self.switch_busy_s += service
-                at(end, PROCESS, port, frame)
+                end = (now if s.free <= now else s.free) + service
+                s.free = end
+                s.busy_s += service
+                at(end, PROCESS, port, frame, s)
             else:
-                process(port, frame, now)
+                process(s, port, frame, now)
 
-        def process(port: int, frame: bytes, now: float) -> None:
+        def process(s: SimSwitch, port: int, frame: bytes, now: float) -> None:
             if self.trace is not None:
                 self.trace.append((now, "in", port, frame))
-            egress(sw.process(port, frame), now)
+            egress(s, s.sw.process(port, frame), now)
 
-        def egress(out: list[tuple[int, bytes]], now: float, faulted: bool = False) -> None:
-            if faulty and not faulted:
-                out = faults.egress(out, now)
-                check_release()
+        def egress(s: SimSwitch, out: list[tuple[int, bytes]], now: float, faulted: bool = False) -> None:
+            if s.faulty and not faulted:
+                out = s.faults.egress(out, now)
+                check_release(s)
+            ports, peers = s.out, s.peer
             for port, f in out:
                 if self.trace is not None:
                     self.trace.append((now, "out", port, f))
                 self.frames += 1
-                down = self.down.get(port)
-                if down is None:
-                    continue  # a port with no host: the frame leaves the network
-                sent = down.send(f, now)
+                p = ports.get(port)
+                if p is None:
+                    continue  # a port with no link: the frame leaves the network
+                sent = p.send(f, now)
                 if sent is not None:
-                    at(sent[0], TO_HOST, port, sent[1])
+                    nxt, to = peers[port]
+                    at(sent[0], TO_HOST if nxt is None else TO_SWITCH, to, sent[1], nxt)
 
-        def check_release() -> None:
-            t = faults.next_release()
-            if t is not None and t < release_at[0]:
-                release_at[0] = t
-                at(t, RELEASE, 0, None)
+        def check_release(s: SimSwitch) -> None:
+            t = s.faults.next_release()
+            if t is not None and t < s.release_at:
+                s.release_at = t
+                at(t, RELEASE, 0, None, s)
 
-        def release(now: float) -> None:
-            release_at[0] = float("inf")
-            arriving, leaving = faults.release_expired(now)
+        def release(s: SimSwitch, now: float) -> None:
+            s.release_at = float("inf")
+            arriving, leaving = s.faults.release_expired(now)
             for port, f in arriving:
-                serve(port, f, now)
-            egress(leaving, now, faulted=True)
-            check_release()
+                serve(s, port, f, now)
+            egress(s, leaving, now, faulted=True)
+            check_release(s)
 
-        def to_host(port: int, frame: bytes, now: float) -> None:
-            st = states.get(port)
+        def to_host(key: int, frame: bytes, now: float) -> None:
+            st = states.get(key)
             if st is None or st.host.start_at > now:
                 return
             host_work(st, now, TO_HOST, frame)
 
-        def timer(port: int, now: float) -> None:
-            st = states[port]
+        def timer(key: int, now: float) -> None:
+            st = states[key]
             if st.timer_at != now:
                 return  # replaced by an earlier timer
             st.timer_at = None
@@ -276,14 +338,14 @@ class SimNetwork(InProcessNetwork):
         def arm(st: _HostState, d: float) -> None:
             if st.timer_at is None or d < st.timer_at:
                 st.timer_at = d
-                at(d, TIMER, st.port, None)
+                at(d, TIMER, st.key, None, None)
 
         def host_work(st: _HostState, now: float, kind: int, frame: bytes | None) -> None:
             """The host starts (START), takes a frame (TO_HOST) or its timer fires (TIMER); what it sends leaves
             when its CPU has done the work."""
             h = st.host
             if cost and st.cpu_free > now:
-                at(st.cpu_free, DEFERRED, st.port, (kind, frame))
+                at(st.cpu_free, DEFERRED, st.key, (kind, frame), None)
                 return
             out = h.on_frame(frame, now) if kind == TO_HOST else h.on_timer(now) if kind == TIMER else h.start(now)
             send_at = now
@@ -294,15 +356,16 @@ class SimNetwork(InProcessNetwork):
             if out:
                 up = st.up
                 if up is None:
-                    raise RuntimeError(f"host on switch port {st.port} sent frames but has no link")
+                    raise RuntimeError(f"host {st.key} sent frames but has no link")
+                node, port = st.switch, st.switch_port
                 for f in out:
                     self.frames += 1
                     sent = up.send(f, send_at)
                     if sent is not None:
-                        at(sent[0], TO_SWITCH, st.port, sent[1])
+                        at(sent[0], TO_SWITCH, port, sent[1], node)
             if h.done:
-                if st.port in waiting:
-                    waiting.discard(st.port)
+                if st.key in waiting:
+                    waiting.discard(st.key)
                     if not waiting and not finished.triggered:
                         finished.succeed()
                 return
@@ -311,7 +374,7 @@ class SimNetwork(InProcessNetwork):
                 arm(st, d)
 
         for st in states.values():
-            at(max(st.host.start_at, env.now), START, st.port, None)
+            at(max(st.host.start_at, env.now), START, st.key, None, None)
         if not waiting:
             finished.succeed()
         try:
@@ -321,19 +384,20 @@ class SimNetwork(InProcessNetwork):
                 raise
             raise RuntimeError("simulated network: nothing in flight and no timer armed, and workers are not "
                                "done") from None
+        finally:
+            self._ran(switches)
         self.now = env.now
         if not until():
             raise RuntimeError("simulated network: every worker host is done but the run's condition does not hold")
         sim = self.now - started_at
         reports = []
-        for up, table in ((True, self.up), (False, self.down)):
-            for port, p in table.items():
-                frames, nbytes, busy, drops, marks, congested = (a - b for a, b in zip(
-                    _totals(p), before.get(p.name, (0, 0, 0.0, 0, 0, 0))))
-                reports.append(PortReport(p.name, port, up, frames, nbytes, busy / sim if sim else 0.0, p.max_queue,
-                                          drops, marks, congested))
+        for p, switch, port, up, host in table:
+            frames, nbytes, busy, drops, marks, congested = (a - b for a, b in zip(_totals(p), before[id(p)]))
+            reports.append(PortReport(p.name, port, up, frames, nbytes, busy / sim if sim else 0.0, p.max_queue,
+                                      drops, marks, congested, switch, host))
+        switch_busy = max((s.busy_s - b for s, b in zip(switches, busy0)), default=0.0)
         self.last = SimReport(sim, time.perf_counter() - wall0, events[0], events[1], reports,
-                              (self.switch_busy_s - busy0) / sim if sim else 0.0,
+                              switch_busy / sim if sim else 0.0,
                               max((s.cpu_busy / sim for s in states.values()), default=0.0) if sim else 0.0)
 
     def _linked_ports(self) -> set[int]:

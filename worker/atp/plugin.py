@@ -39,6 +39,13 @@ def options(args: argparse.Namespace) -> AtpOptions:
     return AtpOptions(scale_bits=args.scale_bits)
 
 
+def scale_defines(workers: int) -> dict[str, str]:
+    """A larger L2 table once the workers, the PS and the broadcast entry outgrow the default 1,024 entries (the
+    bitmaps are per rack: two levels hold 32 x 32 workers)."""
+    entries = workers + 2
+    return {} if entries <= 1024 else {"ATP_L2_SIZE": str(1 << (entries - 1).bit_length())}
+
+
 ATP = ProtocolSpec(
     "atp", "in-network aggregation ATP-style (UDP, fixed point, aggregator pool shared by jobs, collisions and loss "
     "completed by a parameter server host)",
@@ -50,4 +57,5 @@ ATP = ProtocolSpec(
     fuzz_values={"flags": (0, 0, ACK, RESEND, COLLISION, OVERFLOW, RAW, RAW | FLOAT, ACK | RESEND),
                  "bitmap0": (0, 1, 2, 4, 7), "bitmap1": (0, 1, 2, 2**31), "fan_in0": tuple(range(6)),
                  "fan_in1": tuple(range(4)), "seq": tuple(range(7)),
-                 "agtr": (*range(0, 71), 4095, 4096, 65535)})
+                 "agtr": (*range(0, 71), 4095, 4096, 65535)},
+    scale_defines=scale_defines)

@@ -5,10 +5,12 @@ it keeps the bitmap of contributions merged so far and their sum; a packet is me
 contributions is in yet (a full switch aggregate, a first-level partial flushed by a RESEND, a packet that collided,
 a single retransmission: all alike), so nothing is counted twice; a packet whose bitmap is already covered is a
 duplicate, one that overlaps partly is ignored (its missing contributions come again in later retransmissions, which
-reach the PS alone once their aggregator was flushed). When every worker's contribution is in, the PS sends the
-parameter packet (ACK) through the switch, which frees the aggregator and multicasts it to the workers; any later
-packet of a completed sequence is answered with the same ACK (a worker missed it). If the sequence collided with
-another job, the ACK sets COLLISION and names a fresh aggregator for that window position (`agtr_next`).
+reach the PS alone once their aggregator was flushed). Which contributions a packet carries is `worker.atp.bitmap`'s
+reading of its bitmaps (ranks in a job of up to 32 workers, places in racks beyond). When every worker's
+contribution is in, the PS sends the parameter packet (ACK) through the switch, which frees the aggregator and
+multicasts it to the workers; any later packet of a completed sequence is answered with the same ACK (a worker missed
+it). If the sequence collided with another job, the ACK sets COLLISION and names a fresh aggregator for that window
+position (`agtr_next`).
 
 Overflow: fixed-point sums are added with int32 saturation like the switch; a sum at INT32_MAX/INT32_MIN or an
 aggregate flagged OVERFLOW (or any RAW packet) moves the sequence to the raw phase: the PS sends ACK|OVERFLOW (the
@@ -34,6 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from switch.timeline import Timeline
+from worker.atp.bitmap import Contributions
 from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, AtpCodec, AtpHeader
 from worker.codec import CodecError, MalformedPacket
 from worker.job import JobConfig, JobConfigError
@@ -57,6 +60,9 @@ class PsStats:
     """Worker contributions the PS added itself (collisions, flushed singles, raw resends)."""
     duplicates: int = 0
     overlaps_ignored: int = 0
+    ambiguous: int = 0
+    """Packets whose bitmaps cannot name their contributions (a wide job's flushed multi-rack aggregate,
+    `worker.atp.bitmap`): left to the retransmissions."""
     collisions: int = 0
     """Packets that reached the PS flagged COLLISION."""
     completed: int = 0
@@ -101,6 +107,7 @@ class PsCore:
 
     def __post_init__(self) -> None:
         self.all = (1 << self.job.num_workers) - 1
+        self._contributions = Contributions(self.job)
         self._seqs: dict[int, _Seq] = {}
         self._done: deque[int] = deque()
         self._stride = ((2 * self.job.job_id + 1) * 40503) % self.job.pool.size or 1
@@ -125,7 +132,10 @@ class PsCore:
         if hdr.flags & COLLISION:
             st.collision = True
             self.stats.collisions += 1
-        bits = hdr.bitmap0 & self.all
+        bits = self._contributions.ranks(hdr.bitmap0, hdr.bitmap1, hdr.flags)
+        if bits is None:
+            self.stats.ambiguous += 1
+            return []
         if hdr.flags & RAW:
             if not st.raw:
                 st.raw = True

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from switch.timeline import Timeline
+from worker.atp.bitmap import Contributions
 from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
 from worker.blocks import to_blocks
 from worker.codec import CodecError, find_program_json
@@ -219,7 +220,8 @@ class AtpWindow(ReliableWindow):
         self._init_reliable(self.options, self.stats, self.timeline, self.plan.num_packets, self.width)
         me = self.job.worker(self.rank)
         racks = self.job.racks
-        self._base = AtpHeader(bitmap0=1 << self.rank, bitmap1=1 << me.rack, fan_in0=self.job.rack_size(me.rack),
+        bit = Contributions(self.job).bit(self.rank)  # the switch sets it too, from its table
+        self._base = AtpHeader(bitmap0=1 << bit, bitmap1=1 << me.rack, fan_in0=self.job.rack_size(me.rack),
                                fan_in1=len(racks), job_id=self.job.job_id, rank=self.rank)
         self._acked = [False] * self.plan.num_packets
         self.cwnd = max(1, min(self.width, self.initial_cwnd or self.width))

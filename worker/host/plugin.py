@@ -10,5 +10,5 @@ from worker.plugin import ProtocolSpec
 
 __all__ = ["PS", "RING"]
 
-RING = ProtocolSpec(Ring.name, Ring.description, open=open_host(Ring))
-PS = ProtocolSpec(ShardedPS.name, ShardedPS.description, open=open_host(ShardedPS))
+RING = ProtocolSpec(Ring.name, Ring.description, open=open_host(Ring), host_steps=Ring.steps)
+PS = ProtocolSpec(ShardedPS.name, ShardedPS.description, open=open_host(ShardedPS), host_steps=ShardedPS.steps)

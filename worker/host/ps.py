@@ -8,9 +8,8 @@ larger transfers, with the n-to-1 incast of a parameter server on every shard. N
 
 from __future__ import annotations
 
-import numpy as np
-
-from worker.host.base import HostCollective, add_into, chunk_bounds
+from worker.host.base import HostCollective
+from worker.host.schedule import Step, ps_steps
 
 __all__ = ["ShardedPS"]
 
@@ -22,21 +21,6 @@ class ShardedPS(HostCollective):
     description = "host-based sharded parameter server over TCP (push/pull, shard k on rank k, as BytePS co-located)"
 
     @staticmethod
-    def peers_needed(rank: int, n: int) -> set[int]:
-        """The ranks this rank exchanges data with: all others."""
-        return set(range(n)) - {rank}
-
-    def _reduce(self, flat: np.ndarray) -> None:
-        n, r = self.n, self.rank
-        b = chunk_bounds(flat.size, n)
-        mine = flat[b[r]:b[r + 1]]
-        others = [p for p in range(n) if p != r]
-        pushed = {p: np.empty(mine.size, dtype=flat.dtype) for p in others}
-        self.links.exchange([(p, memoryview(flat[b[p]:b[p + 1]])) for p in others],
-                            [(p, memoryview(pushed[p])) for p in others])
-        total = np.zeros(mine.size, dtype=flat.dtype)
-        for p in range(n):  # rank order, so the float32 rounding does not depend on arrival order
-            add_into(total, mine if p == r else pushed[p])
-        mine[:] = total
-        self.links.exchange([(p, memoryview(mine)) for p in others],
-                            [(p, memoryview(flat[b[p]:b[p + 1]])) for p in others])
+    def steps(rank: int, n: int) -> list[Step]:
+        """Push then pull with every other rank (`schedule.ps_steps`)."""
+        return ps_steps(rank, n)

@@ -9,9 +9,8 @@ in-network aggregation). Each step sends and receives at once, so neighbours nev
 
 from __future__ import annotations
 
-import numpy as np
-
-from worker.host.base import HostCollective, add_into, chunk_bounds
+from worker.host.base import HostCollective
+from worker.host.schedule import Step, ring_steps
 
 __all__ = ["Ring"]
 
@@ -23,24 +22,6 @@ class Ring(HostCollective):
     description = "host-based ring all-reduce over TCP (reduce-scatter + all-gather, as NCCL/Gloo)"
 
     @staticmethod
-    def peers_needed(rank: int, n: int) -> set[int]:
-        """The ranks this rank exchanges data with: its two neighbours."""
-        return {(rank + 1) % n, (rank - 1) % n} - {rank}
-
-    def _reduce(self, flat: np.ndarray) -> None:
-        n, r = self.n, self.rank
-        right, left = (r + 1) % n, (r - 1) % n
-        b = chunk_bounds(flat.size, n)
-
-        def chunk(k: int) -> np.ndarray:
-            return flat[b[k]:b[k + 1]]
-
-        scratch = np.empty(max(b[k + 1] - b[k] for k in range(n)), dtype=flat.dtype)
-        for s in range(n - 1):
-            out, into = chunk((r - s) % n), chunk((r - s - 1) % n)
-            tmp = scratch[:into.size]
-            self.links.exchange([(right, memoryview(out))], [(left, memoryview(tmp))])
-            add_into(into, tmp)
-        for s in range(n - 1):
-            out, into = chunk((r + 1 - s) % n), chunk((r - s) % n)
-            self.links.exchange([(right, memoryview(out))], [(left, memoryview(into))])
+    def steps(rank: int, n: int) -> list[Step]:
+        """2(n-1) steps with its two neighbours (`schedule.ring_steps`)."""
+        return ring_steps(rank, n)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from worker.job import JobConfig
+from worker.job import MAX_WORKERS, JobConfig
 from worker.plugin import ProtocolSpec
 from worker.switchml.faults import FAULTS
 from worker.switchml.header import INA_HEADER_TYPE, INA_UDP_PORT, MSG_DATA, MSG_RESULT, SET_BIT, Codec
@@ -21,6 +21,11 @@ def accounting(job: JobConfig, run: Any) -> str:
     return "" if got == want else f"ina_aggregated {got}, expected {want} (workers x packets)"
 
 
+def scale_defines(workers: int) -> dict[str, str]:
+    """A worker bitmap wide enough for `workers` (the next power of two) past the default build's 32."""
+    return {} if workers <= MAX_WORKERS else {"INA_MAX_WORKERS": str(1 << (workers - 1).bit_length())}
+
+
 SWITCHML = ProtocolSpec(
     "switchml", "in-network aggregation through the P4 switch (SwitchML: UDP, block floating point, shadow-copy slots)",
     rank=lambda job, rank, codec, o: Worker(job, rank, None, codec, o.window, timeline=o.timeline),
@@ -30,4 +35,5 @@ SWITCHML = ProtocolSpec(
     trace_fields=("ina.msg_type", "ina.packet_id", "ina.pool_index", "ina.worker_rank"),
     sets_per_slot=2, restart_error=SwitchRestarted, accounting=accounting,
     fuzz_values={"msg_type": (MSG_DATA, MSG_DATA, MSG_RESULT, 0, 7), "flags": (0, 1, 255),
-                 "pool_index": (*range(0, 21), *(i | SET_BIT for i in range(0, 21)))})
+                 "pool_index": (*range(0, 21), *(i | SET_BIT for i in range(0, 21)))},
+    scale_defines=scale_defines)

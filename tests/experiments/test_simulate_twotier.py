@@ -1,0 +1,72 @@
+"""Two-tier scenarios on the packet simulator (`topology = "two-tier"`): the keys, a verified row whose bottleneck is
+an uplink when the uplinks bind, and what the two-tier network cannot run refused at load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from experiments.scenario import ScenarioError, load_scenario
+from experiments.simulate import run_point
+
+TWO_TIER = """
+[scenario]
+repetitions = 1
+seed = 4
+[network]
+engine = "sim"
+topology = "two-tier"
+racks = 2
+bw_mbps = 10000
+uplink_mbps = 1000
+[sweep]
+protocols = ["atp"]
+workers = [6]
+sizes = [1024]
+dtype = "float32"
+"""
+
+
+def scenario(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "two-tier.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_two_tier_scenario_gives_a_verified_row_bound_by_an_uplink(tmp_path: Path) -> None:
+    sc = load_scenario(scenario(tmp_path, TWO_TIER))
+    assert (sc.topology, sc.racks, sc.levels, sc.uplink_mbps) == ("two-tier", 2, 2, 1000.0)
+    row = run_point(sc, sc.runs()[0], 1)
+    assert row.verified and row.error == "" and row.engine == "sim"
+    # one rack aggregate per packet goes up, but on 10x slower links than the workers': an uplink binds
+    assert row.switch_aggregated > 0 and row.max_error_over_bound is not None
+    assert row.bottleneck.split()[0] in ("s1->s3", "s2->s3") and row.bound == "network"
+    assert row.wire_frames >= 6 * 1024 // 32  # every worker's packets, counted on the workers' links
+
+
+@pytest.mark.parametrize("change, key, message", [
+    (("topology = \"two-tier\"\nracks = 2", "racks = 2"), "network.racks", "only with topology"),
+    (("racks = 2\n", ""), "network.racks", "needs its number of racks"),
+    (("engine = \"sim\"\n", ""), "network.topology", "runs on the simulator"),
+    (("[\"atp\"]", "[\"switchml\"]"), "sweep.protocols", "switchml aggregates in exactly one switch"),
+    (("[\"atp\"]", "[\"atp\", \"ring\"]"), "sweep.protocols", "ring runs on hosts"),
+    (("workers = [6]", "workers = [1]"), "sweep.workers", "cannot fill 2 racks"),
+    (("workers = [6]", "workers = [65]"), "sweep.workers", "2 racks of at most 32"),
+    (("racks = 2", "racks = 2\nlevels = 1"), "sweep.workers", None),
+    (("racks = 2", "racks = 33"), "network.racks", "out of range"),
+])
+def test_what_two_tiers_cannot_run_is_refused_at_load(tmp_path: Path, change: tuple[str, str], key: str,
+                                                      message: str | None) -> None:
+    text = TWO_TIER.replace(*change)
+    if message is None:  # one level: every worker in the PS's rack switch's 32-bit bitmap
+        text = text.replace("workers = [6]", "workers = [40]")
+        message = "one level"
+    with pytest.raises(ScenarioError, match=key.replace(".", r"\.") + ".*" + message):
+        load_scenario(scenario(tmp_path, text))
+
+
+def test_two_tiers_take_up_to_1024_workers(tmp_path: Path) -> None:
+    sc = load_scenario(scenario(tmp_path, TWO_TIER.replace("racks = 2", "racks = 32").replace(
+        "workers = [6]", "workers = [64, 1024]")))
+    assert sc.workers == (64, 1024)

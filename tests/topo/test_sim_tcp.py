@@ -1,0 +1,131 @@
+"""The host baselines on the packet simulator (topo.sim.hosts over topo.sim.tcp): exact sums through the switch's P4
+program, the segments their steps imply, valid TCP frames, losses repaired deterministically, the link's rate."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+from scapy.layers.inet import IP, TCP
+from scapy.layers.l2 import Ether
+
+from controller.local import load_p4info
+from tests.paths import ROOT
+from topo.inprocess import EngineCache, JobRun, make_jobs
+from topo.sim import LinkSpec, SimNetwork
+from topo.sim.hosts import host_allreduce
+from topo.sim.tcp import HEADER_BYTES, MSS, TcpAddress, TcpConnection
+from worker.host.schedule import Step, chunk_bounds
+from worker.job import PoolRange
+from worker.protocols import PROTOCOLS
+from worker.verify import rank_input, verify_float_sum, wrapping_sum
+
+OUT = ROOT / "out"
+ENGINES = EngineCache()
+
+
+@cache
+def switchml() -> tuple[dict[str, Any], Any]:
+    return json.loads((OUT / "switchml.json").read_text()), load_p4info(OUT / "switchml.p4info.txt")
+
+
+def run(protocol: Any, n: int, size: int, *, dtype: str = "int32", rate: float = 1e9, loss: float = 0.0,
+        seed: int = 1) -> tuple[SimNetwork, JobRun, list[np.ndarray]]:
+    program, p4info = switchml()
+    spec = PROTOCOLS[protocol] if isinstance(protocol, str) else protocol
+    net = SimNetwork(program, make_jobs(1, n, 64, PoolRange(0, 8)), p4info=p4info, protocol=spec, loss=loss,
+                     seed=seed, link=LinkSpec(rate, 1e-6, overhead_bytes=0), engine=ENGINES.get(program))
+    inputs = [rank_input(size, seed, r, dtype) for r in range(n)]
+    return net, host_allreduce(net, {1: inputs}, dtype=dtype, time_limit=60)[1], inputs
+
+
+def segments(steps: list[Step], size: int, n: int, itemsize: int = 4) -> int:
+    """Data segments a rank's steps send: the header to each peer, then ceil(chunk bytes / MSS) per chunk sent."""
+    b = chunk_bounds(size, n)
+    peers = {p for s in steps for p, _ in (*s.sends, *s.recvs)}
+    return len(peers) + sum(math.ceil((b[k + 1] - b[k]) * itemsize / MSS) for s in steps for _, k in s.sends)
+
+
+@pytest.mark.parametrize("protocol", ["ring", "ps"])
+@pytest.mark.parametrize("n", [3, 4])
+def test_host_baselines_sum_exactly_with_the_segments_their_steps_imply(protocol: str, n: int) -> None:
+    size = 3000 + n  # uneven chunks, short last segments
+    net, job, inputs = run(protocol, n, size)
+    ref = wrapping_sum(inputs)
+    for r, (res, host) in enumerate(zip(job.runs, job.windows)):
+        assert np.array_equal(res.array, ref), f"rank {r}"
+        tcp = [c.stats for c in host.conns.values()]
+        assert sum(s.data_segments for s in tcp) == segments(PROTOCOLS[protocol].host_steps(r, n), size, n)
+        assert res.stats.retransmissions == 0 and res.stats.packets_sent == sum(s.segments for s in tcp)
+    assert job.counters.get("aggregated", 0) == 0  # L2 forwarding only: no job on the switch
+    ups = [p for p in net.report().ports if p.up]
+    assert sum(p.frames for p in ups) == sum(r.stats.packets_sent for r in job.runs)  # every segment crossed
+
+
+def test_a_host_baseline_runs_through_host_allreduce_only() -> None:
+    net = run("ring", 2, 10)[0]
+    with pytest.raises(ValueError, match="ring is a host baseline.*host_allreduce"):
+        net.allreduce({1: [np.zeros(10, np.int32)] * 2}, dtype="int32")
+
+
+def test_float32_results_are_the_float_sum_on_every_rank() -> None:
+    _, job, inputs = run("ps", 4, 2000, dtype="float32")
+    assert all(verify_float_sum(r.array, inputs, "float32").ok for r in job.runs)
+    assert len({r.array.tobytes() for r in job.runs}) == 1
+
+
+def test_a_lossy_run_is_exact_resends_and_replays_from_its_seed() -> None:
+    net, job, inputs = run("ring", 4, 20000, rate=100e6, loss=0.02, seed=5)
+    ref = wrapping_sum(inputs)
+    assert all(np.array_equal(r.array, ref) for r in job.runs)
+    assert sum(r.stats.retransmissions for r in job.runs) > 0 and net.dropped > 0
+    again = run("ring", 4, 20000, rate=100e6, loss=0.02, seed=5)[1]
+    assert [r.stats for r in again.runs] == [r.stats for r in job.runs]
+    other = run("ring", 4, 20000, rate=100e6, loss=0.02, seed=6)[1]
+    assert [r.stats for r in other.runs] != [r.stats for r in job.runs]
+
+
+def test_no_timer_is_lost_among_many() -> None:
+    """Hundreds of RTOs and delayed ACKs: each fires at the instant it was set for (SimNetwork once compared
+    SimPy's env.now, off by an ulp, with it and dropped the timer: this seed then stopped with nothing armed)."""
+    program, p4info = switchml()
+    net = SimNetwork(program, make_jobs(1, 4, 64, PoolRange(0, 8)), p4info=p4info, protocol=PROTOCOLS["ring"],
+                     loss=0.05, seed=4, link=LinkSpec(10e6, 1e-6), engine=ENGINES.get(program))
+    inputs = [rank_input(65536, 4, r, "int32") for r in range(4)]
+    job = host_allreduce(net, {1: inputs}, dtype="int32", time_limit=60)[1]
+    assert all(np.array_equal(r.array, wrapping_sum(inputs)) for r in job.runs)
+    assert sum(r.stats.tcp_timeouts for r in job.runs) > 20
+
+
+def test_frames_are_linux_sized_tcp_with_valid_checksums() -> None:
+    a, b = TcpAddress("00:00:00:00:00:01", "10.0.0.1", 40001), TcpAddress("00:00:00:00:00:02", "10.0.0.2", 50001)
+    conn = TcpConnection(a, b, isn=7, peer_isn=9)
+    frames = conn.send(bytes(range(256)) * 7, now=0.0)  # 1792 bytes: a full segment and a short one
+    assert [len(f) for f in frames] == [HEADER_BYTES + MSS, HEADER_BYTES + 1792 - MSS]
+    for f in frames:
+        pkt = Ether(f)
+        ip, tcp = pkt[IP], pkt[TCP]
+        assert ip.flags == "DF" and ip.proto == 6 and tcp.dataofs == 8 and tcp.flags.A
+        assert ("Timestamp", (0, 0)) in tcp.options
+        ip.chksum = tcp.chksum = None  # scapy computes them again
+        assert bytes(pkt) == f
+    peer = TcpConnection(b, a, isn=9, peer_isn=7)
+    out, got = peer.on_frame(frames[0], 0.001)
+    assert got == (bytes(range(256)) * 7)[:MSS] and len(out) == 1 and len(out[0]) == HEADER_BYTES  # a quick ACK
+
+
+def test_one_transfer_runs_at_the_link_rate() -> None:
+    """1 MiB from rank 0 to rank 1 over 10 Mbit/s: its frames' bytes over the rate, within 2 %."""
+    spec = replace(PROTOCOLS["ring"], name="one-way", host_steps=lambda r, n: [
+        Step(((1, 0),), (), False) if r == 0 else Step((), ((0, 0),), False)])
+    net, job, _ = run(spec, 2, 1 << 19, rate=10e6)  # chunk 0 is half of 2 MiB
+    data = 1 << 20
+    wire = data + math.ceil(data / MSS) * HEADER_BYTES
+    elapsed = job.runs[1].stats.elapsed
+    assert wire * 8 / 10e6 <= elapsed < 1.02 * wire * 8 / 10e6
+    assert net.report().busiest.name == "h1->s"
