@@ -15,9 +15,12 @@ Linux's behaviour where it has one:
 - **receiver**: cumulative ACKs; a quick ACK for each of the first 16 segments and again after an RTO without data
   (Linux's quickack mode), then an ACK as soon as more than one MSS is unacknowledged (every second full segment),
   at once for a short segment (Linux acks it when the application reads it) and for out-of-order or duplicate
-  data (a pure ACK even when data leaves at once: it stands for the SACK Linux would send), else after the
-  40 ms delayed-ACK timer; data segments carry the ACK (piggybacking); out-of-order segments are kept; timestamps
-  echo the last in-order segment's;
+  data (a pure ACK even when data leaves at once), else after the 40 ms delayed-ACK timer; data segments carry the
+  ACK (piggybacking); out-of-order segments are kept; timestamps echo the last in-order segment's;
+- **SACK** (RFC 2018, tcp_sack = 1): a pure ACK sent while out-of-order data is held carries up to 3 SACK blocks
+  (40 option bytes less the timestamps' 12: NOP, NOP, kind 5, 2 + 8 per block, so 78, 86 or 94-byte frames), the
+  block the latest segment joined first, at most 4 remembered, dropped once `rcv_nxt` covers them (Linux's
+  tcp_sack_new_ofo_skb, tcp_sack_remove); data segments carry none (Linux would, and shorten the segment);
 - **receive window**: what the application has not read (`set_unread`: a blocking rank reads one socket at a time)
   fills the socket's buffer; the window offered is min(rcv_ssthresh, buffer limit) less the unread bytes, where
   rcv_ssthresh starts at 10 MSS and grows by 2 MSS per segment received (tcp_grow_window), the limit is tcp_rmem[1]
@@ -28,21 +31,39 @@ Linux's behaviour where it has one:
   window), a read that doubles it sends an update at once (tcp_cleanup_rbuf), and a sender facing a closed
   window probes it every RTO (the persist timer); window scale 9 (16 MiB tcp_rmem[2]);
 - **sender**: slow start (+1 segment per segment acknowledged), Reno congestion avoidance (+1 per window), growth
-  only while the window limits the sender (Linux's tcp_is_cwnd_limited); fast retransmit on the third duplicate ACK
-  and NewReno recovery (RFC 6582: partial ACKs resend the next hole); RTO as Linux computes it, srtt + max(4 rttvar,
-  200 ms), from samples of segments sent once (Karn), doubled on each expiry (up to 120 s), reset by new ACKs; on
-  expiry the first unacknowledged segment is resent with a window of 1, and the first ACK after it decides
+  only while the window limits the sender (Linux's tcp_is_cwnd_limited over tcp_cwnd_validate's latch: the window
+  was full at some send of the last window, or, in slow start, cwnd is below twice the most segments out); a
+  scoreboard per segment (SACKed, lost, resent: Linux's TCPCB bits) and pipe = sent - SACKed - lost + resent
+  (tcp_packets_in_flight, RFC 6675), which the window bounds; RTT samples from cumulatively ACKed segments sent once
+  (Karn: none if a resent one is among them), else from newly SACKed ones;
+- **loss detection, RACK** (RFC 8985, tcp_recovery = 1, Linux's tcp_recovery.c): a segment is lost once a segment
+  sent after it was delivered (ACKed or SACKed) and RACK's RTT plus the reordering window has passed since it was
+  sent; the window is min RTT / 4 (capped by srtt) until 3 segments are SACKed or in recovery, then 0 (paths here
+  are FIFO: no reordering is ever seen, no DSACK widens it); a segment still inside it arms the reordering timer
+  (+ 2 ms, Linux's TCP_TIMEOUT_MIN at HZ = 1000); a lost resend is found the same way and sent again. Something
+  lost starts **recovery** (tcp_enter_recovery): ssthresh = cwnd / 2 (Reno), lost segments resent first, then new
+  data, each ACK letting out what **PRR** allows (RFC 6937, Linux's tcp_cwnd_reduction); it ends when `una`
+  passes what was sent when it began, with cwnd = ssthresh;
+- **tail loss probe** (RFC 8985, tcp_early_retrans = 3, Linux's tcp_schedule_loss_probe): in the open state the
+  timer is armed for 2 srtt + 2 ms after data is sent or ACKed (2 srtt + 200 ms with one segment in flight: a
+  delayed ACK), never past the RTO; it sends one new segment if the peer's window allows (not the congestion
+  window), else the last segment again unless that is still in the host's queue, then arms the RTO; one probe at
+  a time; an ACK past a probe that resent data halves the window (a loss it repaired, Linux's CWR);
+- **RTO** as Linux computes it, srtt + max(4 rttvar, 200 ms), doubled on each expiry (up to 120 s), reset by new
+  ACKs; on expiry every segment not SACKed is marked lost and resent from the first with a window of 1 (Linux's
+  tcp_enter_loss, ssthresh = cwnd / 2 unless already reduced for this loss), and the first ACK after it decides
   (Eifel/F-RTO, Linux's TCPLossUndo): if it echoes a timestamp older than the resend, the original had arrived —
-  the timeout was spurious, the window is restored and sending goes on where it was; else ssthresh = flight/2 and
-  go-back-N in slow start; after an idle RTO the window restarts from at most 10 (tcp_slow_start_after_idle);
+  the timeout was spurious, the window is restored and nothing is lost; else the lost ones are resent in slow
+  start; after an idle RTO the window restarts from at most 10 (tcp_slow_start_after_idle);
 - **TCP small queues**: given its host's `Nic` (its own output queue, which only the host feeds, so it knows when
   each frame leaves it), a connection lets a data segment into that queue only while its segments waiting there
   cost at most max(2 skbs, pacing rate x 1 ms) (Linux's tcp_small_queue_check; an skb costs its payload plus
   `skb_overhead`; the pacing rate is Linux's 2 x cwnd x mss / srtt in slow start, 1.2 x after); so a connection
   whose srtt is still the handshake's puts its whole first window into the queue, and one that has measured the
   queue keeps about 2 segments there: several connections of one host then take turns;
-- **not modelled**: SACK (out-of-order and duplicate data get a pure ACK instead), RACK and tail loss probes, PRR,
-  CUBIC and BBR (the emulator runs the machine's default: BBR on this VM, docs/simulator.md), pacing itself, send
+- **not modelled**: DSACK (and the undo it drives), SACK compression (tcp_comp_sack_nr), undo of a recovery (no
+  reordering here), RACK's sparing of recently sent segments at an RTO, F-RTO's new data after an RTO, cwnd
+  moderation after idle application-limited periods (tcp_cwnd_application_limited), CUBIC and BBR (the emulator runs the machine's default: BBR on this VM, docs/simulator.md), pacing itself, send
   buffer limits, the receive buffer's truesize accounting and pruning, silly-window avoidance, GSO (a segment is a
   frame, as a link carries it: the emulator's kernel shapes multi-segment skbs whole, docs/simulator.md), the
   handshake and FIN; ECN: frames are not ECN-capable
@@ -52,6 +73,7 @@ Linux's behaviour where it has one:
 from __future__ import annotations
 
 import struct
+from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 
@@ -63,11 +85,16 @@ MSS = 1448
 """Payload bytes of a full segment: a 1500-byte MTU less IPv4 (20) and TCP with timestamps (32)."""
 HEADER_BYTES = 66
 """Ethernet (14) + IPv4 (20) + TCP with the timestamps option (32) in front of every segment's payload."""
+SACK_BLOCKS = 3
+"""SACK blocks an ACK carries at most: 40 option bytes less the timestamps' 12, 4 + 8 per block (RFC 2018)."""
 _MASK = 0xFFFFFFFF
 _ACK, _PSH = 0x10, 0x08
 _LATER, _NOW, _ALWAYS = range(3)  # when a data segment is acknowledged: delayed, at once if owed, a pure ACK anyway
 _TS = b"\x01\x01\x08\x0a"  # NOP, NOP, timestamps (kind 8, length 10), as Linux lays them out
 _TCP = struct.Struct("!IIBBHHH")  # seq, ack, data offset, flags, window, checksum, urgent (after the ports)
+_SACKED, _LOST, _RETRANS = 1, 2, 4  # a segment's scoreboard bits (Linux's TCPCB_SACKED_ACKED, _LOST, _SACKED_RETRANS)
+_OPEN, _DISORDER, _RECOVERY, _LOSS = range(4)  # the sender's state (Linux's TCP_CA_*; CWR is only TLP's instant)
+_RTO, _TLP, _REO = range(3)  # what the one retransmission timer is armed for (Linux's icsk_pending)
 
 
 @dataclass(frozen=True)
@@ -83,7 +110,12 @@ class TcpOptions:
     """Linux's TCP_ATO_MIN: the delayed-ACK timer."""
     quickacks: int = 16
     """Segments acknowledged one by one at a connection's start and after an idle RTO (TCP_MAX_QUICKACKS)."""
-    dupthresh: int = 3
+    reordering: int = 3
+    """SACKed segments that make RACK's reordering window 0 (tcp_reordering, the classic DupThresh)."""
+    timer_slack: float = 0.002
+    """Linux's TCP_TIMEOUT_MIN (2 jiffies at HZ = 1000): added to the probe and reordering timers."""
+    loss_probes: bool = True
+    """Tail loss probes (tcp_early_retrans = 3)."""
     small_queues: bool = True
     """TCP small queues (needs the host's `Nic`)."""
     skb_overhead: int = 1280
@@ -123,6 +155,9 @@ class TcpStats:
     spurious_timeouts: int = 0
     """Timeouts undone: the first ACK after the resend echoed the original's timestamp (Linux's TCPLossUndo)."""
     fast_retransmits: int = 0
+    """Recoveries entered (SACK/RACK loss detection: Linux's TCPFastRetrans counts their resends)."""
+    loss_probes: int = 0
+    """Tail loss probes sent (TCPLossProbes)."""
     bytes_written: int = 0
     """Application bytes handed to `send`."""
 
@@ -170,30 +205,44 @@ class TcpConnection:
         self._in_nic: deque[tuple[float, int]] = deque()  # (when it leaves the NIC's queue, truesize) per segment
         self._queued = 0  # their truesize
         self._throttled = False
+        self._tail_leaves = (-1, 0.0)  # the last data segment framed and when it leaves the NIC's queue
         # sender: the written stream from offset `_base`, cut into segments (start, end, ends a write)
         self._data = bytearray()
         self._base = 0
         self._segs: list[tuple[int, int, bool]] = []
+        self._starts: list[int] = []
         self._sent_at: list[float] = []
         self._resent: list[bool] = []
+        self._sb = bytearray()  # scoreboard bits per segment
+        self.sacked_out = self.lost_out = self.retrans_out = 0
         self.written = 0
-        self.una = self.nxt = self.high = 0
-        """Segment indexes: the first unacknowledged, the next to send, one past the highest ever sent."""
+        self.una = self.nxt = 0
+        """Segment indexes: the first unacknowledged, one past the highest sent (snd_nxt: it never moves back)."""
         self.cwnd = o.initial_window
         self._cwnd_cnt = 0
         self.ssthresh = 1 << 30
-        self.dupacks = 0
+        self.state = _OPEN
         self.recover = 0
-        """Fast retransmit waits until `una` reaches it (RFC 6582's recover, in segments)."""
-        self.in_recovery = False
-        self._limited = False
-        self._undo: tuple[int, int, int, int] | None = None  # after a timeout: cwnd, ssthresh, nxt, resend's TSval
+        """Recovery or a timeout's loss state ends when `una` reaches it (Linux's high_seq, in segments)."""
+        self._prior_cwnd = self._prr_delivered = self._prr_out = 0
+        self._cwnd_limited = False  # tcp_cwnd_validate's latch: the window was full at some send of this window
+        self._max_packets_out = 0
+        self._cwnd_usage_seq = 0
+        self._undo: tuple[int, int, int] | None = None  # after a timeout: cwnd, ssthresh, resend's TSval
         self.srtt = srtt
         self.rttvar = (srtt or 0.0) / 2
+        self.min_rtt = srtt if srtt is not None else float("inf")
         self.rto = o.min_rto
         if srtt is not None:
             self._set_rto()
         self.rto_at: float | None = None
+        """When the retransmission timer fires, armed for `_timer`: an RTO, a loss probe or RACK's reordering wait."""
+        self._timer = _RTO
+        self._rack = (-1.0, -1)  # RACK: send time and index of the most recently sent segment delivered
+        self._rack_rtt = 0.0
+        self._rack_advanced = False
+        self._tlp_high: int | None = None  # a loss probe is outstanding until `una` passes it
+        self._tlp_retrans = False
         self.probe_at: float | None = None
         self._probe_backoff = 1
         self._last_data = now
@@ -201,6 +250,7 @@ class TcpConnection:
         # receiver
         self.rcv_nxt = 0
         self._ooo: dict[int, bytes] = {}
+        self._sacks: list[list[int]] = []  # SACK blocks [start, end) of out-of-order data, the latest first
         self._acked = 0
         self._quick = o.quickacks
         self.ack_at: float | None = None
@@ -223,8 +273,10 @@ class TcpConnection:
         for off in range(0, n, mss):
             end = min(off + mss, n)
             self._segs.append((start + off, start + end, end == n))
+            self._starts.append(start + off)
             self._sent_at.append(0.0)
             self._resent.append(False)
+            self._sb.append(0)
         self._data += data
         self.written += n
         self.stats.bytes_written += n
@@ -237,13 +289,14 @@ class TcpConnection:
         t = 14 + ihl
         seq, ack, off, flags, window, _, _ = _TCP.unpack_from(frame, t + 4)
         doff = (off >> 4) * 4
-        tsval, tsecr = _timestamps(frame, t + 20, t + doff)
+        tsval, tsecr, sacks = _options(frame, t + 20, t + doff)
         payload = bytes(frame[t + doff:14 + total])
         out: list[bytes] = []
         if flags & _ACK:
             acked = (ack - self.isn - 1) & _MASK
             self._peer_edge = max(self._peer_edge, acked + (window << self.options.window_scale))
-            out = self._on_ack(acked, bool(payload), tsecr, now)
+            blocks = [((s - self.isn - 1) & _MASK, (e - self.isn - 1) & _MASK) for s, e in sacks]
+            out = self._on_ack(acked, bool(payload), tsecr, blocks, now)
         delivered, when = b"", _LATER
         start = (seq - self.peer_isn - 1) & _MASK
         if payload:
@@ -273,7 +326,7 @@ class TcpConnection:
         return []
 
     def on_timer(self, now: float) -> list[bytes]:
-        """The retransmission, persist, small-queue or delayed-ACK timer, when due."""
+        """The retransmission (RTO, loss probe, RACK), persist, small-queue or delayed-ACK timer, when due."""
         out: list[bytes] = []
         if self.probe_at is not None and now >= self.probe_at:
             self.probe_at = None
@@ -283,16 +336,13 @@ class TcpConnection:
                 self._probe_backoff = min(self._probe_backoff * 2, 64)
                 self.probe_at = now + min(self.rto * self._probe_backoff, self.options.max_rto)
         if self.rto_at is not None and now >= self.rto_at:
-            self.stats.timeouts += 1
-            if self._undo is None:  # a repeated timeout keeps the first one's state and resend time (Linux's)
-                self._undo = (self.cwnd, self.ssthresh, self.nxt, _tsval(now))
-            self.ssthresh = max((self.nxt - self.una) // 2, 2)
-            self.cwnd, self._cwnd_cnt = 1, 0
-            self.recover, self.in_recovery, self.dupacks = self.high, False, 0
-            self.nxt = self.una  # go-back-N unless the first ACK shows the timeout was spurious
-            self.rto = min(self.rto * 2, self.options.max_rto)
             self.rto_at = None
-            out += self._push(now, restart=False, unlimited=True)
+            if self._timer == _TLP:
+                out += self._loss_probe(now)
+            elif self._timer == _REO:
+                out += self._reo_timeout(now)
+            else:
+                out += self._timeout(now)
         elif self._throttled and now >= self._in_nic[0][0]:
             out += self._push(now)
         if self.ack_at is not None and now >= self.ack_at:
@@ -311,13 +361,37 @@ class TcpConnection:
 
     # ------------------------------------------------------------------------------------------------ sender
 
+    @property
+    def pipe(self) -> int:
+        """Segments in flight (Linux's tcp_packets_in_flight, RFC 6675's pipe): sent, not SACKed, not marked lost,
+        plus the retransmissions of lost ones."""
+        return self.nxt - self.una - self.sacked_out - self.lost_out + self.retrans_out
+
     def _push(self, now: float, restart: bool = True, unlimited: bool = False) -> list[bytes]:
-        """Send what the window (and the small queue, unless `unlimited`) allows."""
+        """Resend the segments marked lost, then send new data, as far as the window (and the small queue, unless
+        `unlimited`) allows (Linux's tcp_xmit_retransmit_queue, then tcp_write_xmit)."""
         out = []
         if restart and self.nxt == self.una < len(self._segs):
             self._restart_after_idle(now)
         self._throttled = closed = False
-        while self.nxt < len(self._segs) and self.nxt - self.una < self.cwnd:
+        if self.retrans_out < self.lost_out:
+            sb = self._sb
+            for i in range(self.una, self.nxt):
+                if self.retrans_out >= self.lost_out or self.pipe >= self.cwnd:
+                    break
+                if sb[i] & (_SACKED | _RETRANS) or not sb[i] & _LOST:
+                    continue
+                if not unlimited and not self._small_queue_room(now, 2):
+                    self._throttled = True
+                    break
+                out.append(self._send_segment(i, now))
+                sb[i] |= _RETRANS
+                self.retrans_out += 1
+                if i == self.una and self._timer != _REO:
+                    self._arm(_RTO, now + self.rto)
+        sent = len(out)
+        prior = self.nxt - self.una
+        while not self._throttled and self.nxt < len(self._segs) and self.pipe < self.cwnd:
             if self._segs[self.nxt][1] > self._peer_edge:
                 closed = True
                 break
@@ -326,10 +400,17 @@ class TcpConnection:
                 break
             out.append(self._send_segment(self.nxt, now))
             self.nxt += 1
-        if self.nxt < len(self._segs) and not (self._throttled or closed):
-            self._limited = True
-        if out and self.rto_at is None:
-            self.rto_at = now + self.rto
+        if self.state == _RECOVERY:
+            self._prr_out += len(out)
+        limited = self.pipe >= self.cwnd  # tcp_write_xmit's is_cwnd_limited
+        if len(out) > sent or limited:
+            self._validate_cwnd(limited)
+        if len(out) > sent:  # new data (tcp_event_new_data_sent, then tcp_schedule_loss_probe)
+            if not prior or self.rto_at is None or self._timer == _TLP:
+                self._rearm_rto(now)
+            self._schedule_loss_probe(now, advancing_rto=False)
+        elif out and self.rto_at is None:
+            self._arm(_RTO, now + self.rto)
         if closed and self.una == self.nxt:  # nothing in flight to bring a window update: probe
             if self.probe_at is None:
                 self.probe_at, self._probe_backoff = now + self.rto, 1
@@ -337,8 +418,9 @@ class TcpConnection:
             self.probe_at = None
         return out
 
-    def _small_queue_room(self, now: float) -> bool:
-        """Whether TCP small queues let another data segment into the NIC's queue (Linux's tcp_small_queue_check)."""
+    def _small_queue_room(self, now: float, factor: int = 1) -> bool:
+        """Whether TCP small queues let another data segment into the NIC's queue (Linux's tcp_small_queue_check;
+        a retransmission may fill twice as much)."""
         q = self._in_nic
         while q and q[0][0] <= now:
             self._queued -= q.popleft()[1]
@@ -347,7 +429,7 @@ class TcpConnection:
             return True
         ratio = 2.0 if self.cwnd < self.ssthresh // 2 else 1.2
         pacing = ratio * max(self.cwnd, self.nxt - self.una) * o.mss / max(self.srtt, 1e-6)  # bytes/s
-        return self._queued < max(2 * (o.mss + o.skb_overhead), pacing / 1024)
+        return self._queued < factor * max(2 * (o.mss + o.skb_overhead), pacing / 1024)
 
     def _restart_after_idle(self, now: float) -> None:
         """Linux's tcp_cwnd_restart: halve the window per RTO idle, not below the initial window."""
@@ -359,82 +441,358 @@ class TcpConnection:
 
     def _send_segment(self, i: int, now: float) -> bytes:
         start, end, last = self._segs[i]
-        if i < self.high:
+        if i < self.nxt:
             self.stats.retransmissions += 1
             self._resent[i] = True
-        else:
-            self.high = i + 1
         self._sent_at[i] = now
         self._last_data = now
         self.stats.data_segments += 1
-        return self._frame(bytes(self._data[start - self._base:end - self._base]), now, start, last)
+        frame = self._frame(bytes(self._data[start - self._base:end - self._base]), now, start, last)
+        if self._in_nic:
+            self._tail_leaves = (i, self._in_nic[-1][0])
+        return frame
 
-    def _on_ack(self, acked: int, has_data: bool, tsecr: int | None, now: float) -> list[bytes]:
-        una_at = self._segs[self.una][0] if self.una < len(self._segs) else self.written
-        if acked > una_at:
-            flight, newly, sample = self.nxt - self.una, 0, None
-            while self.una < len(self._segs) and self._segs[self.una][1] <= acked:
-                if newly == 0 and not self._resent[self.una]:
-                    sample = now - self._sent_at[self.una]
-                self.una += 1
-                newly += 1
-            if self._undo is not None:
-                self._after_timeout(tsecr)
-            self.nxt = max(self.nxt, self.una)
-            self._trim()
-            if sample is not None:
-                self._sample_rtt(sample)
-            elif self.srtt is not None:
-                self._set_rto()
-            self.dupacks = 0
-            out = []
-            if self.in_recovery and self.una >= self.recover:
-                self.in_recovery, self.cwnd = False, self.ssthresh
-            elif self.in_recovery:  # a partial ACK: the next hole is lost too
-                out.append(self._send_segment(self.una, now))
-                self.cwnd = max(self.cwnd - newly + 1, 1)
+    # --- timers: one retransmission timer, armed for an RTO, a loss probe or RACK's reordering window
+
+    def _arm(self, kind: int, at: float) -> None:
+        self._timer, self.rto_at = kind, at
+
+    def _rearm_rto(self, now: float) -> None:
+        """Linux's tcp_rearm_rto: an RTO from now, or, replacing a probe or reordering timer, from when the first
+        unacknowledged segment was sent."""
+        if self.una == self.nxt:
+            self.rto_at = None
+        elif self.rto_at is not None and self._timer != _RTO:
+            self._arm(_RTO, max(self._sent_at[self.una] + self.rto, now))
+        else:
+            self._arm(_RTO, now + self.rto)
+
+    def _schedule_loss_probe(self, now: float, advancing_rto: bool) -> bool:
+        """Linux's tcp_schedule_loss_probe (RFC 8985's PTO): 2 srtt plus the timer slack, plus the minimum RTO
+        instead when one segment is in flight (the peer may delay its ACK), never later than the RTO."""
+        if not self.options.loss_probes or self.una == self.nxt or self.state != _OPEN or self.srtt is None:
+            return False
+        pto = 2 * self.srtt + (self.options.min_rto if self.nxt - self.una == 1 else self.options.timer_slack)
+        rto_delta = self.rto if advancing_rto else self._sent_at[self.una] + self.rto - now
+        if rto_delta > 0:
+            pto = min(pto, rto_delta)
+        self._arm(_TLP, now + pto)
+        return True
+
+    def _loss_probe(self, now: float) -> list[bytes]:
+        """Linux's tcp_send_loss_probe: one new segment if the peer's window allows (the congestion window does
+        not count), else the last segment sent again unless it is still in the host's queue; then an RTO."""
+        out: list[bytes] = []
+        if self._tlp_high is None and self.una < self.nxt:
+            if self.nxt < len(self._segs) and self._segs[self.nxt][1] <= self._peer_edge:
+                if self._small_queue_room(now):
+                    out.append(self._send_segment(self.nxt, now))
+                    self.nxt += 1
+                    self._tlp_retrans = False
             else:
-                self._grow(newly, flight)
-            self._limited = False
-            self.rto_at = now + self.rto if self.una < self.nxt else None
-            return out
-        if acked == una_at and not has_data and self.una < self.nxt:
-            self.dupacks += 1
-            if self.in_recovery:
-                self.cwnd += 1
-            elif self.dupacks == self.options.dupthresh and self.una >= self.recover:
-                self.ssthresh = max((self.nxt - self.una) // 2, 2)
-                self.recover, self.in_recovery = self.high, True
-                self.cwnd = self.ssthresh + 3
-                self.stats.fast_retransmits += 1
-                self.rto_at = now + self.rto
-                return [self._send_segment(self.una, now)]
+                last = self.nxt - 1
+                if not (self._tail_leaves[0] == last and self._tail_leaves[1] > now):
+                    out.append(self._send_segment(last, now))
+                    self._tlp_retrans = True
+        if out:
+            self.stats.loss_probes += 1
+            self._tlp_high = self.nxt
+            self._arm(_RTO, now + self.rto)
+        else:
+            self._timer = _TLP
+            self.rto_at = now  # _rearm_rto replaces the probe's timer
+            self._rearm_rto(now)
+        return out
+
+    def _timeout(self, now: float) -> list[bytes]:
+        """The RTO: every segment not SACKed is marked lost and resent from the first with a window of 1 (Linux's
+        tcp_enter_loss); the first ACK after it may undo it."""
+        if self.una == self.nxt:
+            return []
+        self.stats.timeouts += 1
+        if self._undo is None:  # a repeated timeout keeps the first one's state and resend time (Linux's)
+            self._undo = (self.cwnd, self.ssthresh, _tsval(now))
+        if self.state in (_OPEN, _DISORDER) or self.una >= self.recover:
+            self.ssthresh = max(self.cwnd // 2, 2)
+        sb = self._sb
+        for i in range(self.una, self.nxt):
+            if not sb[i] & _SACKED:
+                self._mark_lost(i)
+        self.cwnd, self._cwnd_cnt = 1, 0
+        self.state, self.recover, self._tlp_high = _LOSS, self.nxt, None
+        self.rto = min(self.rto * 2, self.options.max_rto)
+        return self._push(now, restart=False, unlimited=True)
+
+    def _reo_timeout(self, now: float) -> list[bytes]:
+        """RACK's reordering window has passed (Linux's tcp_rack_reo_timeout): mark what it shows lost and recover."""
+        prior = self.pipe
+        newly_lost = self._rack_detect_loss(now)[0]
+        out: list[bytes] = []
+        if self.pipe != prior:
+            if self.state != _RECOVERY:
+                self._enter_recovery()
+                self._prr(1, newly_lost, False)
+            out = self._push(now)
+        if self.rto_at is None or self._timer != _RTO:
+            self._timer, self.rto_at = _REO, now
+            self._rearm_rto(now)
+        return out
+
+    # --- ACKs
+
+    def _on_ack(self, acked: int, has_data: bool, tsecr: int | None, blocks: list[tuple[int, int]],
+                now: float) -> list[bytes]:
+        """An ACK (Linux's tcp_ack): SACK blocks on the scoreboard, the cumulative ACK, RACK's loss detection, the
+        state (recovery, loss), the window (PRR in recovery, else slow start/Reno), the timers."""
+        una_at = self._segs[self.una][0] if self.una < len(self._segs) else self.written
+        if acked < una_at:
+            return []  # an old ACK
+        prior_una = self.una
+        newly_sacked, sack_rtt = self._sacktag(blocks, acked, now)
+        newly = 0
+        if acked > una_at:
+            newly = self._clean(acked, tsecr, now, sack_rtt)
+        elif sack_rtt is not None:
+            self._sample_rtt(*sack_rtt)
+        advanced = self.una > prior_una
+        if self._tlp_high is not None:
+            self._tlp_ack(advanced, has_data or newly_sacked > 0)
+        delivered = newly + newly_sacked
+        newly_lost = 0
+        set_timer = advanced
+        if not (advanced or has_data) or newly_sacked or self.state != _OPEN:  # tcp_ack_is_dubious
+            newly_lost, reo = self._fastretrans_alert(now)
+            set_timer = set_timer and not reo
+        if self.state == _RECOVERY:
+            self._prr(delivered, newly_lost, advanced)
+        elif advanced:
+            self._grow(delivered)
+        if set_timer and not self._schedule_loss_probe(now, advancing_rto=True):
+            self._rearm_rto(now)
+        if self.una == self.nxt:
+            self.rto_at = None
         return []
+
+    def _sacktag(self, blocks: list[tuple[int, int]], acked: int, now: float
+                 ) -> tuple[int, tuple[float, float] | None]:
+        """Mark the segments the SACK blocks cover (Linux's tcp_sacktag_write_queue): (how many newly, the RTT
+        sample of the first never-resent one and the min-RTT sample of the last)."""
+        newly, first, last = 0, None, None
+        sb, segs = self._sb, self._segs
+        for start, end in blocks:
+            if end <= acked or end - start > 1 << 30:
+                continue  # below the cumulative ACK (a DSACK) or nonsense
+            i = max(bisect_right(self._starts, start) - 1, self.una)
+            while i < self.nxt and segs[i][1] <= end:
+                if segs[i][0] >= start and not sb[i] & _SACKED:
+                    if sb[i] & _LOST:
+                        self.lost_out -= 1
+                    if sb[i] & _RETRANS:
+                        self.retrans_out -= 1
+                    sb[i] = _SACKED
+                    self.sacked_out += 1
+                    newly += 1
+                    if not self._resent[i]:
+                        first = self._sent_at[i] if first is None else min(first, self._sent_at[i])
+                        last = self._sent_at[i] if last is None else max(last, self._sent_at[i])
+                    self._rack_advance(i, now)
+                i += 1
+        return newly, (None if first is None or last is None else (now - first, now - last))
+
+    def _clean(self, acked: int, tsecr: int | None, now: float, sack_rtt: tuple[float, float] | None) -> int:
+        """Advance `una` past the segments the cumulative ACK covers (Linux's tcp_clean_rtx_queue): how many were
+        not SACKed before. Takes the RTT sample (Karn: none if a resent segment is among them; else the SACK's)."""
+        newly, first, last, resent = 0, None, None, False
+        sb = self._sb
+        while self.una < len(self._segs) and self._segs[self.una][1] <= acked:
+            i = self.una
+            bits = sb[i]
+            if self._resent[i]:
+                resent = True
+            elif not bits & _SACKED:
+                first = self._sent_at[i] if first is None else first
+                last = self._sent_at[i]
+            if bits & _SACKED:
+                self.sacked_out -= 1
+            else:
+                newly += 1
+                if not (self._resent[i] and tsecr is not None and _before(tsecr, _tsval(self._sent_at[i]))):
+                    self._rack_advance(i, now)
+            if bits & _LOST:
+                self.lost_out -= 1
+            if bits & _RETRANS:
+                self.retrans_out -= 1
+            sb[i] = 0
+            self.una += 1
+        if self._undo is not None:
+            self._after_timeout(tsecr)
+        self._trim()
+        if first is not None and last is not None and not resent:
+            self._sample_rtt(now - first, now - last)
+        elif sack_rtt is not None:
+            self._sample_rtt(*sack_rtt)
+        elif self.srtt is not None:
+            self._set_rto()
+        return newly
+
+    def _fastretrans_alert(self, now: float) -> tuple[int, bool]:
+        """Linux's tcp_fastretrans_alert with RACK: end recovery or the loss state once `una` reaches `recover`,
+        mark what RACK shows lost, enter recovery when something is. Returns (segments newly marked lost, whether
+        RACK armed its reordering timer)."""
+        if self.state in (_RECOVERY, _LOSS) and self.una >= self.recover:
+            if self.state == _RECOVERY:
+                self.cwnd = self.ssthresh  # tcp_end_cwnd_reduction
+            self.state = _OPEN
+        newly_lost, reo = self._rack_mark_lost(now)
+        if self.state in (_OPEN, _DISORDER):
+            if self.lost_out:
+                self._enter_recovery()
+            else:
+                self.state = _DISORDER if self.sacked_out or self.retrans_out else _OPEN
+        return newly_lost, reo
+
+    def _enter_recovery(self) -> None:
+        """Linux's tcp_enter_recovery and tcp_init_cwnd_reduction (Reno's ssthresh: half the window)."""
+        self.stats.fast_retransmits += 1
+        self._prior_cwnd = self.cwnd
+        self.ssthresh = max(self.cwnd // 2, 2)
+        self._prr_delivered = self._prr_out = 0
+        self._cwnd_cnt = 0
+        self.recover, self.state, self._tlp_high = self.nxt, _RECOVERY, None
+
+    def _prr(self, delivered: int, newly_lost: int, advanced: bool) -> None:
+        """Proportional rate reduction (RFC 6937, Linux's tcp_cwnd_reduction): the window lets out about ssthresh /
+        prior window segments per segment delivered while more than ssthresh are in flight, then up to ssthresh."""
+        if delivered <= 0 or not self._prior_cwnd:
+            return
+        self._prr_delivered += delivered
+        pipe = self.pipe
+        delta = self.ssthresh - pipe
+        if delta < 0:
+            sndcnt = -(-self.ssthresh * self._prr_delivered // self._prior_cwnd) - self._prr_out
+        else:
+            sndcnt = max(self._prr_delivered - self._prr_out, delivered) + (1 if advanced and not newly_lost else 0)
+            sndcnt = min(delta, sndcnt)
+        sndcnt = max(sndcnt, 0 if self._prr_out else 1)  # the fast retransmit goes out at once
+        self.cwnd = pipe + sndcnt
+
+    def _tlp_ack(self, advanced: bool, new_info: bool) -> None:
+        """Linux's tcp_process_tlp_ack: an ACK past a probe that resent data means a loss it repaired (halve the
+        window); a pure duplicate ACK means the original and the probe both arrived."""
+        assert self._tlp_high is not None
+        acked = self.una
+        if acked >= self._tlp_high and not self._tlp_retrans:
+            self._tlp_high = None
+        elif acked > self._tlp_high:
+            self.ssthresh = max(self.cwnd // 2, 2)  # CWR: tcp_init_cwnd_reduction + tcp_end_cwnd_reduction
+            self.cwnd, self._cwnd_cnt, self._tlp_high = self.ssthresh, 0, None
+        elif acked >= self._tlp_high and not (advanced or new_info):
+            self._tlp_high = None
 
     def _after_timeout(self, tsecr: int | None) -> None:
         """The first new ACK after a timeout's resend: undo a spurious timeout (Eifel, RFC 3522)."""
         assert self._undo is not None
-        cwnd, ssthresh, nxt, resent_at = self._undo
+        cwnd, ssthresh, resent_at = self._undo
         self._undo = None
         if tsecr is not None and 0 < (resent_at - tsecr) & _MASK < 1 << 31:  # echoes a time before the resend
             self.stats.spurious_timeouts += 1
-            self.cwnd, self.ssthresh, self.recover = cwnd, ssthresh, self.una
-            self.nxt = max(self.nxt, nxt)  # the originals are in flight: no go-back-N
+            self.cwnd, self.ssthresh, self.recover, self.state = cwnd, ssthresh, self.una, _OPEN
+            sb = self._sb
+            for i in range(self.una, self.nxt):  # the originals are in flight: nothing is lost (no go-back-N)
+                sb[i] &= ~_LOST
+            self.lost_out = 0
 
-    def _grow(self, newly: int, flight: int) -> None:
-        """Slow start or Reno's additive increase, while the window is what limits the sender."""
-        if self.cwnd < self.ssthresh:
-            if self.cwnd >= 2 * flight:
-                return
+    # --- RACK (RFC 8985, Linux's tcp_recovery.c)
+
+    def _mark_lost(self, i: int) -> bool:
+        """Linux's tcp_mark_skb_lost: whether segment i is newly lost (a lost resend is to be sent again)."""
+        sb = self._sb
+        if sb[i] & _SACKED:
+            return False
+        if sb[i] & _LOST:
+            if sb[i] & _RETRANS:
+                sb[i] &= ~_RETRANS
+                self.retrans_out -= 1
+            return False
+        sb[i] |= _LOST
+        self.lost_out += 1
+        return True
+
+    def _rack_advance(self, i: int, now: float) -> None:
+        """A segment delivered: RACK's RTT and its most recently sent delivered segment (tcp_rack_advance); a resend
+        delivered sooner than the minimum RTT may be its original's delivery and is skipped."""
+        rtt = now - self._sent_at[i]
+        if self._resent[i] and rtt < self.min_rtt:
+            return
+        self._rack_advanced = True
+        self._rack_rtt = rtt
+        if (self._sent_at[i], i) > self._rack:
+            self._rack = (self._sent_at[i], i)
+
+    def _reo_wnd(self) -> float:
+        """RACK's reordering window (tcp_rack_reo_wnd, no reordering seen: FIFO paths): 0 in recovery or once
+        `reordering` segments are SACKed, else min RTT / 4."""
+        if self.state >= _RECOVERY or self.sacked_out >= self.options.reordering:
+            return 0.0
+        return min(self.min_rtt / 4, self.srtt or 0.0)
+
+    def _rack_detect_loss(self, now: float) -> tuple[int, float]:
+        """Mark lost each segment sent before the most recently sent delivered one whose RTT plus the reordering
+        window has passed (tcp_rack_detect_loss): (how many newly lost, the longest wait left for the others)."""
+        reo_wnd, wait, newly = self._reo_wnd(), 0.0, 0
+        sb, sent = self._sb, self._sent_at
+        for i in range(self.una, self.nxt):
+            bits = sb[i]
+            if bits & _SACKED or (bits & _LOST and not bits & _RETRANS):
+                continue
+            if (sent[i], i) >= self._rack:
+                continue
+            left = self._rack_rtt + reo_wnd - (now - sent[i])
+            if left <= 0:
+                newly += self._mark_lost(i)
+            else:
+                wait = max(wait, left)
+        return newly, wait
+
+    def _rack_mark_lost(self, now: float) -> tuple[int, bool]:
+        """tcp_rack_mark_lost: detect after a delivery; arm the reordering timer for those still in their window."""
+        if not self._rack_advanced:
+            return 0, False
+        self._rack_advanced = False
+        newly, wait = self._rack_detect_loss(now)
+        if wait > 0:
+            self._arm(_REO, now + min(wait + self.options.timer_slack, self.rto))
+        return newly, wait > 0
+
+    # --- window and RTT
+
+    def _validate_cwnd(self, limited: bool) -> None:
+        """Linux's tcp_cwnd_validate: remember, for the window in flight, whether the window was full at some send,
+        else the most segments that were out."""
+        out = self.nxt - self.una
+        if self.una >= self._cwnd_usage_seq or limited or (not self._cwnd_limited and out > self._max_packets_out):
+            self._cwnd_limited = limited
+            self._max_packets_out = out
+            self._cwnd_usage_seq = self.nxt
+
+    def _grow(self, newly: int) -> None:
+        """Slow start or Reno's additive increase, while the window is what limits the sender (Linux's
+        tcp_is_cwnd_limited: full at some send of the last window, or in slow start below twice the most segments
+        that were out)."""
+        slow = self.cwnd < self.ssthresh
+        if not (self._cwnd_limited or (slow and self.cwnd < 2 * self._max_packets_out)):
+            return
+        if slow:
             step = min(newly, self.ssthresh - self.cwnd)
             self.cwnd += step
             newly -= step
-        if newly and self.cwnd >= self.ssthresh and self._limited:
+        if newly and self.cwnd >= self.ssthresh:
             self._cwnd_cnt += newly
             if self._cwnd_cnt >= self.cwnd:
                 self.cwnd, self._cwnd_cnt = self.cwnd + self._cwnd_cnt // self.cwnd, self._cwnd_cnt % self.cwnd
 
-    def _sample_rtt(self, rtt: float) -> None:
+    def _sample_rtt(self, rtt: float, ca_rtt: float | None = None) -> None:
+        self.min_rtt = min(self.min_rtt, rtt if ca_rtt is None else ca_rtt)
         if self.srtt is None:
             self.srtt, self.rttvar = rtt, rtt / 2
         else:
@@ -466,6 +824,7 @@ class TcpConnection:
             return b"", _ALWAYS  # a duplicate
         if start > self.rcv_nxt:
             self._ooo.setdefault(start, payload)
+            self._sack_ofo(start, end)
             return b"", _ALWAYS
         parts = [payload[self.rcv_nxt - start:]]
         self.rcv_nxt = end
@@ -475,9 +834,28 @@ class TcpConnection:
             part = self._ooo.pop(self.rcv_nxt)
             parts.append(part)
             self.rcv_nxt += len(part)
+        if filled:
+            self._sacks = [b for b in self._sacks if b[0] > self.rcv_nxt] if self._ooo else []  # tcp_sack_remove
         mss = self.options.mss
         prompt = filled or self.rcv_nxt - self._acked > mss or len(payload) < mss
         return b"".join(parts), _NOW if prompt else _LATER
+
+    def _sack_ofo(self, start: int, end: int) -> None:
+        """An out-of-order segment in the SACK blocks (Linux's tcp_sack_new_ofo_skb): the block it extends, or a new
+        one, goes first (RFC 2018); blocks it joins merge; at most 4 are kept (the oldest is forgotten)."""
+        blocks = self._sacks
+        for k, b in enumerate(blocks):
+            if start <= b[1] and b[0] <= end:  # tcp_sack_extend
+                b[0], b[1] = min(b[0], start), max(b[1], end)
+                blocks.insert(0, blocks.pop(k))
+                first = blocks[0]
+                for other in blocks[1:]:  # tcp_sack_maybe_coalesce
+                    if first[0] <= other[1] and other[0] <= first[1]:
+                        first[0], first[1] = min(first[0], other[0]), max(first[1], other[1])
+                        blocks.remove(other)
+                return
+        del blocks[3:]
+        blocks.insert(0, [start, end])
 
     def _room(self) -> int:
         """The window the buffer allows now (in window-scale units, rounded down)."""
@@ -516,8 +894,13 @@ class TcpConnection:
         seq = (self.isn + 1 + start) & _MASK
         ack = (self.peer_isn + 1 + self.rcv_nxt) & _MASK
         flags = _ACK | (_PSH if push else 0)
-        tcp = bytearray(self._ports + _TCP.pack(seq, ack, 8 << 4, flags, self._window(), 0, 0) + _TS
-                        + struct.pack("!II", _tsval(now), self._ts_recent))
+        options = _TS + struct.pack("!II", _tsval(now), self._ts_recent)
+        if not payload and self._sacks:  # SACK blocks ride on pure ACKs (RFC 2018, laid out as Linux does)
+            blocks = self._sacks[:SACK_BLOCKS]
+            options += bytes((1, 1, 5, 2 + 8 * len(blocks))) + b"".join(
+                struct.pack("!II", (self.peer_isn + 1 + s) & _MASK, (self.peer_isn + 1 + e) & _MASK) for s, e in blocks)
+        tcp = bytearray(self._ports + _TCP.pack(seq, ack, (5 + len(options) // 4) << 4, flags, self._window(), 0, 0)
+                        + options)
         size = len(tcp) + len(payload)
         tcp[16:18] = struct.pack("!H", checksum(self._ips + struct.pack("!HH", 6, size) + tcp + payload))
         ip = bytearray(struct.pack("!BBHHHBBH", 0x45, 0, 20 + size, self._ip_id, 0x4000, 64, 6, 0) + self._ips)
@@ -538,8 +921,15 @@ def _tsval(now: float) -> int:
     return int(now * 1000) & _MASK
 
 
-def _timestamps(frame: bytes, i: int, end: int) -> tuple[int | None, int | None]:
-    """(TSval, TSecr) of a TCP header's options between i and end, or (None, None)."""
+def _before(a: int, b: int) -> bool:
+    """Whether 32-bit timestamp a is before b (modular)."""
+    return 0 < (b - a) & _MASK < 1 << 31
+
+
+def _options(frame: bytes, i: int, end: int) -> tuple[int | None, int | None, list[tuple[int, int]]]:
+    """(TSval, TSecr, SACK blocks) of a TCP header's options between i and end ((None, None, []) if absent)."""
+    tsval = tsecr = None
+    sacks: list[tuple[int, int]] = []
     while i < end:
         kind = frame[i]
         if kind == 0:
@@ -548,6 +938,9 @@ def _timestamps(frame: bytes, i: int, end: int) -> tuple[int | None, int | None]
             i += 1
             continue
         if kind == 8 and i + 10 <= end:
-            return int.from_bytes(frame[i + 2:i + 6], "big"), int.from_bytes(frame[i + 6:i + 10], "big")
+            tsval, tsecr = int.from_bytes(frame[i + 2:i + 6], "big"), int.from_bytes(frame[i + 6:i + 10], "big")
+        elif kind == 5:
+            for k in range(i + 2, min(i + frame[i + 1], end) - 7, 8):
+                sacks.append((int.from_bytes(frame[k:k + 4], "big"), int.from_bytes(frame[k + 4:k + 8], "big")))
         i += max(2, frame[i + 1])
-    return None, None
+    return tsval, tsecr, sacks
