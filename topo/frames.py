@@ -28,14 +28,19 @@ def ip_int(ip: str) -> int:
     return int.from_bytes(ip_bytes(ip), "big")
 
 
-def ipv4_checksum(header: bytes) -> int:
-    """RFC 1071 checksum of an IPv4 header whose checksum field is zero."""
-    if len(header) % 2:
-        header += b"\0"
-    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
+def internet_checksum(data: bytes) -> int:
+    """RFC 1071 checksum of `data` (an IPv4 header, or a TCP/UDP pseudo-header and segment) whose checksum field is
+    zero: the ones' complement of the ones' complement sum of its 16-bit words."""
+    if len(data) % 2:
+        data += b"\0"
+    s = int.from_bytes(data, "big") % 0xFFFF  # 2**16 = 1 (mod 0xFFFF): the end-around carry sum, 0xFFFF as 0
+    if s == 0 and any(data):
+        s = 0xFFFF
+    return ~s & 0xFFFF
+
+
+ipv4_checksum = internet_checksum
+"""RFC 1071 checksum of an IPv4 header whose checksum field is zero."""
 
 
 @functools.lru_cache(maxsize=1024)

@@ -77,9 +77,9 @@ from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 
-from topo.frames import ip_bytes, mac_bytes
+from topo.frames import internet_checksum, ip_bytes, mac_bytes
 
-__all__ = ["HEADER_BYTES", "MSS", "Nic", "TcpAddress", "TcpConnection", "TcpOptions", "TcpStats", "checksum"]
+__all__ = ["HEADER_BYTES", "MSS", "Nic", "TcpAddress", "TcpConnection", "TcpOptions", "TcpStats"]
 
 MSS = 1448
 """Payload bytes of a full segment: a 1500-byte MTU less IPv4 (20) and TCP with timestamps (32)."""
@@ -176,16 +176,6 @@ class Nic:
         start = now if self.free_at <= now else self.free_at
         self.free_at = start + (size + self.overhead) * self._per_byte
         return start
-
-
-def checksum(data: bytes) -> int:
-    """RFC 1071 Internet checksum (ones' complement of the ones' complement sum of 16-bit words)."""
-    if len(data) % 2:
-        data += b"\0"
-    s = int.from_bytes(data, "big") % 0xFFFF  # 2**16 = 1 (mod 0xFFFF): the end-around carry sum, 0xFFFF as 0
-    if s == 0 and any(data):
-        s = 0xFFFF
-    return ~s & 0xFFFF
 
 
 class TcpConnection:
@@ -902,9 +892,9 @@ class TcpConnection:
         tcp = bytearray(self._ports + _TCP.pack(seq, ack, (5 + len(options) // 4) << 4, flags, self._window(), 0, 0)
                         + options)
         size = len(tcp) + len(payload)
-        tcp[16:18] = struct.pack("!H", checksum(self._ips + struct.pack("!HH", 6, size) + tcp + payload))
+        tcp[16:18] = struct.pack("!H", internet_checksum(self._ips + struct.pack("!HH", 6, size) + tcp + payload))
         ip = bytearray(struct.pack("!BBHHHBBH", 0x45, 0, 20 + size, self._ip_id, 0x4000, 64, 6, 0) + self._ips)
-        ip[10:12] = struct.pack("!H", checksum(bytes(ip)))
+        ip[10:12] = struct.pack("!H", internet_checksum(bytes(ip)))
         self._ip_id = (self._ip_id + 1) & 0xFFFF
         frame = self._eth + bytes(ip) + bytes(tcp) + payload
         if self.nic is not None:
