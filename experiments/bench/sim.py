@@ -22,12 +22,14 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 from experiments.rows import write_dicts
 from perf.machine import machine_info
 from worker.arguments import Parser, at_least
 from worker.protocols import DEFAULT_PROTOCOL, in_network
 
-__all__ = ["main", "one"]
+__all__ = ["main", "one", "shifted_inputs"]
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ("date", "commit", "protocol", "workers", "racks", "size_mib", "gbps", "verified", "wall_s", "sim_ms", "events", "deliveries",
@@ -42,7 +44,6 @@ def one(protocol: str, workers: int, size: int, gbps: float, seed: int = 1, rack
     from topo.sim import LinkSpec, SimNetwork
     from worker.job import PoolRange
     from worker.protocols import PROTOCOLS
-    from worker.verify import rank_input
 
     t0 = time.perf_counter()
     spec = PROTOCOLS[protocol]
@@ -60,8 +61,7 @@ def one(protocol: str, workers: int, size: int, gbps: float, seed: int = 1, rack
     else:
         jobs = make_jobs(1, workers, per, PoolRange(0, 64), ps=spec.needs_ps)
         net = SimNetwork(program, jobs, p4info=p4info, protocol=spec, seed=seed, link=link)
-    # every sum fits in int32: a protocol that saturates (ATP) would otherwise send overflowing blocks to its PS raw
-    inputs = [rank_input(size, seed + 1, r, "int32") // workers for r in range(workers)]
+    inputs = shifted_inputs(size, per, workers, seed + 1)
     setup = time.perf_counter() - t0
     run = net.allreduce({1: inputs}, "int32")[1]
     rep = net.report()
@@ -72,6 +72,18 @@ def one(protocol: str, workers: int, size: int, gbps: float, seed: int = 1, rack
             "deliveries_per_s": round(rep.deliveries / rep.wall_s) if rep.wall_s else 0,
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "setup_s": round(setup, 2)}
+
+
+def shifted_inputs(size: int, per: int, workers: int, seed: int) -> list[np.ndarray]:
+    """Every rank's int32 input as a window of one random sequence, rank r's starting r packets (of `per` elements)
+    further: distinct data in every (rank, packet), in size + workers * per elements instead of workers * size (at
+    1,024 workers x 4 MiB, 8 MiB instead of 4 GiB). Values are divided by the workers so that no sum leaves int32
+    (a protocol that saturates, ATP, would otherwise send overflowing blocks raw to its PS)."""
+    from worker.verify import rank_input
+
+    base = rank_input(size + workers * per, seed, 0, "int32") // workers
+    base.flags.writeable = False
+    return [base[r * per: r * per + size] for r in range(workers)]
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -38,7 +38,7 @@ import numpy as np
 from switch.timeline import Timeline
 from worker.atp.bitmap import Contributions
 from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, RESEND, AtpCodec, AtpHeader
-from worker.blocks import to_blocks
+from worker.blocks import block_view, to_blocks
 from worker.codec import CodecError, find_program_json
 from worker.collective import run_rank
 from worker.driver import WindowOptions
@@ -155,7 +155,7 @@ class FixedPointPlan:
         elif dtype == "int32":
             if not np.issubdtype(arr.dtype, np.integer):
                 raise TypeError(f"int32 mode needs an integer array, got {arr.dtype}")
-            self.raw_blocks = to_blocks(arr, num_elems, np.int32)
+            self.raw_blocks = block_view(arr, num_elems, np.int32)  # read only: no copy of a contiguous input
             self.scale = 1.0
             self.fixed = self.raw_blocks
             self.fits = np.ones(self.fixed.shape[0], dtype=bool)
