@@ -222,7 +222,9 @@ def _sim_method(sc: Scenario, rows: list[Row]) -> list[str]:
         where, lossy = "a star, one switch running the protocol's P4 program", "every switch port"
     return [f"- Packet simulator (topo.sim, virtual time on SimPy): {where} "
             f"on the embedded engine; links {sc.bw_mbps:g} Mbit/s, {m.delay_us:g} µs, {buf}{ecn}, "
-            f"{m.overhead_bytes} B of wire overhead per frame; switch service time {service}; host cost "
+            f"{m.overhead_bytes} B of wire overhead per frame"
+            f"{', shaped by htb as in the emulator (no serialisation delay)' if m.shaper == 'htb' else ''}; "
+            f"switch service time {service}; host cost "
             f"{m.host_cost_ns:g} ns per frame; compute {m.compute_ms:g} ms per step; loss is the fault plan's drop "
             f"rule at {lossy}, both directions.",
             f"- Simulated {simulated:.4f} s of all-reduces in {wall:.1f} s of wall time, {events} events "

@@ -151,6 +151,10 @@ class Row(RunPoint):
     result_digest: str = ""
     """`worker.verify.result_digest` of the ranks' result when every rank's is the same ("differs" if not): two
     engines' runs of one point and seed agree bit for bit when their digests do."""
+    start_offsets_ms: str = ""
+    """When each rank started its all-reduce, in ms after the earliest, in rank order (`;`-separated; a straggler's
+    delay included): the emulator's workers leave the start barrier one after another. Empty in a simulation, where
+    every worker starts at once unless told otherwise."""
     error: str = ""
 
     @classmethod
@@ -168,7 +172,11 @@ class Row(RunPoint):
                    switch_aggregated=r.counters.get(f"{CONTROLLERS[r.config.program].COUNTER_PREFIX}aggregated",
                                                     (0, 0))[0],
                    **_bound_columns(r), result_digest=agreed_digest(str(x.get("digest", "")) for x in reports),
-                   error="; ".join(errors)[:500])
+                   start_offsets_ms=start_offsets(reports), error="; ".join(errors)[:500])
+
+    def starts(self) -> list[float] | None:
+        """`start_offsets_ms` in seconds, per rank (None if the run did not record them)."""
+        return [float(v) / 1e3 for v in self.start_offsets_ms.split(";")] if self.start_offsets_ms else None
 
     @classmethod
     def failed(cls, point: RunPoint, rep: int, sc: Scenario, error: str) -> Row:
@@ -185,6 +193,16 @@ class Row(RunPoint):
         d["verified"] = int(self.verified)
         d["size_bytes"] = self.size * DTYPE_BYTES[self.dtype]
         return {COLUMNS.get(k, k): ("" if v is None else v) for k, v in d.items()}
+
+
+def start_offsets(reports: Sequence[Mapping[str, Any]]) -> str:
+    """The ranks' start times (their reports' `started_s`, one monotonic clock) as `Row.start_offsets_ms`, in rank
+    order; "" unless every rank reported one."""
+    starts = {int(x["rank"]): float(x["started_s"]) for x in reports if "started_s" in x and "rank" in x}
+    if not starts or len(starts) != len(reports):
+        return ""
+    first = min(starts.values())
+    return ";".join(f"{(starts[r] - first) * 1e3:.3f}" for r in sorted(starts))
 
 
 def agreed_digest(digests: Iterable[str]) -> str:

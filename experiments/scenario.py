@@ -30,6 +30,8 @@
     host_cost_ns = 0                # a host's time per frame sent or received
     compute_ms = 0                  # every worker's computation before the all-reduce
     overhead_bytes = 24             # wire bytes per frame beyond it (preamble, FCS, gap; 0 as htb counts)
+    shaper = "wire"                 # or "htb": links as the emulator's (htb's 1,600 B ceil bucket before a veth:
+                                    # frames spaced at the rate, delivered with no serialisation delay)
     dask = false                    # fan the points out over a Dask cluster (--cluster ADDRESS, else a local one)
 
     [sweep]                         # every list is an axis; the runs are the product of the axes
@@ -94,6 +96,10 @@ class RunPoint:
         return float(getattr(self, axis))
 
 
+SHAPERS = ("wire", "htb")
+"""How a simulated link paces frames: a wire that serialises them, or the emulator's htb shaper (topo.sim.links)."""
+
+
 @dataclass(frozen=True)
 class SimModel:
     """The [sim] section: the packet simulator's model parameters (topo.sim.network)."""
@@ -105,6 +111,7 @@ class SimModel:
     host_cost_ns: float = 0.0
     compute_ms: float = 0.0
     overhead_bytes: int = 24
+    shaper: str = "wire"
     dask: bool = False
 
 
@@ -160,7 +167,8 @@ _SECTIONS: dict[str, set[str]] = {
                 "window_control", "cpus"},
     "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
     "report": {"x"},
-    "sim": {"delay_us", "buffer_kib", "ecn_kib", "service_ns", "host_cost_ns", "compute_ms", "overhead_bytes", "dask"},
+    "sim": {"delay_us", "buffer_kib", "ecn_kib", "service_ns", "host_cost_ns", "compute_ms", "overhead_bytes", "shaper",
+            "dask"},
 }
 
 
@@ -315,6 +323,8 @@ def _sim_model(r: _Reader, sim: dict[str, Any]) -> SimModel:
             kw[key] = float(r.number(f"sim.{key}", sim[key], 0.0625, 1 << 22))
     if "overhead_bytes" in sim:
         kw["overhead_bytes"] = r.number("sim.overhead_bytes", sim["overhead_bytes"], 0, 64, integer=True)
+    if "shaper" in sim:
+        kw["shaper"] = r.choice("sim.shaper", sim["shaper"], list(SHAPERS))
     if "dask" in sim:
         if not isinstance(sim["dask"], bool):
             raise r.fail("sim.dask", f"expected true or false, got {sim['dask']!r}")

@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, replace
 from functools import lru_cache, partial
 from pathlib import Path
@@ -52,6 +52,7 @@ from experiments.scenario import RunPoint, Scenario
 from switch.faults import FaultPlan
 from topo.inprocess import EngineCache, make_jobs
 from topo.sim import LinkSpec, SimNetwork
+from topo.sim.links import HTB_CBURST
 from topo.sim.hosts import host_allreduce
 from worker.driver import WindowOptions
 from worker.job import PoolRange
@@ -137,22 +138,25 @@ def _sampled(net: SimNetwork, job_id: int, r: int, run: RunResult, inputs: Seque
     return replace(v, message=f"{v.message} (a sample of {chosen.size} of {blocks} packets)")
 
 
-def run_point(sc: Scenario, point: RunPoint, rep: int) -> Row:
-    """One simulated run of `point` (a failed setup or run is a Row with its error; never raises for one run)."""
+def run_point(sc: Scenario, point: RunPoint, rep: int, starts: Sequence[float] | None = None) -> Row:
+    """One simulated run of `point` (a failed setup or run is a Row with its error; never raises for one run).
+    `starts`: when each rank starts, in seconds (an emulator's run's `Row.starts()`, its straggler's delay included),
+    instead of all at once and the straggler `straggler_ms` late."""
     seed = sc.seed + rep
     try:
-        return _run(sc, point, rep, seed)
+        return _run(sc, point, rep, seed, starts)
     except (ValueError, RuntimeError, TimeoutError, FileNotFoundError, ControllerError) as exc:
         return replace(Row.failed(point, rep, sc, f"{type(exc).__name__}: {exc}"), engine="sim")
 
 
-def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
+def _run(sc: Scenario, point: RunPoint, rep: int, seed: int, starts: Sequence[float] | None = None) -> Row:
     spec = PROTOCOLS[point.protocol]
     program_json, p4info = sim_program(str(spec.program), point.workers)
     m = sc.sim
     link = LinkSpec(float(sc.bw_mbps) * 1e6, m.delay_us * 1e-6,
                     None if m.buffer_kib is None else int(m.buffer_kib * 1024),
-                    None if m.ecn_kib is None else int(m.ecn_kib * 1024), m.overhead_bytes)
+                    None if m.ecn_kib is None else int(m.ecn_kib * 1024), m.overhead_bytes,
+                    HTB_CBURST if m.shaper == "htb" else None)
     options = WindowOptions() if sc.window is None else WindowOptions(window=sc.window)
     if sc.topology == "two-tier":
         net, hosts = _two_tier(sc, point, spec, program_json, p4info, seed, link, options)
@@ -164,7 +168,12 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int) -> Row:
                          host_cost_s=m.host_cost_ns * 1e-9, compute_s=m.compute_ms * 1e-3)
         hosts = {w.switch_port for w in jobs[0].workers}  # the star's hosts are keyed by their switch port
     inputs = [rank_input(point.size, seed, r, sc.dtype) for r in range(point.workers)]
-    straggle = {(1, point.workers - 1): point.straggler_ms * 1e-3} if point.straggler_ms else None
+    if starts is not None:
+        if len(starts) != point.workers:
+            raise ValueError(f"{len(starts)} start times for {point.workers} workers")
+        straggle = {(1, r): float(t) for r, t in enumerate(starts)}
+    else:
+        straggle = {(1, point.workers - 1): point.straggler_ms * 1e-3} if point.straggler_ms else None
     allreduce = partial(host_allreduce, net) if spec.host_steps is not None else net.allreduce
     job = allreduce({1: inputs}, dtype=sc.dtype, start_at=straggle, time_limit=sc.timeout_s)[1]
     verdicts = check_results(net, 1, job.runs, inputs, sc.dtype)
@@ -224,10 +233,12 @@ _ENGINES = EngineCache()
 
 
 def run_scenario(sc: Scenario, out: Path, *, progress: bool = True, done: Collection[tuple[str, ...]] | None = None,
-                 cluster: str | None = None, log: Callable[[str], None] = print) -> list[Row]:
+                 cluster: str | None = None, log: Callable[[str], None] = print,
+                 starts: Mapping[tuple[RunPoint, int], Sequence[float]] | None = None) -> list[Row]:
     """Every point of sc `repetitions` times on the simulator; rows appended to out/runs.csv as they finish (in the
     serial order). `done`: keys of runs already in out/runs.csv (a resume). With sc.sim.dask or `cluster`, over
-    Dask (see the module)."""
+    Dask (see the module). `starts[(point, rep)]`: that run's ranks' start times (`run_point`)."""
+    given = starts or {}
     skip = set(done or ())
     todo = [(p, rep) for rep in range(1, sc.repetitions + 1) for p in sc.runs() if sweep_key(p, rep, sc) not in skip]
     log_rows = CsvLog(out / "runs.csv", CSV_FIELDS, resume=done is not None)
@@ -242,18 +253,18 @@ def run_scenario(sc: Scenario, out: Path, *, progress: bool = True, done: Collec
 
     try:
         if sc.sim.dask or cluster is not None:
-            for row in _over_dask(sc, todo, cluster, log):
+            for row in _over_dask(sc, todo, cluster, log, given):
                 record(row)
         else:
             for p, rep in todo:
-                record(run_point(sc, p, rep))
+                record(run_point(sc, p, rep, given.get((p, rep))))
     finally:
         bar.close()
     return rows
 
 
 def _over_dask(sc: Scenario, todo: list[tuple[RunPoint, int]], cluster: str | None,
-               log: Callable[[str], None]) -> Any:
+               log: Callable[[str], None], starts: Mapping[tuple[RunPoint, int], Sequence[float]]) -> Any:
     """The rows of `todo` computed on a Dask cluster, yielded in `todo`'s order as they become available."""
     from distributed import Client, LocalCluster
 
@@ -265,7 +276,7 @@ def _over_dask(sc: Scenario, todo: list[tuple[RunPoint, int]], cluster: str | No
     try:
         with Client(cluster) as client:
             log(f"dask: {len(todo)} runs on {cluster} ({len(client.scheduler_info()['workers'])} workers)")
-            futures = [client.submit(run_point, sc, p, rep, pure=False) for p, rep in todo]
+            futures = [client.submit(run_point, sc, p, rep, starts.get((p, rep)), pure=False) for p, rep in todo]
             for f in futures:
                 yield f.result()
     finally:

@@ -44,11 +44,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def emulated(sc: Scenario, bw_mbps: float) -> Scenario:
-    """sc on the simulator with the emulator's network: links of `bw_mbps` (the rate the Mininet runs had) whose
-    frames cost their own length (htb counts no preamble, FCS or gap), unbounded queues (the emulator's hold 1,000
-    frames, more than any run here keeps), line-rate switch and free hosts (the runs are network-bound)."""
+    """sc on the simulator with the emulator's network: links of `bw_mbps` (the rate the Mininet runs had) shaped as
+    its htb shapes them (frames cost their own length, no preamble, FCS or gap; spaced at the rate by a 1,600 B bucket
+    and delivered by the veth with no serialisation delay), unbounded queues (the emulator's hold 1,000 frames, more
+    than any run here keeps), line-rate switch and free hosts (the runs are network-bound)."""
     return replace(sc, engine="sim", bw_mbps=bw_mbps, target="embedded",
-                   sim=SimModel(delay_us=sc.sim.delay_us, overhead_bytes=0))
+                   sim=SimModel(delay_us=sc.sim.delay_us, overhead_bytes=0, shaper="htb"))
 
 
 @dataclass(frozen=True)
@@ -197,9 +198,17 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
     return checks, out
 
 
+def replayed_starts(mininet: Iterable[Row]) -> dict[tuple[RunPoint, int], list[float]]:
+    """Each emulator run's ranks' start times (`Row.starts()`), by point and repetition: the simulator starts its
+    ranks then, so that both engines see the same start skew (the emulator's workers share a CPU and leave the start
+    barrier one after another) and a straggler's delay overlaps the same start-up of the others."""
+    return {(_point(r), r.rep): t for r in mininet if r.verified and (t := r.starts()) is not None}
+
+
 def markdown(sc: Scenario, checks: Sequence[Check], comparisons: Sequence[Comparison], mininet_dir: Path,
-             sim_dir: Path) -> str:
-    """validation.md: the exact checks, then every comparison with the simulator's error and verdict."""
+             sim_dir: Path, replayed: int = 0) -> str:
+    """validation.md: the exact checks, then every comparison with the simulator's error and verdict. `replayed`:
+    the simulated runs that started their ranks when the emulator's run did."""
     def tally(cs: Sequence[Comparison]) -> str:
         return ", ".join(f"{sum(c.verdict == v for c in cs)} {v}" for v in ("agrees", "noisy", "differs"))
 
@@ -208,7 +217,9 @@ def markdown(sc: Scenario, checks: Sequence[Check], comparisons: Sequence[Compar
              f"Emulator runs: `{mininet_dir}`; simulated: `{sim_dir}`. Tolerance {100 * TOLERANCE:.0f} %. "
              f"All {len(comparisons)} comparisons: {tally(comparisons)}; the {len(network)} whose emulator runs were "
              f"all network-bound: {tally(network)}. *noisy*: outside the tolerance but inside the range the "
-             "emulator's own repetitions give (more repetitions decide).",
+             "emulator's own repetitions give (more repetitions decide). "
+             + (f"{replayed} simulated runs started each rank when the emulator's run did (`start_offsets_ms`)."
+                if replayed else "The simulated ranks started at once (the straggler late)."),
              "", "| exact check | matched | of runs | first mismatches |", "|---|---|---|---|"]
     lines += [f"| {c.kind} | {c.matched} | {c.compared} | {'; '.join(c.mismatches)} |" for c in checks]
     lines += ["", "| kind | what | Mininet (range) | simulator | error | verdict | Mininet bound by |",
@@ -245,6 +256,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="a finished Mininet sweep of the scenario (make experiment's results directory) instead of "
                         "running it")
     p.add_argument("--results", type=Path, default=ROOT / "results", help="where the validation's directory goes")
+    p.add_argument("--simultaneous", action="store_true",
+                   help="start the simulated ranks at once (the straggler late), not when the emulator's did")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -284,11 +297,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     simulated = emulated(sc, float(rate))
     sim_dir = out / "sim"
     sim_dir.mkdir()
+    starts = {} if args.simultaneous else replayed_starts(mininet)
     sim = simulate.run_scenario(simulated, sim_dir, progress=not args.no_progress,
-                                log=lambda m: print(m, file=sys.stderr))
+                                log=lambda m: print(m, file=sys.stderr), starts=starts)
     write_report(simulated, sim, sim_dir)
     checks, comparisons = compare(sc, mininet, sim)
-    text = markdown(sc, checks, comparisons, mininet_dir, sim_dir)
+    text = markdown(sc, checks, comparisons, mininet_dir, sim_dir, replayed=len(starts))
     (out / "validation.md").write_text(text)
     _write_csv(out / "validation.csv", comparisons)
     print(text)

@@ -237,6 +237,7 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
         out["wait_s"] = round(wait_s, 6)  # ... and its time runnable but waiting for a CPU (a busy machine)
         out["peak_rss_kb"] = peak_rss_kb  # the process's peak resident memory up to the end of the all-reduce
         out["digest"] = result_digest(run.array)  # bit-identical results on two engines have equal digests
+        out["started_s"] = round(t0, 6)  # CLOCK_MONOTONIC: one clock for every Mininet host (the start skew)
         if barrier_wait is not None:
             out["barrier_wait_s"] = round(barrier_wait, 6)
         if verdict is not None:

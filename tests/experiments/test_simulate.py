@@ -44,6 +44,8 @@ def test_a_sim_scenario_reads_its_model(tmp_path: Path) -> None:
     assert sc.engine == "sim" and sc.bw_mbps == 10000
     assert sc.sim == SimModel(delay_us=2.0, buffer_kib=256.0, ecn_kib=32.0)
     assert load_scenario(scenario(tmp_path, "[sweep]\nworkers = [2]\n")).engine == "mininet"
+    htb = load_scenario(scenario(tmp_path, TINY.replace("[sim]\n", "[sim]\nshaper = 'htb'\n")))
+    assert htb.sim.shaper == "htb" and sc.sim.shaper == "wire"
 
 
 @pytest.mark.parametrize("text, key", [
@@ -55,6 +57,7 @@ def test_a_sim_scenario_reads_its_model(tmp_path: Path) -> None:
     ("[network]\nengine = 'sim'\nbw_mbps = 100\n[sweep]\nprotocols = ['atp']\nbackground_mbps = [1]\n",
      "sweep.background_mbps"),
     ("[network]\nengine = 'sim'\nbw_mbps = 100\n[sim]\ndask = 1\n[sweep]\nprotocols = ['atp']\n", "sim.dask"),
+    ("[network]\nengine = 'sim'\nbw_mbps = 100\n[sim]\nshaper = 'tbf'\n[sweep]\nprotocols = ['atp']\n", "sim.shaper"),
     ("[network]\nbw_mbps = 100\n[sweep]\nworkers = [64]\n", "sweep.workers"),
 ])
 def test_what_the_simulator_cannot_run_is_refused_at_load(tmp_path: Path, text: str, key: str) -> None:

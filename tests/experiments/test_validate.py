@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from experiments.rows import Row
-from experiments.scenario import load_scenario
-from experiments.validate import TOLERANCE, compare, emulated, main, markdown
+from experiments.rows import Row, start_offsets
+from experiments.scenario import RunPoint, load_scenario
+from experiments.simulate import run_point
+from experiments.validate import TOLERANCE, compare, emulated, main, markdown, replayed_starts
 
 SCENARIO = """
 [scenario]
@@ -84,8 +85,24 @@ def test_unverified_runs_are_left_out_of_every_comparison(tmp_path: Path) -> Non
 
 def test_the_simulated_scenario_has_the_emulators_network(tmp_path: Path) -> None:
     sim = emulated(load_scenario(scenario(tmp_path)), 3.5)
-    assert (sim.engine, sim.bw_mbps, sim.sim.overhead_bytes, sim.sim.buffer_kib, sim.sim.service_ns) == \
-        ("sim", 3.5, 0, None, 0.0)
+    assert (sim.engine, sim.bw_mbps, sim.sim.overhead_bytes, sim.sim.buffer_kib, sim.sim.service_ns,
+            sim.sim.shaper) == ("sim", 3.5, 0, None, 0.0, "htb")
+
+
+def test_the_emulators_start_times_are_recorded_and_replayed(tmp_path: Path) -> None:
+    """Row.start_offsets_ms from the workers' monotonic starts (in rank order, all or none), and a simulated run
+    started at them: a rank that starts 50 ms late delays the whole all-reduce by that much."""
+    reports = [{"rank": 1, "started_s": 10.0125}, {"rank": 0, "started_s": 10.0}]
+    assert start_offsets(reports) == "0.000;12.500" and start_offsets(reports[:1] + [{"rank": 0}]) == ""
+    sc = emulated(load_scenario(scenario(tmp_path)), 2.0)
+    lab = replace(row("switchml", 1.0), start_offsets_ms="0.000;50.000")
+    starts = replayed_starts([lab, replace(row("ring", 1.0), verified=False, start_offsets_ms="0;1")])
+    point = RunPoint("switchml", 2, 16384, 0.0, 0.0, 0.0)
+    assert starts == {(point, 1): [0.0, 0.05]}
+    at_once, late = run_point(sc, point, 1), run_point(sc, point, 1, starts[point, 1])
+    assert late.verified and late.result_digest == at_once.result_digest
+    assert late.elapsed_s == pytest.approx(at_once.elapsed_s + 0.05, abs=0.005)
+    assert "2 start times for 3 workers" in run_point(sc, replace(point, workers=3), 1, [0.0, 0.1]).error
 
 
 def test_a_simulated_scenario_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,7 +16,8 @@ from tests.paths import ROOT
 from topo.frames import ipv4_checksum, udp_frame
 from topo.inprocess import InProcessNetwork, make_jobs
 from topo.sim import LinkSpec, Port, SimNetwork
-from topo.sim.links import mark_ce
+from topo.sim.links import HTB_CBURST, mark_ce
+from topo.sim.tcp import Nic
 from worker.job import PoolRange
 from worker.verify import rank_input
 
@@ -74,11 +75,32 @@ def test_ecn_marks_ect_frames_above_the_threshold_with_a_valid_checksum() -> Non
     assert mark_ce(frame(100)) is None and mark_ce(b"\x00" * 20) is None
 
 
+def test_an_htb_shaped_link_spaces_frames_at_its_rate_but_delivers_without_serialisation() -> None:
+    """Mininet's links: htb's 1,600 B ceil bucket lets a frame out while it holds tokens (going negative by that
+    frame), refills at the rate, and the veth delivers at once."""
+    rate, size = 2e6, 1514
+    port = Port("p", LinkSpec(rate_bps=rate, delay_s=0.0, overhead_bytes=0, burst_bytes=HTB_CBURST))
+    ser, credit = size * 8 / rate, HTB_CBURST * 8 / rate
+    arrivals = [port.send(frame(size), 0.0)[0] for _ in range(4)]  # type: ignore[index]
+    # a full bucket: the first two leave at once (the second finds 86 B of tokens), then one per frame time
+    assert arrivals == pytest.approx([0.0, 0.0, 2 * ser - credit, 3 * ser - credit])
+    assert port.busy_s == pytest.approx(4 * ser)
+    nic = Nic(rate, 0, HTB_CBURST)  # the TCP model's view of its own link: the same departures
+    assert [nic.enqueue(size, 0.0) for _ in range(4)] == pytest.approx(arrivals)
+    # after an idle spell longer than the bucket, a frame leaves at once again; a wire would add its serialisation
+    later = port.send(frame(size), 1.0)
+    assert later is not None and later[0] == pytest.approx(1.0)
+    wire = Port("w", LinkSpec(rate_bps=rate, delay_s=0.0, overhead_bytes=0))
+    assert wire.send(frame(size), 1.0)[0] == pytest.approx(1.0 + ser)  # type: ignore[index]
+
+
 def test_a_link_refuses_impossible_parameters() -> None:
     with pytest.raises(ValueError, match="rate"):
         LinkSpec(rate_bps=0)
     with pytest.raises(ValueError, match="delay"):
         LinkSpec(rate_bps=1e9, delay_s=-1)
+    with pytest.raises(ValueError, match="burst"):
+        LinkSpec(rate_bps=1e9, burst_bytes=-1)
 
 
 # ---------------------------------------------------------------------------------------------------- networks

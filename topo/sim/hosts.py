@@ -131,7 +131,7 @@ class TcpHost:
 def _nic(net: SimNetwork, port: int) -> Nic:
     """The host's view of its uplink."""
     spec = net.links.get(port, net.link)
-    nic = Nic(spec.rate_bps, spec.overhead_bytes)
+    nic = Nic(spec.rate_bps, spec.overhead_bytes, spec.burst_bytes)
     nic.free_at = net.ports(port)[0].free_at
     return nic
 
@@ -140,7 +140,7 @@ def _idle_rtt(net: SimNetwork, port: int) -> float:
     """A segment's and its ACK's round trip over the host's link and switch on an idle network (the handshake's
     sample)."""
     spec = net.links.get(port, net.link)
-    hop = (HEADER_BYTES + spec.overhead_bytes) * 8 / spec.rate_bps + spec.delay_s
+    hop = ((HEADER_BYTES + spec.overhead_bytes) * 8 / spec.rate_bps if spec.serialises else 0.0) + spec.delay_s
     return 4 * hop + 2 * net.service_s
 
 

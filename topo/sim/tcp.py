@@ -72,12 +72,14 @@ Linux's behaviour where it has one:
 
 from __future__ import annotations
 
+import math
 import struct
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
 
 from topo.frames import internet_checksum, ip_bytes, mac_bytes
+from topo.sim.links import depart
 
 __all__ = ["HEADER_BYTES", "MSS", "Nic", "TcpAddress", "TcpConnection", "TcpOptions", "TcpStats"]
 
@@ -164,17 +166,17 @@ class TcpStats:
 
 class Nic:
     """A host's output queue as the host sees it: a FIFO at the link's rate that only it feeds (the same arithmetic as
-    `topo.sim.links.Port`), so it knows when each frame it hands over leaves the queue."""
+    `topo.sim.links.Port`, an htb bucket included), so it knows when each frame it hands over leaves the queue."""
 
-    def __init__(self, rate_bps: float, overhead_bytes: int = 0) -> None:
+    def __init__(self, rate_bps: float, overhead_bytes: int = 0, burst_bytes: int | None = None) -> None:
         self._per_byte = 8.0 / rate_bps
         self.overhead = overhead_bytes
-        self.free_at = 0.0
+        self._burst_s = None if burst_bytes is None else burst_bytes * self._per_byte
+        self.free_at = -math.inf  # idle since ever: htb's bucket starts full
 
     def enqueue(self, size: int, now: float) -> float:
         """A frame of `size` bytes handed over at `now`: when its transmission starts (it leaves the queue)."""
-        start = now if self.free_at <= now else self.free_at
-        self.free_at = start + (size + self.overhead) * self._per_byte
+        start, self.free_at = depart(self.free_at, now, (size + self.overhead) * self._per_byte, self._burst_s)
         return start
 
 
