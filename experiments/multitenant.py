@@ -30,74 +30,25 @@ import argparse
 import statistics
 import sys
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 
-from experiments.config import ExperimentConfig, num_elems
+from experiments.config import ExperimentConfig
 from experiments.interrupt import interrupted, stopping_cleanly
 from experiments.resume import (MULTITENANT_KEY, ResumeError, add_resume_argument, check_arguments, read_rows,
                                 remember, reopen, resolve, resolved, row_key)
 from experiments.rows import CsvLog, from_csv, results_dir, to_csv
 from experiments.session import ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
+from experiments.tenancy import JobRow, pools_for, rep_key
 from topo.target import Target
 from worker.arguments import at_least, fail, in_range, link_rate, probability
 from worker.job import MAX_WORKERS
-from worker.protocols import PROTOCOLS, default_windows, in_network, program_paths
+from worker.protocols import PROTOCOLS, default_windows, in_network
 
 __all__ = ["JobRow", "run_multitenant", "pools_for", "main"]
 
 MODULE = "experiments.multitenant"
-
-
-@dataclass(frozen=True)
-class JobRow:
-    """One job in one repetition."""
-
-    protocol: str
-    rep: int
-    job: int
-    workers: int
-    size_elems: int
-    pool_slots: int
-    """SwitchML: the job's slots; ATP: the shared pool's aggregators."""
-    window_packets: int
-    verified: bool
-    completion_s: float
-    goodput_elems_per_s: float
-    retransmissions: int
-    in_switch_fraction: float
-    """Fraction of contributions aggregated in the switch."""
-    collisions: int
-    raw_sequences: int
-    wire_frames: int = 0
-    wire_bytes: int = 0
-    """What the job's worker hosts sent into the network (experiments.result.ExperimentResult.wire)."""
-    bound: str = ""
-    """What bound the run (experiments.bound)."""
-    srtt_ms: float | None = None
-    """The largest smoothed round-trip time the job's workers measured (None: not reported)."""
-    wait_s: float = 0.0
-    """Time the job waited for a static partition (SwitchML with fewer partitions than jobs); in completion_s."""
-    ps_link_busy: float | None = None
-    """ATP on rate-limited links: the bytes that crossed a PS's link (both directions together; with a PS per job,
-    the PS links' average) over its rate and the job's time (up to 2: each direction carries the rate)."""
-
-
-def pools_for(cells: int, jobs: int, program_dir: Path, partitions: int | None = None,
-              protocols: Sequence[str] | None = None) -> dict[str, int]:
-    """Pool size per protocol (default: every in-network one) for `cells` int32 cells of switch memory: slots per
-    static partition (one per job unless `partitions` says fewer), or the aggregators of a shared pool."""
-    parts = partitions or jobs
-    if parts > jobs or jobs % parts:
-        raise ValueError(f"--partitions {parts} must divide the {jobs} jobs (the jobs wait for a partition in waves)")
-    out = {}
-    for proto in protocols or in_network():
-        spec = PROTOCOLS[proto]
-        out[proto] = size = spec.pool_size(cells, num_elems(program_paths(program_dir, str(spec.program))[0]), parts)
-        if size < 1:
-            raise ValueError(f"{cells} cells give {proto} no slot of its pool")
-    return out
 
 
 def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
@@ -174,9 +125,9 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
     return rows
 
 
-def rep_key(protocol: str, rep: int) -> tuple[str, ...]:
-    """The key (experiments.resume.MULTITENANT_KEY) of the rows one repetition of a protocol writes."""
-    return row_key({"protocol": protocol, "rep": rep}, MULTITENANT_KEY)
+def secs(t: float) -> str:
+    """Seconds for a table: three decimals, or three significant digits below 0.1 s (simulated µs-scale jobs)."""
+    return f"{t:.3f}" if t >= 0.1 or t == 0 else f"{t:.3g}"
 
 
 def jain(values: Sequence[float]) -> float:
@@ -208,8 +159,8 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
         reps = sorted({r.rep for r in rs})
         fair = [jain([r.goodput_elems_per_s if r.verified else 0.0 for r in rs if r.rep == k]) for k in reps]
         bounds = [r.bound or "-" for r in rs]
-        out.append(f"| {proto} | {len(t)} of {len(rs)} verified | {statistics.mean(t):.3f} | "
-                   f"{percentile(t, 50):.3f} | {percentile(t, 99):.3f} | {max(t):.3f} | "
+        out.append(f"| {proto} | {len(t)} of {len(rs)} verified | {secs(statistics.mean(t))} | "
+                   f"{secs(percentile(t, 50))} | {secs(percentile(t, 99))} | {secs(max(t))} | "
                    f"{statistics.median(fair):.3f}, {min(fair):.3f} | "
                    + ", ".join(f"{bounds.count(v)} {v}" for v in dict.fromkeys(bounds)) + " |")
     return out
@@ -247,7 +198,7 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
             rs = [r for r in rows if r.protocol == proto and r.job == job]
             t = [r.completion_s for r in rs if r.verified]
             ok = sum(r.verified for r in rs)
-            med = f"{statistics.median(t):.3f} ({min(t):.3f}-{max(t):.3f})" if t else "-"
+            med = f"{secs(statistics.median(t))} ({secs(min(t))}-{secs(max(t))})" if t else "-"
             if t:
                 means.setdefault(proto, []).append(statistics.median(t))
             lines.append(f"| {proto} | {job} | {ok}/{len(rs)} | {med} | "
@@ -288,7 +239,7 @@ def why_lines(rows: Sequence[JobRow], bw: float | None) -> list[str]:
         rtts = [r.srtt_ms for r in rs if r.srtt_ms is not None]
         if rtts:
             rtt = statistics.median(rtts)
-            text += f"; workers' smoothed RTT {rtt:.1f} ms (median of the jobs' largest)"
+            text += f"; workers' smoothed RTT {rtt:.3g} ms (median of the jobs' largest)"
             if bw:
                 bdp = bw * 1e6 * rtt / 1e3 / 8
                 text += (f", so a link's bandwidth-delay product is {bdp:,.0f} bytes; window "
@@ -353,11 +304,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "host for every job)")
     p.add_argument("--protocols", nargs="+", choices=in_network(), default=list(in_network()),
                    help="the in-network protocols compared, the first the baseline of the ratios (default: all)")
+    p.add_argument("--engine", choices=["mininet", "sim"], default="mininet",
+                   help="mininet (real time, root) or sim: the packet simulator in virtual time at --bw (required, "
+                        "e.g. 100000 for 100 Gbit/s; experiments.multitenant_sim)")
     add_study_arguments(p)
     add_resume_argument(p)
     argv = list(sys.argv[1:] if argv is None else argv)
     args = p.parse_args(argv)
     run_dir = Path("/tmp/ina-testbed/multitenant")
+    if args.engine == "sim":
+        if args.bw in ("auto", 0.0) or args.ps_per_job:
+            return fail(p.prog, "--engine sim needs a link rate, --bw MBIT (e.g. 100000; \"auto\" calibrates the "
+                        "emulator to this machine), and runs one PS host for every job (no --ps-per-job)")
+        try:
+            pools = pools_for(args.cells, args.jobs, args.program_dir, args.partitions, args.protocols)
+        except (ValueError, OSError) as err:
+            return fail(p.prog, str(err))
+        with stopping_cleanly():
+            return _study(args, argv, [], pools, None, "", run_dir, p.prog)
     try:  # every value checked before anything is started or written
         target, why = Target.explain(args.target)
         pools = pools_for(args.cells, args.jobs, args.program_dir, args.partitions, args.protocols)
@@ -379,7 +343,7 @@ COLUMNS = tuple(f.name for f in fields(JobRow))
 
 
 def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentConfig], pools: dict[str, int],
-           target: Target, why: str, run_dir: Path, prog: str) -> int:
+           target: Target | None, why: str, run_dir: Path, prog: str) -> int:
     """main's work once the arguments are checked: in a new results directory, or the resumed one."""
     from perf.machine import machine_info
 
@@ -397,7 +361,7 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
             return fail(prog, str(exc))
         old, done = [from_csv(JobRow, d) for d in kept.rows], kept.done
         again = f", {kept.retried} rows of failed ones moved to retried.csv, run again" if kept.retried else ""
-        print(f"resuming {out}: {len(done)} of {len(configs) * args.reps} repetitions done{again}", flush=True)
+        print(f"resuming {out}: {len(done)} of {len(pools) * args.reps} repetitions done{again}", flush=True)
     else:
         out = results_dir(args.results, "multitenant")
         remember(out, MODULE, arguments)
@@ -406,11 +370,22 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
     def record(rows: list[JobRow]) -> None:
         for r in rows:
             log.append(to_csv(r))
-    print(why, flush=True)
     machine = machine_info()
+    if args.engine == "sim":
+        from experiments.multitenant_sim import describe
+
+        machine["engine"] = why = describe(float(args.bw))
+    print(why, flush=True)
     try:
         try:
-            if args.bw == "auto":
+            if args.engine == "sim":
+                from experiments.multitenant_sim import run_multitenant_sim
+
+                rows = run_multitenant_sim(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
+                                           window=args.window, loss=args.loss, reps=args.reps, bw=float(args.bw),
+                                           program_dir=args.program_dir, seed=args.seed, partitions=args.partitions,
+                                           protocols=args.protocols, done=done, record=record)
+            elif args.bw == "auto":
                 from experiments.calibrate import common_rate
 
                 rate = resolved(out).get("bw")  # a resume: the rate the runs so far had
@@ -418,17 +393,19 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
                     rate, _ = common_rate(configs)
                     resolve(out, "bw", rate)
                 args.bw = rate
-            rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
-                                   window=args.window, loss=args.loss, reps=args.reps, program_dir=args.program_dir,
-                                   target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None,
-                                   partitions=args.partitions, ps_per_job=args.ps_per_job, protocols=args.protocols,
-                                   done=done, record=record)
+            if args.engine == "mininet":
+                assert target is not None
+                rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
+                                       window=args.window, loss=args.loss, reps=args.reps,
+                                       program_dir=args.program_dir, target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None,
+                                       partitions=args.partitions, ps_per_job=args.ps_per_job,
+                                       protocols=args.protocols, done=done, record=record)
         except Exception as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
     except KeyboardInterrupt:
         reps = {row_key(r, MULTITENANT_KEY) for r in read_rows(out / "runs.csv")[1]}
-        return interrupted(MODULE, argv, out, f"{len(reps)} of {len(configs) * args.reps} repetitions (all their jobs) "
+        return interrupted(MODULE, argv, out, f"{len(reps)} of {len(pools) * args.reps} repetitions (all their jobs) "
                            "recorded")
     order = list(args.protocols)
     rows = sorted(old + rows, key=lambda r: (order.index(r.protocol), r.rep, r.job))

@@ -195,7 +195,8 @@ def _mininet_method(sc: Scenario) -> list[str]:
             + "; loss is the P4 drop simulator's, on every worker port in both directions.",
             f"- SwitchML's window: {sc.window or 'the pool'} slots"
             + (", at most rate x (min RTT + 5 ms) of them in flight (window_control = adaptive)"
-               if sc.window_control == "adaptive" else ", every one in flight (window_control = fixed)") + ".",
+               if sc.window_control == "adaptive" else ", every one in flight (window_control = fixed)")
+            + (f"; loss recovery ([recovery]): {sc.recovery.describe()}." if sc.recovery.describe() else "."),
             "- Time: the slowest worker's all-reduce time (workers start together through a barrier); a run counts "
             "only if every worker verified its result against the float64 reference (int32: exact).",
             f"- CPU layout `{sc.cpus}` (topo.cpus): {CpuLayout.plan(sc.cpus).describe()}. Switch and workers share "
@@ -231,7 +232,8 @@ def _sim_method(sc: Scenario, rows: list[Row]) -> list[str]:
             f"({events / wall / 1e3 if wall else 0:.0f} k/s); a run is deterministic given its seed (scenario seed + "
             "rep). Verdicts (experiments/bound.py) read the simulated links' and switch's busy shares: the "
             "bottleneck column of runs.csv names the busiest port.",
-            f"- Window: {sc.window or 'the protocol default'} packets in flight per worker.",
+            f"- Window: {sc.window or 'the protocol default'} packets in flight per worker"
+            + (f"; loss recovery ([recovery]): {sc.recovery.describe()}." if sc.recovery.describe() else "."),
             "- Time: the slowest worker's all-reduce time, simulated (every worker starts at once, after its compute "
             "time); a run counts only if every worker's result verified (experiments.simulate.check_results: int32 "
             "exact on every element; float32 by the protocol's error model, on a sample of whole packets at large "

@@ -34,6 +34,14 @@
                                     # frames spaced at the rate, delivered with no serialisation delay)
     dask = false                    # fan the points out over a Dask cluster (--cluster ADDRESS, else a local one)
 
+    [recovery]                      # the in-network workers' loss recovery, as `python -m worker` takes it
+    timeout_ms = 1                  # initial per-packet timeout (default 1000, RFC 6298's; the RTO once measured)
+    fixed_timeout = true            # every packet waits timeout_ms (no adaptive RTO): a paper's published timer
+    min_timeout_ms = 20             # floor of the adaptive RTO's variance term (default 20)
+    max_timeout_ms = 1000           # cap of the RTO and its backoff (default 1000)
+    backoff = 1                     # a timeout retransmission's timeout times this (default 2)
+    fast_retransmit = 0             # retransmit once K later packets were answered (default 3; 0: timeouts only)
+
     [sweep]                         # every list is an axis; the runs are the product of the axes
     protocols = ["switchml", "ring", "ps"]
     workers = [4, 8]
@@ -61,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from topo.cpus import CPU_LAYOUTS
+from worker.driver import WindowOptions, timeouts
 from worker.protocols import PROTOCOLS
 
 __all__ = ["Scenario", "RunPoint", "ScenarioError", "SimModel", "load_scenario", "AXES", "ENGINES", "SIM_MAX_WORKERS",
@@ -94,6 +103,46 @@ class RunPoint:
 
     def value(self, axis: str) -> float:
         return float(getattr(self, axis))
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """The [recovery] section: the in-network workers' loss recovery (None: the worker's default), for the
+    emulator's workers (`worker_args`) and the simulator's cores (`window_options`) alike."""
+
+    timeout_ms: float | None = None
+    min_timeout_ms: float | None = None
+    max_timeout_ms: float | None = None
+    fixed_timeout: bool = False
+    backoff: float | None = None
+    fast_retransmit: int | None = None
+
+    def worker_args(self) -> tuple[str, ...]:
+        """`python -m worker` options."""
+        args: list[str] = []
+        for key in ("timeout_ms", "min_timeout_ms", "max_timeout_ms", "backoff", "fast_retransmit"):
+            v = getattr(self, key)
+            if v is not None:
+                args += [f"--{key.replace('_', '-')}", f"{v:g}"]
+        return (*args, *(["--fixed-timeout"] if self.fixed_timeout else []))
+
+    def window_options(self, window: int | None = None) -> WindowOptions:
+        """The window options a worker given `worker_args()` runs with."""
+        timeout, floor, cap = timeouts(self.timeout_ms, self.min_timeout_ms, self.max_timeout_ms)
+        extra = {k: v for k, v in (("fast_retransmit", self.fast_retransmit), ("backoff", self.backoff))
+                 if v is not None}
+        return WindowOptions(window=window, timeout=timeout, min_timeout=floor, max_timeout=cap,
+                             adaptive=not self.fixed_timeout, **extra)
+
+    def describe(self) -> str:
+        """In words, for a report ("" when every default holds)."""
+        if self == Recovery():
+            return ""
+        o = self.window_options()
+        timer = (f"a fixed {o.timeout * 1e3:g} ms timeout" if self.fixed_timeout else
+                 f"an adaptive RTO (initial {o.timeout * 1e3:g} ms, variance floor {o.min_timeout * 1e3:g} ms)")
+        fast = f"fast retransmit after {o.fast_retransmit}" if o.fast_retransmit else "no fast retransmit"
+        return f"{timer}, backoff x{o.backoff:g}, capped at {o.max_timeout * 1e3:g} ms, {fast}"
 
 
 SHAPERS = ("wire", "htb")
@@ -154,6 +203,7 @@ class Scenario:
     straggler_ms: tuple[float, ...] = (0.0,)
     background_mbps: tuple[float, ...] = (0.0,)
     x: str = "size"
+    recovery: Recovery = Recovery()
 
     def runs(self) -> list[RunPoint]:
         """Every point of the product of the axes, algorithms innermost (so that they interleave)."""
@@ -169,6 +219,7 @@ _SECTIONS: dict[str, set[str]] = {
     "report": {"x"},
     "sim": {"delay_us", "buffer_kib", "ecn_kib", "service_ns", "host_cost_ns", "compute_ms", "overhead_bytes", "shaper",
             "dask"},
+    "recovery": {"timeout_ms", "min_timeout_ms", "max_timeout_ms", "fixed_timeout", "backoff", "fast_retransmit"},
 }
 
 
@@ -244,6 +295,8 @@ def load_scenario(path: str | Path) -> Scenario:
         raise r.fail("sim", 'the [sim] section needs network.engine = "sim"')
     if sim:
         kw["sim"] = _sim_model(r, sim)
+    if data.get("recovery"):
+        kw["recovery"] = _recovery(r, data["recovery"])
     if "topology" in net:
         kw["topology"] = r.choice("network.topology", net["topology"], list(TOPOLOGIES))
     two_tier = kw.get("topology") == "two-tier"
@@ -311,6 +364,27 @@ def load_scenario(path: str | Path) -> Scenario:
     if two_tier:
         _check_two_tier(r, kw)
     return Scenario(**kw)
+
+
+def _recovery(r: _Reader, rec: dict[str, Any]) -> Recovery:
+    kw: dict[str, Any] = {}
+    for key in ("timeout_ms", "min_timeout_ms", "max_timeout_ms"):
+        if key in rec:
+            kw[key] = float(r.number(f"recovery.{key}", rec[key], 0.001, 3_600_000))
+    if "backoff" in rec:
+        kw["backoff"] = float(r.number("recovery.backoff", rec["backoff"], 1, 16))
+    if "fast_retransmit" in rec:
+        kw["fast_retransmit"] = r.number("recovery.fast_retransmit", rec["fast_retransmit"], 0, 1 << 15, integer=True)
+    if "fixed_timeout" in rec:
+        if not isinstance(rec["fixed_timeout"], bool):
+            raise r.fail("recovery.fixed_timeout", f"expected true or false, got {rec['fixed_timeout']!r}")
+        kw["fixed_timeout"] = rec["fixed_timeout"]
+    out = Recovery(**kw)
+    try:
+        out.window_options()
+    except ValueError as exc:
+        raise r.fail("recovery", str(exc)) from None
+    return out
 
 
 def _sim_model(r: _Reader, sim: dict[str, Any]) -> SimModel:

@@ -80,7 +80,7 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
     base = ExperimentConfig(target=Target(sc.target), program_json=program_json, p4info=p4info,
                             pool_size=sc.pool_size, window=sc.window, window_control=sc.window_control, bw=sc.bw_mbps,
                             timeout_s=sc.timeout_s, dtype=sc.dtype, run_dir=Path("/tmp/ina-testbed") / sc.name,
-                            cpus=sc.cpus)
+                            cpus=sc.cpus, worker_args=sc.recovery.worker_args())
     groups = []  # one network per (workers, P4 program): a collective's program cannot change under a running network
     given = PROTOCOLS[DEFAULT_PROTOCOL].program  # the given JSON is the default protocol's; the others beside it
     for n in sc.workers:

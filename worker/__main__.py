@@ -30,7 +30,7 @@ from switch.timeline import Timeline
 from worker.barrier import BarrierError, BarrierTimeout, PeerFailed, file_barrier, mark_failed
 from worker.codec import CodecError
 from worker.collective import CollectiveOptions
-from worker.driver import WindowOptions
+from worker.driver import WindowOptions, timeouts
 from worker.errors import InputError, ProtocolError, Unreachable
 from worker.job import JobConfig, JobConfigError
 from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, default_windows, open_collective
@@ -170,14 +170,7 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
             raise JobConfigError(f"--size must be >= 0, got {args.size}")
         if args.delay_ms < 0:
             raise JobConfigError(f"--delay-ms must be >= 0, got {args.delay_ms}")
-        if args.timeout_ms is None:  # the default initial timeout, within a lower --max-timeout-ms
-            max_timeout = args.max_timeout_ms / 1000
-            timeout = min(WindowOptions().timeout, max_timeout)
-        else:
-            max_timeout = max(args.max_timeout_ms, args.timeout_ms) / 1000
-            timeout = args.timeout_ms / 1000
-        min_timeout = (min(WindowOptions().min_timeout, max_timeout) if args.min_timeout_ms is None
-                       else args.min_timeout_ms / 1000)
+        timeout, min_timeout, max_timeout = timeouts(args.timeout_ms, args.min_timeout_ms, args.max_timeout_ms)
         options = WindowOptions(window=args.window, timeout=timeout, backoff=args.backoff,
                                 max_timeout=max_timeout, max_retries=args.max_retries, adaptive=not args.fixed_timeout,
                                 min_timeout=min_timeout, fast_retransmit=args.fast_retransmit,

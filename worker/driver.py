@@ -22,7 +22,7 @@ from worker.transport import Transport
 if TYPE_CHECKING:
     from worker.rto import RtoEstimator
 
-__all__ = ["WindowCore", "WindowOptions", "drive"]
+__all__ = ["WindowCore", "WindowOptions", "drive", "timeouts"]
 
 
 COALESCE_MIN_OUTSTANDING = 4
@@ -163,6 +163,22 @@ class WindowCore(Protocol):
 
 DecodeBatch = Callable[[Sequence[bytes]], tuple[Sequence[Any], np.ndarray, int]]
 """Datagrams -> (headers, (k, N) payloads, number of malformed datagrams), as `worker.switchml.header.Codec.decode_batch`."""
+
+
+def timeouts(timeout_ms: float | None, min_timeout_ms: float | None, max_timeout_ms: float | None
+             ) -> tuple[float, float, float]:
+    """(timeout, min_timeout, max_timeout) in seconds for `WindowOptions` from milliseconds as `python -m worker`
+    takes them (None: the default): a given initial timeout raises the cap to it; the default initial timeout and
+    variance floor stay within a lower cap."""
+    d = WindowOptions()
+    cap = d.max_timeout if max_timeout_ms is None else max_timeout_ms / 1000
+    if timeout_ms is None:
+        timeout = min(d.timeout, cap)
+    else:
+        timeout = timeout_ms / 1000
+        cap = max(cap, timeout)
+    floor = min(d.min_timeout, cap) if min_timeout_ms is None else min_timeout_ms / 1000
+    return timeout, floor, cap
 
 
 def drive(core: WindowCore, transport: Transport, encode: Callable[[Any], bytes],

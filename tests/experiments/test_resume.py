@@ -166,8 +166,9 @@ def test_multitenant_skips_finished_repetitions_and_records_each(monkeypatch: py
     from types import SimpleNamespace
 
     import experiments.multitenant as mt
+    import experiments.tenancy
 
-    monkeypatch.setattr(mt, "num_elems", lambda path: 64 if "switchml" in str(path) else 32)
+    monkeypatch.setattr(experiments.tenancy, "num_elems", lambda path: 64 if "switchml" in str(path) else 32)
 
     class FakeNetwork:
         def __init__(self, cfg: object) -> None:

@@ -106,3 +106,37 @@ def test_a_sweep_writes_rows_and_a_report_and_dask_gives_the_same_rows(tmp_path:
 
     assert table(parallel) == table(serial)
     assert [replace(r, wall_s=None) for r in rows_dask] == [replace(r, wall_s=None) for r in rows]
+
+
+def test_the_recovery_section_sets_the_same_options_on_both_engines(tmp_path: Path) -> None:
+    """[recovery] becomes the emulator's worker flags and the simulator's WindowOptions, and they agree."""
+    from worker.__main__ import build_parser
+    from worker.driver import timeouts
+
+    text = TINY + "[recovery]\ntimeout_ms = 1\nfixed_timeout = true\nbackoff = 1\nfast_retransmit = 0\n"
+    rec = load_scenario(scenario(tmp_path, text)).recovery
+    opts = rec.window_options(8)
+    args = build_parser().parse_args(["--job", "j.json", "--rank", "0", *rec.worker_args()])
+    assert (opts.timeout, opts.min_timeout, opts.max_timeout) == timeouts(args.timeout_ms, args.min_timeout_ms,
+                                                                          args.max_timeout_ms)
+    assert (opts.adaptive, opts.backoff, opts.fast_retransmit, opts.window) == \
+        (not args.fixed_timeout, args.backoff, args.fast_retransmit, 8) == (False, 1.0, 0, 8)
+    assert "a fixed 1 ms timeout, backoff x1" in rec.describe()
+    assert load_scenario(scenario(tmp_path)).recovery.worker_args() == ()  # no section: the worker's defaults
+    with pytest.raises(ScenarioError, match=r"recovery: min_timeout"):
+        load_scenario(scenario(tmp_path, TINY + "[recovery]\nmin_timeout_ms = 50\nmax_timeout_ms = 10\n"))
+    with pytest.raises(ScenarioError, match=r"recovery\.fixed_timeout"):
+        load_scenario(scenario(tmp_path, TINY + "[recovery]\nfixed_timeout = 1\n"))
+
+
+def test_a_published_one_ms_timeout_costs_a_millisecond_per_loss_at_100_gbps(tmp_path: Path) -> None:
+    """SwitchML's published recovery in the simulator: a lost packet waits its fixed 1 ms timeout (12.5 MB of line
+    time at 100 Gbit/s), where the loss-free all-reduce takes microseconds."""
+    text = TINY.replace('["switchml", "atp"]', '["switchml"]').replace("loss = [0.0, 0.02]", "loss = [0.0, 0.001]")
+    text = text.replace("bw_mbps = 10000", "bw_mbps = 100000")
+    sc = load_scenario(scenario(tmp_path, text + "[recovery]\ntimeout_ms = 1\nfixed_timeout = true\nbackoff = 1\n"
+                                               "fast_retransmit = 0\n"))
+    sc = replace(sc, sizes=(16384,))
+    clean, lossy = (run_point(sc, p, 1) for p in sc.runs())
+    assert clean.verified and lossy.verified and lossy.retransmissions > 0
+    assert clean.elapsed_s < 1e-4 and 1e-3 <= lossy.elapsed_s < 1e-3 * (lossy.retransmissions + 1)

@@ -1,0 +1,105 @@
+"""`make multitenant` on the packet simulator (`python -m experiments.multitenant --engine sim`): J jobs sharing one
+switch's memory at the field's link rates, in virtual time.
+
+The same comparison as the emulator's (`experiments.multitenant`): each protocol spends `cells` int32 cells as its
+spec says (`ProtocolSpec.pool_size`: SwitchML a static partition per job, ATP one pool every job hashes into, what
+collides going to the PS), the jobs beyond the partitions wait in waves, and every job is one all-reduce of
+`size` float32 elements per worker. Here each protocol's jobs run on a `topo.sim.SimNetwork` star (the protocol's
+P4 program on the embedded engine, its controller, its ranks and PS) with links of `bw` Mbit/s, 1 µs of propagation,
+1 MiB drop-tail queues with ECN marking at 100 KiB and a line-rate switch, the loss on every switch port. A
+repetition is deterministic given its seed (seed + rep), and every job's result is verified.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+
+from experiments.bound import Bound
+from experiments.tenancy import JobRow, pools_for, rep_key
+from experiments.simulate import check_results, sim_program
+from switch.faults import FaultPlan
+from topo.inprocess import make_jobs
+from topo.sim import LinkSpec, SimNetwork
+from worker.driver import WindowOptions
+from worker.job import PoolRange
+from worker.protocols import PROTOCOLS, protocol_of_program
+from worker.verify import rank_input
+
+__all__ = ["run_multitenant_sim"]
+
+BUFFER_BYTES = 1 << 20
+ECN_BYTES = 100 * 1024
+
+
+def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
+                        reps: int, bw: float, program_dir: Path, seed: int = 1, partitions: int | None = None,
+                        protocols: Sequence[str] | None = None, done: Collection[tuple[str, ...]] = (),
+                        record: Callable[[list[JobRow]], None] | None = None) -> list[JobRow]:
+    """Every job of every repetition, as `experiments.multitenant.run_multitenant` gives them (`wait_s`: the waves
+    before a job's; `srtt_ms`: the largest smoothed RTT its workers measured). `record` gets each repetition's rows;
+    the repetitions whose key (`rep_key`) is in `done` are skipped (a resume)."""
+    rows: list[JobRow] = []
+    link = LinkSpec(bw * 1e6, 1e-6, BUFFER_BYTES, ECN_BYTES)
+    for proto, pool in pools_for(cells, jobs, program_dir, partitions, protocols).items():
+        spec = PROTOCOLS[proto]
+        at_once = spec.jobs_at_once(jobs, partitions)
+        program_json, p4info = sim_program(str(spec.program), workers)
+        per = protocol_of_program(program_json)[2]
+        ranges = [PoolRange(0 if spec.shared_pool else j * pool, pool) for j in range(at_once)]
+        width = spec.window_width(pool, window)
+        for rep in range(1, reps + 1):
+            if rep_key(proto, rep) in done:
+                continue
+            run_seed = seed + rep
+            net = SimNetwork(program_json, make_jobs(at_once, workers, per, ranges, ps=spec.needs_ps), p4info=p4info,
+                             protocol=spec, faults=FaultPlan(seed=run_seed), loss=loss, seed=run_seed,
+                             options=WindowOptions(window=window), link=link)
+            first, wait = len(rows), 0.0
+            for wave in range(jobs // at_once):
+                inputs = {j + 1: [rank_input(size, run_seed + wave * at_once + j, r, "float32") for r in range(workers)]
+                          for j in range(at_once)}
+                runs = net.allreduce(inputs, "float32")
+                report = net.report()
+                busiest = report.busiest
+                longest = 0.0
+                by_job = {j.job_id: j for j in net.jobs}
+                ps_port = net.jobs[0].ps.switch_port if net.jobs[0].ps is not None else None
+                ps_bytes = sum(p.bytes for p in report.ports if ps_port is not None and p.host == ps_port)
+                for jid, run in runs.items():
+                    ports = {w.switch_port for w in by_job[jid].workers}
+                    links = [p for p in report.ports if p.host in ports and p.up]
+                    stats = [w.stats for w in run.windows]
+                    elapsed = max(s.elapsed for s in stats)
+                    longest = max(longest, elapsed)
+                    sent = sum(s.packets_sent for s in stats)
+                    retx = sum(s.retransmissions for s in stats)
+                    ok = all(v.ok for v in check_results(net, jid, run.runs, inputs[jid], "float32"))
+                    ps = run.ps.stats if run.ps is not None else None
+                    rtts = [s.srtt for s in stats if getattr(s, "srtt", None)]
+                    bound = Bound(link_busy=busiest.busy if busiest else None, switch_busy=report.switch_busy,
+                                  host_busy=report.host_busy, retransmitted=retx / sent if sent else 0.0,
+                                  queue_drops=report.drops)
+                    finished = wait + elapsed
+                    rows.append(JobRow(
+                        protocol=proto, rep=rep, job=wave * at_once + jid, workers=workers, size_elems=size,
+                        pool_slots=pool, window_packets=width, verified=ok, completion_s=finished,
+                        goodput_elems_per_s=size / finished if ok and finished > 0 else 0.0, retransmissions=retx,
+                        in_switch_fraction=ps.switch_fraction if ps is not None else 1.0,
+                        collisions=ps.collisions if ps is not None else 0,
+                        raw_sequences=ps.raw_sequences if ps is not None else 0,
+                        wire_frames=sum(p.frames for p in links), wire_bytes=sum(p.bytes for p in links),
+                        bound=bound.verdict, srtt_ms=max(rtts) * 1e3 if rtts else None, wait_s=wait,
+                        ps_link_busy=ps_bytes * 8 / (bw * 1e6 * report.sim_s) if ps_port and report.sim_s else None))
+                wait += longest
+            if record is not None:
+                record(rows[first:])
+    return rows
+
+
+def describe(bw: float) -> str:
+    """The model in words, for the summary."""
+    rate = f"{bw / 1000:g} Gbit/s" if bw >= 1000 and math.isclose(bw % 1000, 0) else f"{bw:g} Mbit/s"
+    return (f"Packet simulator (virtual time): a star, {rate} links, 1 µs, {BUFFER_BYTES >> 10} KiB drop-tail queues, "
+            f"ECN at {ECN_BYTES >> 10} KiB, line-rate switch, free hosts; every job verified")
