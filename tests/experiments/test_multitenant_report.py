@@ -62,8 +62,9 @@ def test_jobs_beyond_the_partitions_wait_in_waves_and_their_jct_counts_the_wait(
     from types import SimpleNamespace
 
     import experiments.multitenant as mt
+    import experiments.tenancy
 
-    monkeypatch.setattr(mt, "num_elems", lambda path: 64 if "switchml" in str(path) else 32)
+    monkeypatch.setattr(experiments.tenancy, "num_elems", lambda path: 64 if "switchml" in str(path) else 32)
     opened: list[object] = []
 
     class FakeNetwork:
