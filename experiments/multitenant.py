@@ -397,8 +397,9 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
                 assert target is not None
                 rows = run_multitenant(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                                        window=args.window, loss=args.loss, reps=args.reps,
-                                       program_dir=args.program_dir, target=target, run_dir=run_dir, seed=args.seed, bw=args.bw or None,
-                                       partitions=args.partitions, ps_per_job=args.ps_per_job,
+                                       program_dir=args.program_dir, target=target, run_dir=run_dir,
+                                       seed=args.seed, bw=args.bw or None, partitions=args.partitions,
+                                       ps_per_job=args.ps_per_job,
                                        protocols=args.protocols, done=done, record=record)
         except Exception as err:
             print(f"error: {err}", file=sys.stderr)

@@ -232,7 +232,9 @@ def _sim_method(sc: Scenario, rows: list[Row]) -> list[str]:
             f"({events / wall / 1e3 if wall else 0:.0f} k/s); a run is deterministic given its seed (scenario seed + "
             "rep). Verdicts (experiments/bound.py) read the simulated links' and switch's busy shares: the "
             "bottleneck column of runs.csv names the busiest port.",
-            f"- Window: {sc.window or 'the protocol default'} packets in flight per worker"
+            f"- Window: {sc.window or 'the protocol default'} packets per worker"
+            + (", at most rate x (min RTT + 5 ms) of them in flight (window_control = adaptive)"
+               if sc.window_control == "adaptive" else ", every one in flight")
             + (f"; loss recovery ([recovery]): {sc.recovery.describe()}." if sc.recovery.describe() else "."),
             "- Time: the slowest worker's all-reduce time, simulated (every worker starts at once, after its compute "
             "time); a run counts only if every worker's result verified (experiments.simulate.check_results: int32 "

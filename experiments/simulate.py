@@ -157,7 +157,7 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int, starts: Sequence[fl
                     None if m.buffer_kib is None else int(m.buffer_kib * 1024),
                     None if m.ecn_kib is None else int(m.ecn_kib * 1024), m.overhead_bytes,
                     HTB_CBURST if m.shaper == "htb" else None)
-    options = sc.recovery.window_options(sc.window)
+    options = replace(sc.recovery.window_options(sc.window), adapt_window=sc.window_control == "adaptive")
     if sc.topology == "two-tier":
         net, hosts = _two_tier(sc, point, spec, program_json, p4info, seed, link, options)
     else:

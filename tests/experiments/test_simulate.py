@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from experiments.bound import VERDICTS
-from experiments.scenario import ScenarioError, SimModel, load_scenario
+from experiments.scenario import RunPoint, ScenarioError, SimModel, load_scenario
 from experiments.simulate import run_point, run_scenario
 
 TINY = """
@@ -140,3 +140,30 @@ def test_a_published_one_ms_timeout_costs_a_millisecond_per_loss_at_100_gbps(tmp
     clean, lossy = (run_point(sc, p, 1) for p in sc.runs())
     assert clean.verified and lossy.verified and lossy.retransmissions > 0
     assert clean.elapsed_s < 1e-4 and 1e-3 <= lossy.elapsed_s < 1e-3 * (lossy.retransmissions + 1)
+
+
+def test_an_adaptive_window_reaches_the_simulated_workers_and_drains_the_standing_queue(tmp_path: Path) -> None:
+    """window_control = "adaptive" (worker.cwnd.BdpWindow) in a simulation as in the emulator: on a 2 Mbit/s link a
+    64-slot window only queues, and the adaptive one keeps its RTT near the path's (the same time, a lower RTT)."""
+    from topo.sim import SimNetwork
+
+    text = TINY.replace('["switchml", "atp"]', '["switchml"]').replace("loss = [0.0, 0.02]", "loss = [0.0]")
+    text = text.replace("bw_mbps = 10000", "bw_mbps = 2\npool_size = 64").replace("sizes = [2048]", "sizes = [16384]")
+    seen: list[tuple[bool, float]] = []
+    real = SimNetwork.allreduce
+
+    def spy(self: SimNetwork, *args: object, **kw: object) -> object:
+        out = real(self, *args, **kw)  # type: ignore[arg-type]
+        seen.append((self.options.adapt_window, max(w.stats.srtt for w in out[1].windows)))
+        return out
+    SimNetwork.allreduce = spy  # type: ignore[method-assign]
+    try:
+        fixed = run_point(load_scenario(scenario(tmp_path, text)), RunPoint("switchml", 3, 16384, 0.0, 0.0, 0.0), 1)
+        text = text.replace("pool_size = 64", "pool_size = 64\nwindow_control = 'adaptive'")
+        adaptive = run_point(load_scenario(scenario(tmp_path, text)), RunPoint("switchml", 3, 16384, 0.0, 0.0, 0.0), 1)
+    finally:
+        SimNetwork.allreduce = real  # type: ignore[method-assign]
+    assert fixed.verified and adaptive.verified
+    (was, fixed_rtt), (now, adaptive_rtt) = seen
+    assert (was, now) == (False, True) and adaptive_rtt < fixed_rtt / 2
+    assert adaptive.elapsed_s == pytest.approx(fixed.elapsed_s, rel=0.05)
