@@ -15,15 +15,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import Any
 
-from experiments.bound import Bound
 from experiments.tenancy import JobRow, pools_for, rep_key
-from experiments.simulate import check_results, sim_program
+from experiments.simulate import check_results, sim_bound, sim_program
 from switch.faults import FaultPlan
-from topo.inprocess import make_jobs
-from topo.sim import LinkSpec, SimNetwork
+from topo.inprocess import JobRun, make_jobs
+from topo.sim import LinkSpec, SimNetwork, SimReport
 from worker.driver import WindowOptions
-from worker.job import PoolRange
+from worker.job import JobConfig, PoolRange
 from worker.protocols import PROTOCOLS, protocol_of_program
 from worker.verify import rank_input
 
@@ -62,40 +62,39 @@ def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, windo
                           for j in range(at_once)}
                 runs = net.allreduce(inputs, "float32")
                 report = net.report()
-                busiest = report.busiest
-                longest = 0.0
-                by_job = {j.job_id: j for j in net.jobs}
                 ps_port = net.jobs[0].ps.switch_port if net.jobs[0].ps is not None else None
-                ps_bytes = sum(p.bytes for p in report.ports if ps_port is not None and p.host == ps_port)
-                for jid, run in runs.items():
-                    ports = {w.switch_port for w in by_job[jid].workers}
-                    links = [p for p in report.ports if p.host in ports and p.up]
-                    stats = [w.stats for w in run.windows]
-                    elapsed = max(s.elapsed for s in stats)
-                    longest = max(longest, elapsed)
-                    sent = sum(s.packets_sent for s in stats)
-                    retx = sum(s.retransmissions for s in stats)
-                    ok = all(v.ok for v in check_results(net, jid, run.runs, inputs[jid], "float32"))
-                    ps = run.ps.stats if run.ps is not None else None
-                    rtts = [s.srtt for s in stats if getattr(s, "srtt", None)]
-                    bound = Bound(link_busy=busiest.busy if busiest else None, switch_busy=report.switch_busy,
-                                  host_busy=report.host_busy, retransmitted=retx / sent if sent else 0.0,
-                                  queue_drops=report.drops)
-                    finished = wait + elapsed
-                    rows.append(JobRow(
-                        protocol=proto, rep=rep, job=wave * at_once + jid, workers=workers, size_elems=size,
-                        pool_slots=pool, window_packets=width, verified=ok, completion_s=finished,
-                        goodput_elems_per_s=size / finished if ok and finished > 0 else 0.0, retransmissions=retx,
-                        in_switch_fraction=ps.switch_fraction if ps is not None else 1.0,
-                        collisions=ps.collisions if ps is not None else 0,
-                        raw_sequences=ps.raw_sequences if ps is not None else 0,
-                        wire_frames=sum(p.frames for p in links), wire_bytes=sum(p.bytes for p in links),
-                        bound=bound.verdict, srtt_ms=max(rtts) * 1e3 if rtts else None, wait_s=wait,
-                        ps_link_busy=ps_bytes * 8 / (bw * 1e6 * report.sim_s) if ps_port and report.sim_s else None))
-                wait += longest
+                ps_bytes = sum(p.bytes for p in report.ports if p.host == ps_port) if ps_port is not None else 0
+                for job in net.jobs:
+                    ok = all(v.ok for v in check_results(net, job.job_id, runs[job.job_id].runs,
+                                                         inputs[job.job_id], "float32"))
+                    rows.append(_job_row(
+                        runs[job.job_id], job, report, ok, wait, protocol=proto, rep=rep,
+                        job=wave * at_once + job.job_id, size_elems=size, pool_slots=pool, window_packets=width,
+                        ps_link_busy=ps_bytes * 8 / (bw * 1e6 * report.sim_s)
+                        if ps_port is not None and report.sim_s else None))
+                wait = max(r.completion_s for r in rows[-at_once:])  # the next wave starts when this one is done
             if record is not None:
                 record(rows[first:])
     return rows
+
+
+def _job_row(run: JobRun, config: JobConfig, report: SimReport, ok: bool, wait: float, **given: Any) -> JobRow:
+    """One job's row of one wave: what its run measured, and the fields `given` (protocol, memory, numbering)."""
+    stats = [w.stats for w in run.windows]
+    done = wait + max(s.elapsed for s in stats)
+    retx = sum(s.retransmissions for s in stats)
+    ports = {w.switch_port for w in config.workers}
+    links = [p for p in report.ports if p.host in ports and p.up]
+    rtts = [s.srtt for s in stats if s.srtt]
+    ps = run.ps.stats if run.ps is not None else None
+    return JobRow(**given, workers=config.num_workers, verified=ok, completion_s=done,
+                  goodput_elems_per_s=stats[0].elements / done if ok and done > 0 else 0.0, retransmissions=retx,
+                  in_switch_fraction=ps.switch_fraction if ps is not None else 1.0,
+                  collisions=ps.collisions if ps is not None else 0,
+                  raw_sequences=ps.raw_sequences if ps is not None else 0,
+                  wire_frames=sum(p.frames for p in links), wire_bytes=sum(p.bytes for p in links),
+                  bound=sim_bound(report, sum(s.packets_sent for s in stats), retx).verdict,
+                  srtt_ms=max(rtts) * 1e3 if rtts else None, wait_s=wait)
 
 
 def describe(bw: float) -> str:

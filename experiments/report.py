@@ -187,6 +187,12 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
 
 
 
+def _recovery_clause(sc: Scenario) -> str:
+    """The end of the Method's window line: the [recovery] section in words, when it changes a default."""
+    said = sc.recovery.describe()
+    return f"; loss recovery ([recovery]): {said}." if said else "."
+
+
 def _mininet_method(sc: Scenario) -> list[str]:
     return [f"- Mininet star, one switch ({sc.target} target), links "
             + (f"{sc.bw_mbps:g} Mbit/s (htb)" if sc.bw_mbps else "unlimited (veth)")
@@ -196,7 +202,7 @@ def _mininet_method(sc: Scenario) -> list[str]:
             f"- SwitchML's window: {sc.window or 'the pool'} slots"
             + (", at most rate x (min RTT + 5 ms) of them in flight (window_control = adaptive)"
                if sc.window_control == "adaptive" else ", every one in flight (window_control = fixed)")
-            + (f"; loss recovery ([recovery]): {sc.recovery.describe()}." if sc.recovery.describe() else "."),
+            + _recovery_clause(sc),
             "- Time: the slowest worker's all-reduce time (workers start together through a barrier); a run counts "
             "only if every worker verified its result against the float64 reference (int32: exact).",
             f"- CPU layout `{sc.cpus}` (topo.cpus): {CpuLayout.plan(sc.cpus).describe()}. Switch and workers share "
@@ -235,7 +241,7 @@ def _sim_method(sc: Scenario, rows: list[Row]) -> list[str]:
             f"- Window: {sc.window or 'the protocol default'} packets per worker"
             + (", at most rate x (min RTT + 5 ms) of them in flight (window_control = adaptive)"
                if sc.window_control == "adaptive" else ", every one in flight")
-            + (f"; loss recovery ([recovery]): {sc.recovery.describe()}." if sc.recovery.describe() else "."),
+            + _recovery_clause(sc),
             "- Time: the slowest worker's all-reduce time, simulated (every worker starts at once, after its compute "
             "time); a run counts only if every worker's result verified (experiments.simulate.check_results: int32 "
             "exact on every element; float32 by the protocol's error model, on a sample of whole packets at large "

@@ -51,7 +51,7 @@ from experiments.rows import CSV_FIELDS, CsvLog, Row, agreed_digest
 from experiments.scenario import RunPoint, Scenario
 from switch.faults import FaultPlan
 from topo.inprocess import EngineCache, make_jobs
-from topo.sim import LinkSpec, SimNetwork
+from topo.sim import LinkSpec, SimNetwork, SimReport
 from topo.sim.links import HTB_CBURST
 from topo.sim.hosts import host_allreduce
 from worker.driver import WindowOptions
@@ -60,7 +60,7 @@ from worker.protocols import PROTOCOLS, program_paths, protocol_of_program
 from worker.stats import RunResult
 from worker.verify import Verdict, check_exact, rank_input, result_digest, verify_float_sum, wrapping_sum
 
-__all__ = ["FULL_CHECK_ELEMENTS", "check_results", "run_point", "run_scenario", "sim_program"]
+__all__ = ["FULL_CHECK_ELEMENTS", "check_results", "run_point", "run_scenario", "sim_bound", "sim_program"]
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST_SAMPLE_BLOCK = 256
@@ -138,6 +138,15 @@ def _sampled(net: SimNetwork, job_id: int, r: int, run: RunResult, inputs: Seque
     return replace(v, message=f"{v.message} (a sample of {chosen.size} of {blocks} packets)")
 
 
+def sim_bound(report: SimReport, sent: int, retransmitted: int, **extra: Any) -> Bound:
+    """What bound a simulated run (experiments.bound), from its report: the busiest port's and the switch's and
+    hosts' busy shares, the resent share of the `sent` packets, queue drops; `extra`: Bound's other fields."""
+    busiest = report.busiest
+    return Bound(link_busy=busiest.busy if busiest else None, switch_busy=report.switch_busy,
+                 host_busy=report.host_busy, retransmitted=retransmitted / sent if sent else 0.0,
+                 queue_drops=report.drops, **extra)
+
+
 def run_point(sc: Scenario, point: RunPoint, rep: int, starts: Sequence[float] | None = None) -> Row:
     """One simulated run of `point` (a failed setup or run is a Row with its error; never raises for one run).
     `starts`: when each rank starts, in seconds (an emulator's run's `Row.starts()`, its straggler's delay included),
@@ -188,9 +197,7 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int, starts: Sequence[fl
     wire_bytes = sum(p.bytes for p in worker_links if p.up)
     busiest = rep_.busiest
     most = max((p.bytes for p in worker_links), default=0)
-    bound = Bound(link_busy=busiest.busy if busiest else None, switch_busy=rep_.switch_busy,
-                  host_busy=rep_.host_busy, retransmitted=retx / sent if sent else 0.0,
-                  queue_drops=rep_.drops, tcp_timeouts=timeouts, efficiency=point.size * 4 / most if most else None)
+    bound = sim_bound(rep_, sent, retx, tcp_timeouts=timeouts, efficiency=point.size * 4 / most if most else None)
     ratios = [v.max_error_over_bound for v in verdicts]
     ok = all(v.ok for v in verdicts)
     bad = [f"rank {r}: {v.message}" for r, v in enumerate(verdicts) if not v.ok]

@@ -126,3 +126,4 @@ def test_tiny_validation_both_engines_agree(tmp_path: Path, capsys: pytest.Captu
         rows = list(csv.DictReader(f))
     assert [r["kind"] for r in rows] == ["time"] and rows[0]["within"] == "1", out
     assert "| result digests | 1 | 1 |" in out and "| loss-free wire frames (in-network) | 1 | 1 |" in out
+    assert "1 simulated runs started each rank when the emulator's run did" in out  # the workers' started_s
