@@ -12,7 +12,7 @@ import pytest
 from experiments.rows import Row, start_offsets
 from experiments.scenario import RunPoint, load_scenario
 from experiments.simulate import run_point
-from experiments.validate import TOLERANCE, compare, emulated, main, markdown, replayed_starts
+from experiments.validate import TOLERANCE, Comparison, compare, emulated, main, markdown, replayed_starts
 
 SCENARIO = """
 [scenario]
@@ -127,3 +127,12 @@ def test_tiny_validation_both_engines_agree(tmp_path: Path, capsys: pytest.Captu
     assert [r["kind"] for r in rows] == ["time"] and rows[0]["within"] == "1", out
     assert "| result digests | 1 | 1 |" in out and "| loss-free wire frames (in-network) | 1 | 1 |" in out
     assert "1 simulated runs started each rank when the emulator's run did" in out  # the workers' started_s
+
+
+def test_overlapping_runs_are_noisy_and_separate_ones_differ() -> None:
+    """A median outside the tolerance and outside the emulator's range is still an estimate: when the simulator's own
+    repetitions reach into the emulator's range, more repetitions decide; when they do not, the engines differ."""
+    assert Comparison("time", "x", 2.0, 1.6, spread=(1.8, 2.4), sim_spread=(1.5, 1.9)).verdict == "noisy"
+    assert Comparison("time", "x", 2.0, 1.6, spread=(1.8, 2.4), sim_spread=(1.5, 1.7)).verdict == "differs"
+    assert Comparison("time", "x", 2.0, 1.6, spread=(1.8, 2.4)).verdict == "differs"
+    assert Comparison("time", "x", 2.0, 1.9, spread=(1.95, 2.4), sim_spread=(1.0, 1.1)).verdict == "agrees"

@@ -20,7 +20,7 @@ from topo.inprocess import EngineCache, JobRun, make_jobs
 from topo.sim import LinkSpec, SimNetwork
 from topo.sim.hosts import host_allreduce
 from switch.faults import ByteMatch, FaultPlan, FaultRule
-from topo.sim.tcp import HEADER_BYTES, MSS, TcpAddress, TcpConnection
+from topo.sim.tcp import HEADER_BYTES, MSS, Nic, TcpAddress, TcpConnection
 from worker.host.schedule import Step, chunk_bounds
 from worker.job import PoolRange
 from worker.protocols import PROTOCOLS
@@ -189,8 +189,12 @@ def test_a_tail_loss_is_repaired_by_a_loss_probe_before_the_rto() -> None:
     elapsed, conn, _ = one_way(30, {29, 30})  # the last two: no later segment is SACKed, only a probe can tell
     assert conn.stats.loss_probes == 1 and conn.stats.timeouts == 0 and conn.stats.retransmissions == 2
     assert elapsed - clean < 0.05  # the probe after 2 srtt, then RACK repairs the other: the RTO is 200 ms
-    elapsed, conn, _ = one_way(30, {30})  # the last alone: one segment in flight, so the probe waits 2 srtt + 200 ms
-    assert conn.stats.loss_probes == 1 and conn.stats.timeouts == 0 and elapsed - clean > 0.2  # (Linux's rule)
+    # the last alone: 13 quick ACKs (the header and 12 segments), then one per two segments acknowledge the first 28
+    # before the 29th leaves, so one segment is in flight and the probe waits 2 srtt + 200 ms (Linux's rule)
+    clean = one_way(29, set())[0]
+    elapsed, conn, receiver = one_way(29, {29})
+    assert receiver.stats.acks == 13 + (28 - 12) // 2 + 1
+    assert conn.stats.loss_probes == 1 and conn.stats.timeouts == 0 and elapsed - clean > 0.2
 
 
 def test_a_lossy_run_with_sack_is_exact_and_deterministic() -> None:
@@ -200,3 +204,61 @@ def test_a_lossy_run_with_sack_is_exact_and_deterministic() -> None:
     assert sum(s.fast_retransmits for s in tcp) > 0
     again = run("ps", 4, 30000, rate=10e6, loss=0.02, seed=3)[1]
     assert [c.stats for h in again.windows for c in h.conns.values()] == tcp
+
+
+def test_the_rto_follows_linux_estimator() -> None:
+    """tcp_rtt_estimator + __tcp_set_rto: srtt + the highest deviation (4 mdev) of the last window, at least 200 ms;
+    a falling RTT moves the deviation by 1/32, not 1/4; a rising one raises the RTO at once."""
+    conn = pair()[0]
+    conn.send(bytes(4 * MSS), now=0.0)  # nxt = 4: the estimator's window ends when una passes it
+    conn._sample_rtt(0.010)  # the first sample: mdev 2 RTT, the variance term max(20 ms, 200 ms)
+    assert (conn.srtt, conn.mdev, conn.rttvar, conn.rto) == (0.010, 0.020, 0.2, 0.21)
+    conn._sample_rtt(0.300)  # up by 290 ms: srtt += 290/8, mdev += 290 - 20/4
+    assert conn.srtt == pytest.approx(0.04625) and conn.mdev == pytest.approx(0.305)
+    assert conn.rttvar == pytest.approx(0.305) and conn.rto == pytest.approx(0.352)  # 46.25 + 305, up to a jiffy
+    conn._sample_rtt(0.010)  # down by 36.25 ms: (36.25 - 305/4) < 0, so the deviation decays by a quarter of it
+    assert conn.mdev == pytest.approx(0.305 + (0.03625 - 0.305 / 4))
+    assert conn.rttvar == pytest.approx(0.305)  # the window's highest holds until una passes it
+    rfc6298 = 0.875 * 0.04625 + 0.125 * 0.010 + 4 * (0.75 * 0.305 / 4 + 0.25 * 0.03625)
+    assert conn.rto > rfc6298
+
+
+def test_a_duplicate_refreshes_the_timestamp_echoed() -> None:
+    """RFC 7323 (Linux's tcp_replace_ts_recent): a segment at or before the last ACK sent updates TS.Recent, so the
+    ACK of a resend the receiver already had echoes the resend's time, not the original's."""
+    sender, receiver = pair()
+    seg = sender.send(bytes(MSS), now=0.0)[0]
+    receiver.on_frame(seg, 0.001)
+    resend = sender._send_segment(0, 1.0)  # the RTO's resend (its ACK was lost)
+    ack = receiver.on_frame(resend, 1.001)[0][-1]
+    assert dict(Ether(ack)[TCP].options)["Timestamp"][1] == 1000  # the resend's TSval (ms)
+
+
+def test_an_rto_does_not_resend_what_is_still_in_the_hosts_queue() -> None:
+    """skb_still_in_host_queue: at 100 kbit/s the first segment is still queued when the 210 ms RTO fires; the
+    timeout happens (loss state, window 1) but nothing goes out again, and the timer is rearmed, doubled."""
+    a, b = TcpAddress("00:00:00:00:00:01", "10.0.0.1", 40001), TcpAddress("00:00:00:00:00:02", "10.0.0.2", 50001)
+    conn = TcpConnection(a, b, nic=Nic(100e3), srtt=0.01)
+    assert len(conn.send(bytes(3 * MSS), now=0.0)) == 3  # 121 ms per frame: the first leaves the queue at 0
+    conn._leaves[0] = 0.5  # as if behind another connection's frames
+    while conn.rto_at is not None and conn.rto_at < 0.21:  # the loss probe first: the last segment is queued too
+        assert conn.on_timer(conn.rto_at) == []
+    assert conn.rto_at == pytest.approx(0.21) and conn.on_timer(0.21) == []
+    assert conn.stats.timeouts == 1 and conn.stats.retransmissions == 0 and conn.cwnd == 1
+    assert conn.rto_at == pytest.approx(0.21 + 0.42)
+
+
+def two_way_acks(protocol: str) -> tuple[int, int]:
+    """(pure ACKs rank 1 sends, data segments it receives) in a 2-rank run of 40 segments each way and step."""
+    _, job, _ = run(protocol, 2, 40 * MSS // 2)
+    return job.windows[1].conns[0].stats.acks, job.windows[0].conns[1].stats.data_segments
+
+
+def test_data_both_ways_ends_quick_acks() -> None:
+    """Linux's pingpong mode: a connection that sends data soon after receiving some acknowledges every second
+    segment from the start (ps: both ranks push to each other), where a one-way receiver quick-acks its first ones
+    (one_way: rank 1 only receives)."""
+    clean, _, receiver = one_way(40, set())
+    assert receiver.stats.acks == 13 + (40 - 12) // 2
+    acks, received = two_way_acks("ps")
+    assert received == 1 + 2 * 40 and acks <= received // 2 + 2  # the header, the push and the pull

@@ -12,11 +12,17 @@ Linux's behaviour where it has one:
   the timestamps option, as Linux sends: a full segment is a 1514-byte frame), correct checksums; each write is cut
   into segments of its own, its last one short (TCP_NODELAY, which `connect_mesh` sets: no Nagle), and a segment
   keeps its bytes when resent;
-- **receiver**: cumulative ACKs; a quick ACK for each of the first 16 segments and again after an RTO without data
-  (Linux's quickack mode), then an ACK as soon as more than one MSS is unacknowledged (every second full segment),
-  at once for a short segment (Linux acks it when the application reads it) and for out-of-order or duplicate
-  data (a pure ACK even when data leaves at once), else after the 40 ms delayed-ACK timer; data segments carry the
-  ACK (piggybacking); out-of-order segments are kept; timestamps echo the last in-order segment's;
+- **receiver**: cumulative ACKs, sent as Linux's delayed-ACK engine decides (tcp_event_data_recv,
+  __tcp_ack_snd_check, tcp_send_delayed_ack, tcp_cleanup_rbuf): quick ACKs (one per segment) when data starts or
+  restarts after an idle RTO, as many as the advertised window over two MSS, at most 16 — unless the connection is
+  interactive (pingpong: it sent data within the delayed-ACK timeout of receiving data; a delayed ACK's timer firing
+  ends that); then an ACK once more than one MSS is owed if the window would not shrink (what came before was read:
+  the new segment itself is unread), else when the application reads; at once for out-of-order or duplicate data (a
+  pure ACK even when data leaves at once); for a short segment when the application has read everything (unless
+  interactive, where it takes two); else the delayed-ACK timer: 40 ms, halving toward the gaps between segments,
+  doubling when it fires (not past the RTO, nor 200 ms or the srtt), fired early when a segment arrives within a
+  quarter of it; data segments carry the ACK (piggybacking); out-of-order segments are kept; timestamps echoed per RFC 7323 (TS.Recent from a segment at or
+  before the last ACK sent, Linux's tcp_replace_ts_recent);
 - **SACK** (RFC 2018, tcp_sack = 1): a pure ACK sent while out-of-order data is held carries up to 3 SACK blocks
   (40 option bytes less the timestamps' 12: NOP, NOP, kind 5, 2 + 8 per block, so 78, 86 or 94-byte frames), the
   block the latest segment joined first, at most 4 remembered, dropped once `rcv_nxt` covers them (Linux's
@@ -35,7 +41,8 @@ Linux's behaviour where it has one:
   was full at some send of the last window, or, in slow start, cwnd is below twice the most segments out); a
   scoreboard per segment (SACKed, lost, resent: Linux's TCPCB bits) and pipe = sent - SACKed - lost + resent
   (tcp_packets_in_flight, RFC 6675), which the window bounds; RTT samples from cumulatively ACKed segments sent once
-  (Karn: none if a resent one is among them), else from newly SACKed ones;
+  (Karn: not if a resent one is among them), else from newly SACKed ones, else from the timestamp the ACK echoes
+  (tcp_ack_update_rtt: so the ACK of a timeout's resend still measures the path);
 - **loss detection, RACK** (RFC 8985, tcp_recovery = 1, Linux's tcp_recovery.c): a segment is lost once a segment
   sent after it was delivered (ACKed or SACKed) and RACK's RTT plus the reordering window has passed since it was
   sent; the window is min RTT / 4 (capped by srtt) until 3 segments are SACKed or in recovery, then 0 (paths here
@@ -49,8 +56,10 @@ Linux's behaviour where it has one:
   delayed ACK), never past the RTO; it sends one new segment if the peer's window allows (not the congestion
   window), else the last segment again unless that is still in the host's queue, then arms the RTO; one probe at
   a time; an ACK past a probe that resent data halves the window (a loss it repaired, Linux's CWR);
-- **RTO** as Linux computes it, srtt + max(4 rttvar, 200 ms), doubled on each expiry (up to 120 s), reset by new
-  ACKs; on expiry every segment not SACKed is marked lost and resent from the first with a window of 1 (Linux's
+- **RTO** as Linux computes it (tcp_rtt_estimator, __tcp_set_rto): srtt plus the highest deviation of the last
+  window (4 x RFC 6298's RTTVAR, its gain 1/32 instead of 1/4 when the RTT falls, decaying by 1/4 per window, at
+  least 200 ms), rounded up to a jiffy; doubled on each expiry (up to 120 s), recomputed at the next RTT sample; on
+  expiry every segment not SACKed is marked lost and resent from the first with a window of 1 (Linux's
   tcp_enter_loss, ssthresh = cwnd / 2 unless already reduced for this loss), and the first ACK after it decides
   (Eifel/F-RTO, Linux's TCPLossUndo): if it echoes a timestamp older than the resend, the original had arrived —
   the timeout was spurious, the window is restored and nothing is lost; else the lost ones are resent in slow
@@ -109,9 +118,15 @@ class TcpOptions:
     min_rto: float = 0.2
     max_rto: float = 120.0
     delayed_ack: float = 0.04
-    """Linux's TCP_ATO_MIN: the delayed-ACK timer."""
+    """Linux's TCP_ATO_MIN: the delayed-ACK timer's shortest (and first) timeout."""
+    max_delayed_ack: float = 0.2
+    """TCP_DELACK_MAX: its longest."""
     quickacks: int = 16
-    """Segments acknowledged one by one at a connection's start and after an idle RTO (TCP_MAX_QUICKACKS)."""
+    """TCP_MAX_QUICKACKS: at most this many segments acknowledged one by one when data starts, or restarts after an
+    idle RTO (tcp_incr_quickack: the last window over two MSS, at least 2)."""
+    pingpong_thresh: int = 1
+    """tcp_pingpong_thresh (1 since Linux 6.5): data sent within the delayed-ACK timeout of data received this many
+    times makes the connection interactive, which ends quick ACKs until a delayed ACK's timer fires."""
     reordering: int = 3
     """SACKed segments that make RACK's reordering window 0 (tcp_reordering, the classic DupThresh)."""
     timer_slack: float = 0.002
@@ -197,7 +212,7 @@ class TcpConnection:
         self._in_nic: deque[tuple[float, int]] = deque()  # (when it leaves the NIC's queue, truesize) per segment
         self._queued = 0  # their truesize
         self._throttled = False
-        self._tail_leaves = (-1, 0.0)  # the last data segment framed and when it leaves the NIC's queue
+        self._leaves: list[float] = []  # per segment: when its latest transmission leaves the NIC's queue
         # sender: the written stream from offset `_base`, cut into segments (start, end, ends a write)
         self._data = bytearray()
         self._base = 0
@@ -221,12 +236,17 @@ class TcpConnection:
         self._max_packets_out = 0
         self._cwnd_usage_seq = 0
         self._undo: tuple[int, int, int] | None = None  # after a timeout: cwnd, ssthresh, resend's TSval
-        self.srtt = srtt
-        self.rttvar = (srtt or 0.0) / 2
-        self.min_rtt = srtt if srtt is not None else float("inf")
+        self.srtt: float | None = None
+        self.mdev = 0.0
+        """Linux's mdev_us: the smoothed deviation, 4x RFC 6298's RTTVAR (seconds)."""
+        self.rttvar = 0.0
+        """Linux's rttvar_us: the RTO's variance term, the highest `mdev` of the last window, at least `min_rto`."""
+        self._mdev_max = 0.0
+        self._rtt_seq = 0  # the window `_mdev_max` covers ends when `una` passes this (Linux's rtt_seq)
+        self.min_rtt = float("inf")
         self.rto = o.min_rto
         if srtt is not None:
-            self._set_rto()
+            self._sample_rtt(srtt)
         self.rto_at: float | None = None
         """When the retransmission timer fires, armed for `_timer`: an RTO, a loss probe or RACK's reordering wait."""
         self._timer = _RTO
@@ -244,7 +264,12 @@ class TcpConnection:
         self._ooo: dict[int, bytes] = {}
         self._sacks: list[list[int]] = []  # SACK blocks [start, end) of out-of-order data, the latest first
         self._acked = 0
-        self._quick = o.quickacks
+        self._quick = 0  # quick ACKs left (icsk_ack.quick): set when the first data arrives
+        self._ato = 0.0  # the delayed-ACK timeout (icsk_ack.ato): 0 until the first data arrives
+        self._pingpong = 0  # data sent soon after data received (icsk_ack.pingpong)
+        self._pushed = 0  # short segments received since the last ACK, at most 2 (ICSK_ACK_PUSHED, _PUSHED2)
+        self._rcv_mss = 536  # the peer's MSS as measured (icsk_ack.rcv_mss, from TCP_MSS_DEFAULT)
+        self._rcv_wnd = o.initial_window * o.mss  # the window last advertised (rcv_wnd)
         self.ack_at: float | None = None
         self._last_recv = now
         self._ts_recent = 0
@@ -267,6 +292,7 @@ class TcpConnection:
             self._segs.append((start + off, start + end, end == n))
             self._starts.append(start + off)
             self._sent_at.append(0.0)
+            self._leaves.append(0.0)
             self._resent.append(False)
             self._sb.append(0)
         self._data += data
@@ -291,19 +317,19 @@ class TcpConnection:
             out = self._on_ack(acked, bool(payload), tsecr, blocks, now)
         delivered, when = b"", _LATER
         start = (seq - self.peer_isn - 1) & _MASK
+        if tsval is not None and start <= self._acked and not _before(tsval, self._ts_recent):
+            self._ts_recent = tsval  # RFC 7323 (tcp_replace_ts_recent): from a segment at or before the last ACK
         if payload:
             delivered, when = self._on_data(start, payload, now)
             self.unread += len(delivered)
         elif (self.rcv_nxt - start) & _MASK == 1:
             when = _ALWAYS  # a window probe
-        if start == self.rcv_nxt - len(delivered) and tsval is not None:
-            self._ts_recent = tsval  # an in-order segment (or an ACK at the edge): its timestamp is echoed
         out += self._push(now)  # data leaving now carries the ACK
         owed = self.rcv_nxt > self._acked
-        if when == _ALWAYS or (owed and (when == _NOW or self._quick > 0)):
+        if when == _ALWAYS or (owed and (when == _NOW or self._quickack_mode())):
             out.append(self._frame(b"", now))
-        elif owed and self.ack_at is None:
-            self.ack_at = now + self.options.delayed_ack
+        elif owed and self._delay_ack(now):
+            out.append(self._frame(b"", now))
         return out, delivered
 
     def set_unread(self, unread: int, now: float) -> list[bytes]:
@@ -312,6 +338,10 @@ class TcpConnection:
         if read <= 0:
             return []
         self._autotune(read, now)
+        if self.rcv_nxt > self._acked and (  # an ACK is owed (tcp_cleanup_rbuf)
+                self.rcv_nxt - self._acked > self._rcv_mss  # the every-second-segment ACK was held back
+                or (unread == 0 and (self._pushed >= 2 or (self._pushed and not self._interactive())))):
+            return [self._frame(b"", now)]
         offered = self._edge - self.rcv_nxt
         if 2 * offered <= self._limit and self._room() >= 2 * offered:
             return [self._frame(b"", now)]
@@ -337,7 +367,11 @@ class TcpConnection:
                 out += self._timeout(now)
         elif self._throttled and now >= self._in_nic[0][0]:
             out += self._push(now)
-        if self.ack_at is not None and now >= self.ack_at:
+        if self.ack_at is not None and now >= self.ack_at:  # tcp_delack_timer_handler
+            if self._interactive():
+                self._pingpong, self._ato = 0, self.options.delayed_ack
+            else:
+                self._ato = min(2 * self._ato, self.rto)
             out.append(self._frame(b"", now))
         return out
 
@@ -376,6 +410,8 @@ class TcpConnection:
                 if not unlimited and not self._small_queue_room(now, 2):
                     self._throttled = True
                     break
+                if self._in_host_queue(i, now):
+                    break  # tcp_xmit_retransmit_queue stops at the first resend refused
                 out.append(self._send_segment(i, now))
                 sb[i] |= _RETRANS
                 self.retrans_out += 1
@@ -440,9 +476,13 @@ class TcpConnection:
         self._last_data = now
         self.stats.data_segments += 1
         frame = self._frame(bytes(self._data[start - self._base:end - self._base]), now, start, last)
-        if self._in_nic:
-            self._tail_leaves = (i, self._in_nic[-1][0])
+        self._leaves[i] = self._in_nic[-1][0] if self.nic is not None else now
         return frame
+
+    def _in_host_queue(self, i: int, now: float) -> bool:
+        """Linux's skb_still_in_host_queue: segment i's last transmission has not left the host, so it is not
+        sent again (a retransmission, a probe)."""
+        return self._leaves[i] > now
 
     # --- timers: one retransmission timer, armed for an RTO, a loss probe or RACK's reordering window
 
@@ -483,7 +523,7 @@ class TcpConnection:
                     self._tlp_retrans = False
             else:
                 last = self.nxt - 1
-                if not (self._tail_leaves[0] == last and self._tail_leaves[1] > now):
+                if not self._in_host_queue(last, now):
                     out.append(self._send_segment(last, now))
                     self._tlp_retrans = True
         if out:
@@ -513,7 +553,10 @@ class TcpConnection:
         self.cwnd, self._cwnd_cnt = 1, 0
         self.state, self.recover, self._tlp_high = _LOSS, self.nxt, None
         self.rto = min(self.rto * 2, self.options.max_rto)
-        return self._push(now, restart=False, unlimited=True)
+        out = self._push(now, restart=False, unlimited=True)
+        if self.rto_at is None:  # the first segment is still in the host's queue: nothing resent, the timer rearmed
+            self._arm(_RTO, now + self.rto)
+        return out
 
     def _reo_timeout(self, now: float) -> list[bytes]:
         """RACK's reordering window has passed (Linux's tcp_rack_reo_timeout): mark what it shows lost and recover."""
@@ -623,8 +666,8 @@ class TcpConnection:
             self._sample_rtt(now - first, now - last)
         elif sack_rtt is not None:
             self._sample_rtt(*sack_rtt)
-        elif self.srtt is not None:
-            self._set_rto()
+        elif tsecr:  # Linux's tcp_rtt_tsopt_us: the timestamp's echo, in its clock's milliseconds (at least 1)
+            self._sample_rtt(max((_tsval(now) - tsecr) & _MASK, 1) / 1000)
         return newly
 
     def _fastretrans_alert(self, now: float) -> tuple[int, bool]:
@@ -784,18 +827,35 @@ class TcpConnection:
                 self.cwnd, self._cwnd_cnt = self.cwnd + self._cwnd_cnt // self.cwnd, self._cwnd_cnt % self.cwnd
 
     def _sample_rtt(self, rtt: float, ca_rtt: float | None = None) -> None:
+        """An RTT sample into Linux's estimator (tcp_rtt_estimator), then the RTO (tcp_set_rto): srtt gains 1/8;
+        the deviation gains 1/4, but only 1/32 when the RTT falls by more than it (Linux's Eifel-like damping); the
+        RTO's variance term holds the highest deviation of the last window, decaying toward the window's highest by
+        1/4 per window, never below the minimum RTO. A valid sample also resets the timer's backoff."""
+        o = self.options
         self.min_rtt = min(self.min_rtt, rtt if ca_rtt is None else ca_rtt)
         if self.srtt is None:
-            self.srtt, self.rttvar = rtt, rtt / 2
+            self.srtt, self.mdev = rtt, 2 * rtt  # an RTO of 3 RTTs
+            self.rttvar = self._mdev_max = max(self.mdev, o.min_rto)
+            self._rtt_seq = self.nxt
         else:
-            self.rttvar = 0.75 * self.rttvar + 0.25 * abs(self.srtt - rtt)
-            self.srtt = 0.875 * self.srtt + 0.125 * rtt
-        self._set_rto()
-
-    def _set_rto(self) -> None:
-        assert self.srtt is not None
-        o = self.options
-        self.rto = min(o.max_rto, self.srtt + max(4 * self.rttvar, o.min_rto))
+            err = rtt - self.srtt
+            self.srtt += err / 8
+            if err < 0:
+                err = -err - self.mdev / 4
+                if err > 0:
+                    err /= 8
+            else:
+                err -= self.mdev / 4
+            self.mdev += err
+            if self.mdev > self._mdev_max:
+                self._mdev_max = self.mdev
+                self.rttvar = max(self.rttvar, self._mdev_max)
+            if self.una > self._rtt_seq:
+                if self._mdev_max < self.rttvar:
+                    self.rttvar -= (self.rttvar - self._mdev_max) / 4
+                self._rtt_seq, self._mdev_max = self.nxt, o.min_rto
+        # jiffies at HZ = 1000: usecs_to_jiffies rounds up
+        self.rto = min(o.max_rto, math.ceil((self.srtt + self.rttvar) * 1000 - 1e-6) / 1000)
 
     def _trim(self) -> None:
         """Forget acknowledged bytes (in large steps: a bytearray's head is moved on deletion)."""
@@ -808,16 +868,16 @@ class TcpConnection:
 
     def _on_data(self, start: int, payload: bytes, now: float) -> tuple[bytes, int]:
         """Take a data segment: (bytes now in order, when to ACK: _ALWAYS, _NOW if still owed, _LATER)."""
-        if now - self._last_recv > self.rto:
-            self._quick = self.options.quickacks
-        self._last_recv = now
         end = start + len(payload)
-        if end <= self.rcv_nxt:
-            return b"", _ALWAYS  # a duplicate
+        if end <= self.rcv_nxt:  # a duplicate: Linux's tcp_enter_quickack_mode, then an ACK
+            self._incr_quickack()
+            self._pingpong, self._ato = 0, self.options.delayed_ack
+            return b"", _ALWAYS
         if start > self.rcv_nxt:
             self._ooo.setdefault(start, payload)
             self._sack_ofo(start, end)
             return b"", _ALWAYS
+        self._data_recv(len(payload), now)
         parts = [payload[self.rcv_nxt - start:]]
         self.rcv_nxt = end
         self._rcv_ssthresh = min(self._rcv_ssthresh + 2 * self.options.mss, self._limit)
@@ -828,9 +888,62 @@ class TcpConnection:
             self.rcv_nxt += len(part)
         if filled:
             self._sacks = [b for b in self._sacks if b[0] > self.rcv_nxt] if self._ooo else []  # tcp_sack_remove
-        mss = self.options.mss
-        prompt = filled or self.rcv_nxt - self._acked > mss or len(payload) < mss
-        return b"".join(parts), _NOW if prompt else _LATER
+        data = b"".join(parts)
+        # __tcp_ack_snd_check: more than one full segment owed and the window would not shrink (the application has
+        # read what came before: the segment itself is unread), or the hole filled
+        prompt = filled or (self.rcv_nxt - self._acked > self._rcv_mss and self._room(len(data)) >= self._rcv_wnd)
+        return data, _NOW if prompt else _LATER
+
+    def _data_recv(self, size: int, now: float) -> None:
+        """Linux's tcp_event_data_recv for in-order data: the peer's MSS measured (tcp_measure_rcv_mss: a short
+        segment marks the ACK as pushed), the delayed-ACK timeout adapted to the gaps between segments, quick ACKs
+        when data starts or restarts after an idle RTO."""
+        o = self.options
+        if size >= self._rcv_mss:
+            self._rcv_mss = min(size, o.mss)
+        else:
+            self._pushed = min(self._pushed + 1, 2)
+        gap = now - self._last_recv
+        if not self._ato:
+            self._incr_quickack()
+            self._ato = o.delayed_ack
+        elif gap <= o.delayed_ack / 2:
+            self._ato = self._ato / 2 + o.delayed_ack / 2
+        elif gap < self._ato:
+            self._ato = min(self._ato / 2 + gap, self.rto)
+        elif gap > self.rto:
+            self._incr_quickack()
+        self._last_recv = now
+
+    def _incr_quickack(self) -> None:
+        """Linux's tcp_incr_quickack: quick ACKs for the last window advertised, two segments per ACK."""
+        self._quick = max(self._quick, min(self._rcv_wnd // (2 * self._rcv_mss) or 2, self.options.quickacks))
+
+    def _interactive(self) -> bool:
+        """inet_csk_in_pingpong_mode."""
+        return self._pingpong >= self.options.pingpong_thresh
+
+    def _quickack_mode(self) -> bool:
+        return self._quick > 0 and not self._interactive()
+
+    def _delay_ack(self, now: float) -> bool:
+        """Linux's tcp_send_delayed_ack: arm the delayed-ACK timer (the timeout, bounded by the RTT and 200 ms when
+        interactive or pushed, never later than a timer already armed); True to ACK now instead, when the armed
+        timer is within a quarter of the timeout."""
+        o = self.options
+        ato = self._ato or o.delayed_ack
+        if ato > o.delayed_ack:
+            cap = o.max_delayed_ack if self._interactive() or self._pushed else 0.5
+            if self.srtt is not None:
+                cap = min(cap, max(math.ceil(self.srtt * 1000 - 1e-6) / 1000, o.delayed_ack))
+            ato = min(ato, cap)
+        ato = min(ato, o.max_delayed_ack)
+        if self.ack_at is not None:
+            if self.ack_at <= now + ato / 4:
+                return True
+            ato = min(ato, self.ack_at - now)
+        self.ack_at = now + ato
+        return False
 
     def _sack_ofo(self, start: int, end: int) -> None:
         """An out-of-order segment in the SACK blocks (Linux's tcp_sack_new_ofo_skb): the block it extends, or a new
@@ -849,16 +962,17 @@ class TcpConnection:
         del blocks[3:]
         blocks.insert(0, [start, end])
 
-    def _room(self) -> int:
-        """The window the buffer allows now (in window-scale units, rounded down)."""
-        room = max(0, min(self._rcv_ssthresh, self._limit) - self.unread)
+    def _room(self, pending: int = 0) -> int:
+        """The window the buffer allows now, `pending` more bytes unread (in window-scale units, rounded down)."""
+        room = max(0, min(self._rcv_ssthresh, self._limit) - self.unread - pending)
         ws = self.options.window_scale
         return room >> ws << ws
 
     def _window(self) -> int:
         """The window field to send: the room offered, never moving the right edge left."""
         self._edge = max(self._edge, self.rcv_nxt + self._room())
-        return min(0xFFFF, (self._edge - self.rcv_nxt) >> self.options.window_scale)
+        self._rcv_wnd = self._edge - self.rcv_nxt
+        return min(0xFFFF, self._rcv_wnd >> self.options.window_scale)
 
     def _autotune(self, read: int, now: float) -> None:
         """Linux's receive-buffer autotuning: a socket read at R bytes per RTT may hold 2R."""
@@ -873,10 +987,16 @@ class TcpConnection:
     # ------------------------------------------------------------------------------------------------ frames
 
     def _frame(self, payload: bytes, now: float, start: int | None = None, push: bool = False) -> bytes:
-        """A segment (data from stream offset `start`, or a pure ACK), carrying the current ACK."""
-        if self.rcv_nxt > self._acked:
-            self._quick = max(0, self._quick - 1)
-        self._acked, self.ack_at = self.rcv_nxt, None
+        """A segment (data from stream offset `start`, or a pure ACK), carrying the current ACK: the ACK owed is sent
+        (tcp_event_ack_sent: a quick ACK used, the delayed-ACK timer off); data sent within the delayed-ACK timeout
+        of data received counts toward interactive mode (tcp_event_data_sent)."""
+        if self.rcv_nxt > self._acked and self._quick:  # tcp_dec_quickack_mode
+            self._quick -= 1
+            if not self._quick:
+                self._ato = self.options.delayed_ack
+        if payload and now - self._last_recv < self._ato:
+            self._pingpong = min(self._pingpong + 1, 255)
+        self._acked, self.ack_at, self._pushed = self.rcv_nxt, None, 0
         st = self.stats
         st.segments += 1
         if not payload:
