@@ -47,7 +47,7 @@ from controller.local import load_p4info
 from controller.programs import CONTROLLERS
 from experiments.bound import Bound
 from experiments.resume import sweep_key
-from experiments.rows import CSV_FIELDS, CsvLog, Row, agreed_digest
+from experiments.rows import CSV_FIELDS, CsvLog, Row, agreed_digest, start_offsets
 from experiments.scenario import RunPoint, Scenario
 from switch.faults import FaultPlan
 from topo.inprocess import EngineCache, make_jobs
@@ -183,6 +183,7 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int, starts: Sequence[fl
         straggle = {(1, r): float(t) for r, t in enumerate(starts)}
     else:
         straggle = {(1, point.workers - 1): point.straggler_ms * 1e-3} if point.straggler_ms else None
+    began = [(straggle or {}).get((1, r), 0.0) for r in range(point.workers)]
     allreduce = partial(host_allreduce, net) if spec.host_steps is not None else net.allreduce
     job = allreduce({1: inputs}, dtype=sc.dtype, start_at=straggle, time_limit=sc.timeout_s)[1]
     verdicts = check_results(net, 1, job.runs, inputs, sc.dtype)
@@ -214,7 +215,9 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int, starts: Sequence[fl
                efficiency=None if bound.efficiency is None else round(bound.efficiency, 4), bound=bound.verdict,
                engine="sim", wall_s=round(rep_.wall_s, 3), sim_events=rep_.events,
                bottleneck="" if busiest is None else f"{busiest.name} {100 * busiest.busy:.0f} %",
-               result_digest=agreed_digest(result_digest(r.array) for r in job.runs), error="; ".join(bad)[:500])
+               result_digest=agreed_digest(result_digest(r.array) for r in job.runs),
+               start_offsets_ms=start_offsets([{"rank": r, "started_s": t} for r, t in enumerate(began)]),
+               error="; ".join(bad)[:500])
 
 
 def _two_tier(sc: Scenario, point: RunPoint, spec: Any, program_json: dict[str, Any], p4info: Any, seed: int,

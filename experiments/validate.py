@@ -205,6 +205,11 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
     return checks, out
 
 
+def _same_starts(a: Sequence[float] | None, b: Sequence[float]) -> bool:
+    """Start times equal to the microsecond `start_offsets_ms` keeps."""
+    return a is not None and len(a) == len(b) and all(abs(x - y) < 2e-6 for x, y in zip(a, b))
+
+
 def replayed_starts(mininet: Iterable[Row]) -> dict[tuple[RunPoint, int], list[float]]:
     """Each emulator run's ranks' start times (`Row.starts()`), by point and repetition: the simulator starts its
     ranks then, so that both engines see the same start skew (the emulator's workers share a CPU and leave the start
@@ -268,6 +273,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mininet", type=Path, metavar="DIR", default=None,
                    help="a finished Mininet sweep of the scenario (make experiment's results directory) instead of "
                         "running it")
+    p.add_argument("--sim", type=Path, metavar="DIR", default=None,
+                   help="a finished simulation of it (a validation's sim/ directory) instead of running it: compare "
+                        "again")
     p.add_argument("--results", type=Path, default=ROOT / "results", help="where the validation's directory goes")
     p.add_argument("--simultaneous", action="store_true",
                    help="start the simulated ranks at once (the straggler late), not when the emulator's did")
@@ -284,8 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sc.engine != "mininet":
         return fail(PROG, f"{sc.path}: validation compares a Mininet scenario with its simulation: give one with "
                     'network.engine = "mininet"')
-    if args.mininet is not None and not (args.mininet / "runs.csv").is_file():
-        return fail(PROG, f"--mininet {args.mininet}: no runs.csv there")
+    for flag, given in (("--mininet", args.mininet), ("--sim", args.sim)):
+        if given is not None and not (given / "runs.csv").is_file():
+            return fail(PROG, f"{flag} {given}: no runs.csv there")
     out = results_dir(args.results, f"validation-{sc.name}")
     if args.mininet is None:
         from experiments import sweep
@@ -308,12 +317,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     from experiments import simulate
 
     simulated = emulated(sc, float(rate))
-    sim_dir = out / "sim"
-    sim_dir.mkdir()
     starts = {} if args.simultaneous else replayed_starts(mininet)
-    sim = simulate.run_scenario(simulated, sim_dir, progress=not args.no_progress,
-                                log=lambda m: print(m, file=sys.stderr), starts=starts)
-    write_report(simulated, sim, sim_dir)
+    if args.sim is None:
+        sim_dir = out / "sim"
+        sim_dir.mkdir()
+        sim = simulate.run_scenario(simulated, sim_dir, progress=not args.no_progress,
+                                    log=lambda m: print(m, file=sys.stderr), starts=starts)
+        write_report(simulated, sim, sim_dir)
+    else:
+        sim_dir, sim = args.sim, _rows(args.sim)
+        starts = {k: t for k, t in starts.items() if any(  # the simulated runs that started as the emulator's did
+            r.rep == k[1] and _point(r) == k[0] and _same_starts(r.starts(), t) for r in sim)}
     checks, comparisons = compare(sc, mininet, sim)
     text = markdown(sc, checks, comparisons, mininet_dir, sim_dir, replayed=len(starts))
     (out / "validation.md").write_text(text)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments.rows import Row, start_offsets
+from experiments.rows import CSV_FIELDS, CsvLog, Row, start_offsets
 from experiments.scenario import RunPoint, load_scenario
 from experiments.simulate import run_point
 from experiments.validate import TOLERANCE, Comparison, compare, emulated, main, markdown, replayed_starts
@@ -102,7 +102,17 @@ def test_the_emulators_start_times_are_recorded_and_replayed(tmp_path: Path) -> 
     at_once, late = run_point(sc, point, 1), run_point(sc, point, 1, starts[point, 1])
     assert late.verified and late.result_digest == at_once.result_digest
     assert late.elapsed_s == pytest.approx(at_once.elapsed_s + 0.05, abs=0.005)
+    assert (at_once.start_offsets_ms, late.start_offsets_ms) == ("0.000;0.000", "0.000;50.000")  # what it ran
     assert "2 start times for 3 workers" in run_point(sc, replace(point, workers=3), 1, [0.0, 0.1]).error
+    for name, rows in (("m", [lab]), ("s", [late])):  # a finished simulation compared again (--sim)
+        (tmp_path / name).mkdir()
+        log = CsvLog(tmp_path / name / "runs.csv", CSV_FIELDS)
+        for r in rows:
+            log.append(r.csv_row())
+    assert main([str(sc.path), "--mininet", str(tmp_path / "m"), "--sim", str(tmp_path / "s"), "--results",
+                 str(tmp_path / "out")]) in (0, 1)
+    [made] = (tmp_path / "out").iterdir()
+    assert "1 simulated runs started each rank when the emulator's run did" in (made / "validation.md").read_text()
 
 
 def test_a_simulated_scenario_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
