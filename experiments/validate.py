@@ -68,7 +68,10 @@ class Comparison:
     bound: str = ""
     """What bound the emulator's runs of the points involved ("network 3/3"; experiments.bound)."""
     sim_spread: tuple[float, float] | None = None
-    """The same range over the simulator's repetitions (their seeds differ: losses fall on other packets)."""
+    """The same range over the simulator's repetitions."""
+    sampled: bool = False
+    """The simulator's repetitions differ by chance (lossy points: the losses fall on other packets), so its median is
+    an estimate too; without loss they differ only by the emulator's start times they replay."""
 
     @property
     def error(self) -> float:
@@ -84,12 +87,12 @@ class Comparison:
     @property
     def verdict(self) -> str:
         """"agrees" (within the tolerance), "noisy" (outside it, but the simulator's median lies inside the
-        emulator's run-to-run range, or the two engines' ranges overlap: both medians are estimates, and more
-        repetitions decide) or "differs" (the engines' runs do not overlap)."""
+        emulator's run-to-run range, or, where both medians are estimates (`sampled`), the two engines' ranges
+        overlap: more repetitions decide) or "differs"."""
         if self.ok:
             return "agrees"
         if self.spread is not None and (self.spread[0] <= self.sim <= self.spread[1] or (
-                self.sim_spread is not None and self.sim_spread[0] <= self.spread[1]
+                self.sampled and self.sim_spread is not None and self.sim_spread[0] <= self.spread[1]
                 and self.spread[0] <= self.sim_spread[1])):
             return "noisy"
         return "differs"
@@ -178,7 +181,7 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
     m, s = _Times(mininet), _Times(sim)
     both = [p for p in sc.runs() if p in m and p in s]
     out = [Comparison("time", _label(p), m.median(p), s.median(p), tolerance, (m.lo(p), m.hi(p)), m.bound(p),
-                      (s.lo(p), s.hi(p))) for p in both]
+                      (s.lo(p), s.hi(p)), p.loss > 0) for p in both]
     for p in both:  # TCP's frames (its ACKs) are the model's, not Linux's bit for bit: compared, not matched
         if p.loss == 0 and not PROTOCOLS[p.protocol].in_network:
             mf, sf = _frames(mininet, p), _frames(sim, p)
@@ -192,7 +195,7 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
             out.append(Comparison("ratio", f"{p.protocol}/{first} at {_label(base).split(' ', 1)[1]}",
                                   m.median(p) / m.median(base), s.median(p) / s.median(base), tolerance,
                                   (m.lo(p) / m.hi(base), m.hi(p) / m.lo(base)), m.bound(p, base),
-                                  (s.lo(p) / s.hi(base), s.hi(p) / s.lo(base))))
+                                  (s.lo(p) / s.hi(base), s.hi(p) / s.lo(base)), p.loss > 0))
     for axis in ("loss", "straggler_ms"):
         zero = getattr(sc, axis)[0]
         for p in both:
@@ -201,7 +204,7 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
                 out.append(Comparison(f"{axis.split('_')[0]} slope", f"{_label(p)}: over {axis} {zero:g}",
                                       m.median(p) - m.median(base), s.median(p) - s.median(base), tolerance,
                                       (m.lo(p) - m.hi(base), m.hi(p) - m.lo(base)), m.bound(p, base),
-                                      (s.lo(p) - s.hi(base), s.hi(p) - s.lo(base))))
+                                      (s.lo(p) - s.hi(base), s.hi(p) - s.lo(base)), p.loss > 0))
     return checks, out
 
 
@@ -229,8 +232,8 @@ def markdown(sc: Scenario, checks: Sequence[Check], comparisons: Sequence[Compar
              f"Emulator runs: `{mininet_dir}`; simulated: `{sim_dir}`. Tolerance {100 * TOLERANCE:.0f} %. "
              f"All {len(comparisons)} comparisons: {tally(comparisons)}; the {len(network)} whose emulator runs were "
              f"all network-bound: {tally(network)}. *noisy*: outside the tolerance, but the simulator's median is "
-             "inside the range the emulator's own repetitions give, or the two engines' ranges overlap (more "
-             "repetitions decide). "
+             "inside the range the emulator's own repetitions give, or, under loss (where the simulator's runs differ "
+             "by chance too), the two engines' ranges overlap: more repetitions decide. "
              + (f"{replayed} simulated runs started each rank when the emulator's run did (`start_offsets_ms`)."
                 if replayed else "The simulated ranks started at once (the straggler late)."),
              "", "| exact check | matched | of runs | first mismatches |", "|---|---|---|---|"]

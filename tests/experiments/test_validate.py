@@ -140,9 +140,11 @@ def test_tiny_validation_both_engines_agree(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_overlapping_runs_are_noisy_and_separate_ones_differ() -> None:
-    """A median outside the tolerance and outside the emulator's range is still an estimate: when the simulator's own
-    repetitions reach into the emulator's range, more repetitions decide; when they do not, the engines differ."""
-    assert Comparison("time", "x", 2.0, 1.6, spread=(1.8, 2.4), sim_spread=(1.5, 1.9)).verdict == "noisy"
-    assert Comparison("time", "x", 2.0, 1.6, spread=(1.8, 2.4), sim_spread=(1.5, 1.7)).verdict == "differs"
-    assert Comparison("time", "x", 2.0, 1.6, spread=(1.8, 2.4)).verdict == "differs"
-    assert Comparison("time", "x", 2.0, 1.9, spread=(1.95, 2.4), sim_spread=(1.0, 1.1)).verdict == "agrees"
+    """Under loss the simulator's median, outside the tolerance and the emulator's range, is still an estimate: when
+    its own repetitions reach into the emulator's range, more repetitions decide; when they do not, the engines
+    differ."""
+    lossy = Comparison("time", "x", 2.0, 1.6, spread=(1.8, 2.4), sim_spread=(1.5, 1.9), sampled=True)
+    assert lossy.verdict == "noisy"
+    assert replace(lossy, sim_spread=(1.5, 1.7)).verdict == "differs"
+    assert replace(lossy, sampled=False).verdict == "differs"  # loss-free: the simulator's median is not an estimate
+    assert replace(lossy, sim=1.9).verdict == "agrees"
