@@ -232,8 +232,8 @@ def _sim_method(sc: Scenario, rows: list[Row]) -> list[str]:
             f"{m.overhead_bytes} B of wire overhead per frame"
             f"{', shaped by htb as in the emulator (no serialisation delay)' if m.shaper == 'htb' else ''}; "
             f"switch service time {service}; host cost "
-            f"{m.host_cost_ns:g} ns per frame; compute {m.compute_ms:g} ms per step; loss is the fault plan's drop "
-            f"rule at {lossy}, both directions.",
+            f"{m.host_cost_ns:g} ns per frame{_shared_cpus(m.host_cpus)}; compute {m.compute_ms:g} ms per step; "
+            f"loss is the fault plan's drop rule at {lossy}, both directions.",
             f"- Simulated {simulated:.4f} s of all-reduces in {wall:.1f} s of wall time, {events} events "
             f"({events / wall / 1e3 if wall else 0:.0f} k/s); a run is deterministic given its seed (scenario seed + "
             "rep). Verdicts (experiments/bound.py) read the simulated links' and switch's busy shares: the "
@@ -313,3 +313,8 @@ def write_report(sc: Scenario, rows: list[Row], out: Path, machine: dict[str, st
     (out / "summary.md").write_text(text)
     plot(sc, rows, out)
     return text
+
+
+def _shared_cpus(n: int | None) -> str:
+    """The hosts' CPUs, when they share them."""
+    return "" if n is None else f" on {n} shared CPU{'s' if n > 1 else ''}"

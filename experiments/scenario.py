@@ -28,6 +28,7 @@
     ecn_kib = 100                   # ECN marking threshold (omit: none)
     service_ns = 0                  # the switch's time per packet (0: line rate, an ASIC)
     host_cost_ns = 0                # a host's time per frame sent or received
+    host_cpus = 1                   # CPUs the hosts share (omit: one each; the emulator pins them all to one)
     compute_ms = 0                  # every worker's computation before the all-reduce
     overhead_bytes = 24             # wire bytes per frame beyond it (preamble, FCS, gap; 0 as htb counts)
     shaper = "wire"                 # or "htb": links as the emulator's (htb's 1,600 B ceil bucket before a veth:
@@ -158,6 +159,7 @@ class SimModel:
     ecn_kib: float | None = None
     service_ns: float = 0.0
     host_cost_ns: float = 0.0
+    host_cpus: int | None = None
     compute_ms: float = 0.0
     overhead_bytes: int = 24
     shaper: str = "wire"
@@ -217,8 +219,8 @@ _SECTIONS: dict[str, set[str]] = {
                 "window_control", "cpus"},
     "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
     "report": {"x"},
-    "sim": {"delay_us", "buffer_kib", "ecn_kib", "service_ns", "host_cost_ns", "compute_ms", "overhead_bytes", "shaper",
-            "dask"},
+    "sim": {"delay_us", "buffer_kib", "ecn_kib", "service_ns", "host_cost_ns", "host_cpus", "compute_ms",
+            "overhead_bytes", "shaper", "dask"},
     "recovery": {"timeout_ms", "min_timeout_ms", "max_timeout_ms", "fixed_timeout", "backoff", "fast_retransmit"},
 }
 
@@ -397,6 +399,8 @@ def _sim_model(r: _Reader, sim: dict[str, Any]) -> SimModel:
             kw[key] = float(r.number(f"sim.{key}", sim[key], 0.0625, 1 << 22))
     if "overhead_bytes" in sim:
         kw["overhead_bytes"] = r.number("sim.overhead_bytes", sim["overhead_bytes"], 0, 64, integer=True)
+    if "host_cpus" in sim:
+        kw["host_cpus"] = r.number("sim.host_cpus", sim["host_cpus"], 1, 4096, integer=True)
     if "shaper" in sim:
         kw["shaper"] = r.choice("sim.shaper", sim["shaper"], list(SHAPERS))
     if "dask" in sim:

@@ -174,7 +174,7 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int, starts: Sequence[fl
                          ps=spec.needs_ps)
         net = SimNetwork(program_json, jobs, p4info=p4info, protocol=spec, faults=FaultPlan(seed=seed),
                          loss=point.loss, seed=seed, options=options, link=link, service_s=m.service_ns * 1e-9,
-                         host_cost_s=m.host_cost_ns * 1e-9, compute_s=m.compute_ms * 1e-3)
+                         host_cost_s=m.host_cost_ns * 1e-9, host_cpus=m.host_cpus, compute_s=m.compute_ms * 1e-3)
         hosts = {w.switch_port for w in jobs[0].workers}  # the star's hosts are keyed by their switch port
     inputs = [rank_input(point.size, seed, r, sc.dtype) for r in range(point.workers)]
     if starts is not None:
@@ -233,7 +233,7 @@ def _two_tier(sc: Scenario, point: RunPoint, spec: Any, program_json: dict[str, 
     uplink = link if sc.uplink_mbps is None else replace(link, rate_bps=sc.uplink_mbps * 1e6)
     net = TwoTierSimNetwork(program_json, fabric, [job], p4info=p4info, protocol=spec, loss=point.loss, seed=seed,
                             options=options, link=link, uplink=uplink, service_s=m.service_ns * 1e-9,
-                            host_cost_s=m.host_cost_ns * 1e-9, compute_s=m.compute_ms * 1e-3,
+                            host_cost_s=m.host_cost_ns * 1e-9, host_cpus=m.host_cpus, compute_s=m.compute_ms * 1e-3,
                             engines=_ENGINES.many(program_json, len(fabric.switches)))
     return net, set(range(1, fabric.workers + 1))
 

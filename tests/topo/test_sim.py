@@ -182,6 +182,23 @@ def test_a_slow_switch_paces_the_run_at_its_service_time() -> None:
     assert rep.busiest is not None and rep.busiest.busy < 0.2
 
 
+def test_hosts_sharing_a_cpu_wait_for_each_other() -> None:
+    """host_cost_s per frame: on a CPU each the hosts' work overlaps; on one shared CPU (the emulator's hosts) it adds
+    up, and that CPU is busy for all of it. A timer that came due while the CPU was busy fires at once."""
+    data = inputs(4, 64 * 100, "int32")
+    own = sim("switchml", 4, link=LinkSpec(100e9, 1e-6), host_cost_s=1e-6)
+    r = own.allreduce(data, "int32")[1]
+    assert all(v.ok for v in own.verify(1, r, data[1], "int32"))
+    one = sim("switchml", 4, link=LinkSpec(100e9, 1e-6), host_cost_s=1e-6, host_cpus=1)
+    r = one.allreduce(data, "int32")[1]
+    assert all(v.ok for v in one.verify(1, r, data[1], "int32"))
+    # each worker sends and receives 100 frames (200 us of CPU): in parallel ~200 us, shared ~800 us
+    assert own.report().sim_s == pytest.approx(200e-6, rel=0.1) and own.report().host_busy > 0.9
+    assert one.report().sim_s == pytest.approx(800e-6, rel=0.1) and one.report().host_busy > 0.95
+    with pytest.raises(ValueError, match="host_cpus must be >= 1"):
+        sim("switchml", 2, link=LinkSpec(1e9, 1e-6), host_cpus=0)
+
+
 def test_small_buffers_drop_and_the_protocol_recovers() -> None:
     net = sim("switchml", 4, link=LinkSpec(10e9, 1e-6, buffer_bytes=1500), service_s=1e-6, seed=2)
     data = inputs(4, 64 * 64, "int32")

@@ -18,7 +18,9 @@ The model, in words (docs/simulator.md says more):
 - a switch processes frames one at a time, `service_s` each (0: at line rate, as a switching ASIC; the embedded
   switch's measured per-packet cost reproduces the emulator), then hands each output to its egress port's queue;
 - a host handles one event at a time, `host_cost_s` per frame received or sent (0: free), its sends leaving when
-  the work is done; frames that reach a host before its worker started are discarded, as a closed socket would;
+  the work is done; with `host_cpus` the hosts share that many CPUs (host k on CPU k mod host_cpus, as the emulator
+  pins all its hosts to one), so one host's work waits for another's; frames that reach a host before its worker
+  started are discarded, as a closed socket would;
 - `compute_s` delays every worker's start of an all-reduce (the step's computation); `allreduce(start_at=…)`
   delays single workers (stragglers).
 """
@@ -127,17 +129,27 @@ class _HostState:
     """A host's place in the simulated network: its NIC port and switch, its CPU's next free instant, its armed
     timer."""
 
-    __slots__ = ("host", "key", "up", "switch", "switch_port", "cpu_free", "cpu_busy", "timer_at")
+    __slots__ = ("host", "key", "up", "switch", "switch_port", "cpu", "timer_at")
 
-    def __init__(self, host: Endpoint, key: int, up: Port | None, switch: SimSwitch, switch_port: int) -> None:
+    def __init__(self, host: Endpoint, key: int, up: Port | None, switch: SimSwitch, switch_port: int,
+                 cpu: _Cpu) -> None:
         self.host = host
         self.key = key
         self.up = up
         self.switch = switch
         self.switch_port = switch_port
-        self.cpu_free = 0.0
-        self.cpu_busy = 0.0
+        self.cpu = cpu
         self.timer_at: float | None = None
+
+
+class _Cpu:
+    """A CPU the hosts' work runs on: when it is next free, and how long it has been busy."""
+
+    __slots__ = ("free", "busy")
+
+    def __init__(self, free: float) -> None:
+        self.free = free
+        self.busy = 0.0
 
 
 class SimNetwork(InProcessNetwork):
@@ -145,13 +157,18 @@ class SimNetwork(InProcessNetwork):
 
     `link`: every host link's parameters; `links`: per switch port, those of some links (a PS's faster link);
     `service_s`, `host_cost_s`, `compute_s`: the switch's per-packet, a host's per-frame and each worker's
-    per-step times. Other arguments as InProcessNetwork (its `latency` and `jitter` are unused)."""
+    per-step times; `host_cpus`: CPUs the hosts share (None: one each). Other arguments as InProcessNetwork (its
+    `latency` and `jitter` are unused)."""
 
     def __init__(self, program: Mapping[str, Any], jobs: Any, *, link: LinkSpec, links: Mapping[int, LinkSpec] = {},
-                 service_s: float = 0.0, host_cost_s: float = 0.0, compute_s: float = 0.0, **kwargs: Any) -> None:
+                 service_s: float = 0.0, host_cost_s: float = 0.0, compute_s: float = 0.0,
+                 host_cpus: int | None = None, **kwargs: Any) -> None:
         super().__init__(program, jobs, **kwargs)
         if service_s < 0 or host_cost_s < 0 or compute_s < 0:
             raise ValueError("service_s, host_cost_s and compute_s must be >= 0")
+        if host_cpus is not None and host_cpus < 1:
+            raise ValueError(f"host_cpus must be >= 1, got {host_cpus}")
+        self.host_cpus = host_cpus
         self.link = link
         self.links = dict(links)
         self.service_s = service_s
@@ -221,10 +238,11 @@ class SimNetwork(InProcessNetwork):
             p.max_queue = 0
         busy0 = [s.busy_s for s in switches]
         service, cost, limit = self.service_s, self.host_cost_s, self.time_limit
-        for key, h in self.hosts.items():
+        shared = [_Cpu(self.now) for _ in range(self.host_cpus or 0)]
+        for k, (key, h) in enumerate(self.hosts.items()):
             index, port, up = plugs[key]
-            st = states[key] = _HostState(h, key, up, switches[index], port)
-            st.cpu_free = self.now
+            cpu = shared[k % len(shared)] if shared else _Cpu(self.now)
+            states[key] = _HostState(h, key, up, switches[index], port, cpu)
         waiting = {key for key, h in self.hosts.items() if not h.done}
         finished = env.event()
         batches: dict[float, list[tuple[int, int, Any, Any]]] = {}  # time -> (kind, port or host, item, switch)
@@ -344,15 +362,16 @@ class SimNetwork(InProcessNetwork):
             """The host starts (START), takes a frame (TO_HOST) or its timer fires (TIMER); what it sends leaves
             when its CPU has done the work."""
             h = st.host
-            if cost and st.cpu_free > now:
-                at(st.cpu_free, DEFERRED, st.key, (kind, frame), None)
+            cpu = st.cpu
+            if cost and cpu.free > now:
+                at(cpu.free, DEFERRED, st.key, (kind, frame), None)
                 return
             out = h.on_frame(frame, now) if kind == TO_HOST else h.on_timer(now) if kind == TIMER else h.start(now)
             send_at = now
             if cost:
                 spent = cost * (1 + len(out))
-                st.cpu_free = send_at = now + spent
-                st.cpu_busy += spent
+                cpu.free = send_at = now + spent
+                cpu.busy += spent
             if out:
                 up = st.up
                 if up is None:
@@ -371,7 +390,7 @@ class SimNetwork(InProcessNetwork):
                 return
             d = h.next_deadline()
             if d is not None:
-                arm(st, d)
+                arm(st, max(d, now))  # a deadline that passed while the host's CPU was busy: at once
 
         for st in states.values():
             at(max(st.host.start_at, env.now), START, st.key, None, None)
@@ -398,7 +417,7 @@ class SimNetwork(InProcessNetwork):
         switch_busy = max((s.busy_s - b for s, b in zip(switches, busy0)), default=0.0)
         self.last = SimReport(sim, time.perf_counter() - wall0, events[0], events[1], reports,
                               switch_busy / sim if sim else 0.0,
-                              max((s.cpu_busy / sim for s in states.values()), default=0.0) if sim else 0.0)
+                              max((s.cpu.busy / sim for s in states.values()), default=0.0) if sim else 0.0)
 
     def _linked_ports(self) -> set[int]:
         """Switch ports with a host that sends: every worker's and the parameter server's."""

@@ -21,8 +21,8 @@ Linux's behaviour where it has one:
   pure ACK even when data leaves at once); for a short segment when the application has read everything (unless
   interactive, where it takes two); else the delayed-ACK timer: 40 ms, halving toward the gaps between segments,
   doubling when it fires (not past the RTO, nor 200 ms or the srtt), fired early when a segment arrives within a
-  quarter of it; data segments carry the ACK (piggybacking); out-of-order segments are kept; timestamps echoed per RFC 7323 (TS.Recent from a segment at or
-  before the last ACK sent, Linux's tcp_replace_ts_recent);
+  quarter of it; data segments carry the ACK (piggybacking); out-of-order segments are kept; timestamps echoed per
+  RFC 7323 (TS.Recent from a segment at or before the last ACK sent, Linux's tcp_replace_ts_recent);
 - **SACK** (RFC 2018, tcp_sack = 1): a pure ACK sent while out-of-order data is held carries up to 3 SACK blocks
   (40 option bytes less the timestamps' 12: NOP, NOP, kind 5, 2 + 8 per block, so 78, 86 or 94-byte frames), the
   block the latest segment joined first, at most 4 remembered, dropped once `rcv_nxt` covers them (Linux's
