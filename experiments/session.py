@@ -213,6 +213,7 @@ class ExperimentNetwork:
         job_hosts = [range(k * w + 1, (k + 1) * w + 1) for k in range(len(self.jobs))]
         ps_hosts = self.fabric.ps_host_list  # each job's traffic crosses its PS's link
         metered = [h for hosts in job_hosts for h in hosts] + ps_hosts
+        network.quiesce(metered)  # a previous host baseline's closing handshakes are not this run's frames
         ports_before, sched_before = network.port_counters(metered), network.switch_sched()
         transport_before, clock_before = network.transport_counters(metered), MachineClock.now()
         barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]

@@ -46,7 +46,7 @@ from worker.job import JobConfig
 from worker.protocols import PROTOCOLS
 from worker.schedstat import SchedTimes, sched_times
 
-__all__ = ["MININET_LOCK", "Network", "PortCounters", "TransportCounters", "kill_namespace_processes",
+__all__ = ["MININET_LOCK", "Network", "PortCounters", "TransportCounters", "kill_namespace_processes", "tcp_states",
            "mininet_lock"]
 
 MININET_LOCK = Path("/tmp/ina-testbed-mininet.lock")
@@ -157,6 +157,26 @@ def _statistics(intf: str, *names: str) -> list[int]:
     """Counters of a network interface of this namespace (/sys/class/net/INTF/statistics/NAME)."""
     stats = Path("/sys/class/net") / intf / "statistics"
     return [int((stats / n).read_text()) for n in names]
+
+
+_CLOSING = {"04", "08", "09", "0B"}
+"""TCP states of a closed connection that may still send (/proc/net/tcp's st): FIN_WAIT1, CLOSE_WAIT, LAST_ACK,
+CLOSING."""
+
+
+def tcp_states(pid: int) -> list[tuple[int, str]]:
+    """(local port, state) of every TCP socket in the network namespace of process pid (/proc/PID/net/tcp{,6}; the
+    state in hex, as the kernel's TCP_* numbers)."""
+    out = []
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = Path(f"/proc/{pid}/net/{name}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            out.append((int(fields[1].rsplit(":", 1)[1], 16), fields[3]))
+    return out
 
 
 class Network:
@@ -348,6 +368,17 @@ class Network:
         """Per switch process so far: CPU seconds and seconds runnable but waiting for a CPU (worker.schedstat)."""
         return {name: sched_times(sw.process.pid) if sw.process else SchedTimes()
                 for name, sw in self.switches.items()}
+
+    def quiesce(self, hosts: Sequence[int], timeout_s: float = 5.0) -> int:
+        """Wait, at most timeout_s, until no host h<i> has a TCP connection still closing: a host baseline's
+        connections end with FINs after its run, and under loss a FIN is resent up to seconds later, into the next
+        run's frame counts. Returns the connections still closing at the end (0: quiet)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            closing = sum(st in _CLOSING for h in hosts for _, st in tcp_states(self.host(f"h{h}").pid))
+            if not closing or time.monotonic() >= deadline:
+                return closing
+            time.sleep(0.02)
 
     def transport_counters(self, hosts: Sequence[int]) -> dict[int, TransportCounters]:
         """Per host h<i> so far: its namespace's TCP counters and the drops of the rate-limiting qdiscs at both
