@@ -67,7 +67,8 @@ help:
 	@echo "                   lacks or that failed; SCENARIO may be left out). multitenant, train, figures take RESUME too"
 	@echo "make validate-sim  the packet simulator against Mininet: VALIDATE=experiments/scenarios/validate-sim.toml on both"
 	@echo "                   engines, compared point by point -> results/validate-<name>-<time>/validation.md (root;"
-	@echo "                   VALIDATE_MININET=DIR compares a finished sweep instead of running Mininet again)"
+	@echo "                   VALIDATE_MININET=DIR compares a finished sweep instead of running Mininet again,"
+	@echo "                   VALIDATE_SIM=DIR a finished simulation of it instead of simulating again)"
 	@echo "make multitenant   JOBS jobs share one switch: every in-network protocol at equal memory (SwitchML's static"
 	@echo "                   partition, ATP's shared pool + PS, plug-ins); REPS runs, BW=MBIT|auto"
 	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation; REPS runs"
@@ -165,7 +166,8 @@ experiment: build
 # the simulator against the emulator: one scenario on both engines -> results/validate-<name>-<time>/validation.md
 VALIDATE    ?= experiments/scenarios/validate-sim.toml
 validate-sim: build
-	$(PY) -m experiments.validate $(VALIDATE) $(if $(VALIDATE_MININET),--mininet $(VALIDATE_MININET))
+	$(PY) -m experiments.validate $(VALIDATE) $(if $(VALIDATE_MININET),--mininet $(VALIDATE_MININET)) \
+		$(if $(VALIDATE_SIM),--sim $(VALIDATE_SIM))
 
 # J jobs sharing one switch, SwitchML (static partition) vs ATP (shared pool + PS) at equal memory (root)
 # -> results/multitenant-<UTC time>/{runs.csv,summary.md,multitenant.png}
