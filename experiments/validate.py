@@ -146,6 +146,18 @@ class _Times:
     def hi(self, p: RunPoint) -> float:
         return max(self.times[p])
 
+    def span(self, p: RunPoint) -> tuple[float, float]:
+        """The range of p's times."""
+        return self.lo(p), self.hi(p)
+
+    def ratio_span(self, p: RunPoint, base: RunPoint) -> tuple[float, float]:
+        """The range of p's time over base's, from the extreme runs."""
+        return self.lo(p) / self.hi(base), self.hi(p) / self.lo(base)
+
+    def slope_span(self, p: RunPoint, base: RunPoint) -> tuple[float, float]:
+        """The range of p's time less base's, from the extreme runs."""
+        return self.lo(p) - self.hi(base), self.hi(p) - self.lo(base)
+
     def bound(self, *points: RunPoint) -> str:
         """The points' runs' verdicts, counted ("network 5/6, host-cpu 1/6")."""
         verdicts = [b for p in points for b in self.bounds[p]]
@@ -180,8 +192,8 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
 
     m, s = _Times(mininet), _Times(sim)
     both = [p for p in sc.runs() if p in m and p in s]
-    out = [Comparison("time", _label(p), m.median(p), s.median(p), tolerance, (m.lo(p), m.hi(p)), m.bound(p),
-                      (s.lo(p), s.hi(p)), p.loss > 0) for p in both]
+    out = [Comparison("time", _label(p), m.median(p), s.median(p), tolerance, m.span(p), m.bound(p), s.span(p),
+                      p.loss > 0) for p in both]
     for p in both:  # TCP's frames (its ACKs) are the model's, not Linux's bit for bit: compared, not matched
         if p.loss == 0 and not PROTOCOLS[p.protocol].in_network:
             mf, sf = _frames(mininet, p), _frames(sim, p)
@@ -194,8 +206,7 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
         if p.protocol != first and base in m and base in s:
             out.append(Comparison("ratio", f"{p.protocol}/{first} at {_label(base).split(' ', 1)[1]}",
                                   m.median(p) / m.median(base), s.median(p) / s.median(base), tolerance,
-                                  (m.lo(p) / m.hi(base), m.hi(p) / m.lo(base)), m.bound(p, base),
-                                  (s.lo(p) / s.hi(base), s.hi(p) / s.lo(base)), p.loss > 0))
+                                  m.ratio_span(p, base), m.bound(p, base), s.ratio_span(p, base), p.loss > 0))
     for axis in ("loss", "straggler_ms"):
         zero = getattr(sc, axis)[0]
         for p in both:
@@ -203,8 +214,7 @@ def compare(sc: Scenario, mininet: Sequence[Row], sim: Sequence[Row],
             if p.value(axis) != zero and base in m and base in s:
                 out.append(Comparison(f"{axis.split('_')[0]} slope", f"{_label(p)}: over {axis} {zero:g}",
                                       m.median(p) - m.median(base), s.median(p) - s.median(base), tolerance,
-                                      (m.lo(p) - m.hi(base), m.hi(p) - m.lo(base)), m.bound(p, base),
-                                      (s.lo(p) - s.hi(base), s.hi(p) - s.lo(base)), p.loss > 0))
+                                      m.slope_span(p, base), m.bound(p, base), s.slope_span(p, base), p.loss > 0))
     return checks, out
 
 
@@ -329,8 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_report(simulated, sim, sim_dir)
     else:
         sim_dir, sim = args.sim, _rows(args.sim)
-        starts = {k: t for k, t in starts.items() if any(  # the simulated runs that started as the emulator's did
-            r.rep == k[1] and _point(r) == k[0] and _same_starts(r.starts(), t) for r in sim)}
+        ran = {(_point(r), r.rep): r.starts() for r in sim}  # the simulated runs that started as the emulator's did
+        starts = {k: t for k, t in starts.items() if _same_starts(ran.get(k), t)}
     checks, comparisons = compare(sc, mininet, sim)
     text = markdown(sc, checks, comparisons, mininet_dir, sim_dir, replayed=len(starts))
     (out / "validation.md").write_text(text)

@@ -854,8 +854,7 @@ class TcpConnection:
                 if self._mdev_max < self.rttvar:
                     self.rttvar -= (self.rttvar - self._mdev_max) / 4
                 self._rtt_seq, self._mdev_max = self.nxt, o.min_rto
-        # jiffies at HZ = 1000: usecs_to_jiffies rounds up
-        self.rto = min(o.max_rto, math.ceil((self.srtt + self.rttvar) * 1000 - 1e-6) / 1000)
+        self.rto = min(o.max_rto, _jiffies(self.srtt + self.rttvar))
 
     def _trim(self) -> None:
         """Forget acknowledged bytes (in large steps: a bytearray's head is moved on deletion)."""
@@ -935,7 +934,7 @@ class TcpConnection:
         if ato > o.delayed_ack:
             cap = o.max_delayed_ack if self._interactive() or self._pushed else 0.5
             if self.srtt is not None:
-                cap = min(cap, max(math.ceil(self.srtt * 1000 - 1e-6) / 1000, o.delayed_ack))
+                cap = min(cap, max(_jiffies(self.srtt), o.delayed_ack))
             ato = min(ato, cap)
         ato = min(ato, o.max_delayed_ack)
         if self.ack_at is not None:
@@ -1026,6 +1025,11 @@ class TcpConnection:
                 self._in_nic.append((leaves, cost))
                 self._queued += cost
         return frame
+
+
+def _jiffies(t: float) -> float:
+    """t rounded up to Linux's timer tick (HZ = 1000), as usecs_to_jiffies rounds."""
+    return math.ceil(t * 1000 - 1e-6) / 1000
 
 
 def _tsval(now: float) -> int:
