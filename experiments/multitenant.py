@@ -313,9 +313,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     run_dir = Path("/tmp/ina-testbed/multitenant")
     if args.engine == "sim":
-        if args.bw in ("auto", 0.0) or args.ps_per_job:
+        if args.bw in ("auto", 0.0):
             return fail(p.prog, "--engine sim needs a link rate, --bw MBIT (e.g. 100000; \"auto\" calibrates the "
-                        "emulator to this machine), and runs one PS host for every job (no --ps-per-job)")
+                        "emulator to this machine)")
         try:
             pools = pools_for(args.cells, args.jobs, args.program_dir, args.partitions, args.protocols)
         except (ValueError, OSError) as err:
@@ -384,7 +384,8 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
                 rows = run_multitenant_sim(jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells,
                                            window=args.window, loss=args.loss, reps=args.reps, bw=float(args.bw),
                                            program_dir=args.program_dir, seed=args.seed, partitions=args.partitions,
-                                           protocols=args.protocols, done=done, record=record)
+                                           ps_per_job=args.ps_per_job, protocols=args.protocols, done=done,
+                                           record=record)
             elif args.bw == "auto":
                 from experiments.calibrate import common_rate
 

@@ -35,11 +35,12 @@ ECN_BYTES = 100 * 1024
 
 def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
                         reps: int, bw: float, program_dir: Path, seed: int = 1, partitions: int | None = None,
-                        protocols: Sequence[str] | None = None, done: Collection[tuple[str, ...]] = (),
+                        ps_per_job: bool = False, protocols: Sequence[str] | None = None, done: Collection[tuple[str, ...]] = (),
                         record: Callable[[list[JobRow]], None] | None = None) -> list[JobRow]:
     """Every job of every repetition, as `experiments.multitenant.run_multitenant` gives them (`wait_s`: the waves
     before a job's; `srtt_ms`: the largest smoothed RTT its workers measured). `record` gets each repetition's rows;
-    the repetitions whose key (`rep_key`) is in `done` are skipped (a resume)."""
+    the repetitions whose key (`rep_key`) is in `done` are skipped (a resume). `ps_per_job`: a protocol with a PS
+    gives each job its own PS host and link (`make_jobs`), else one serves every job."""
     rows: list[JobRow] = []
     link = LinkSpec(bw * 1e6, 1e-6, BUFFER_BYTES, ECN_BYTES)
     for proto, pool in pools_for(cells, jobs, program_dir, partitions, protocols).items():
@@ -53,7 +54,8 @@ def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, windo
             if rep_key(proto, rep) in done:
                 continue
             run_seed = seed + rep
-            net = SimNetwork(program_json, make_jobs(at_once, workers, per, ranges, ps=spec.needs_ps), p4info=p4info,
+            net = SimNetwork(program_json, make_jobs(at_once, workers, per, ranges, ps=spec.needs_ps,
+                                                    ps_per_job=ps_per_job), p4info=p4info,
                              protocol=spec, faults=FaultPlan(seed=run_seed), loss=loss, seed=run_seed,
                              options=WindowOptions(window=window), link=link)
             first, wait = len(rows), 0.0
@@ -62,9 +64,9 @@ def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, windo
                           for j in range(at_once)}
                 runs = net.allreduce(inputs, "float32")
                 report = net.report()
-                ps_port = net.jobs[0].ps.switch_port if net.jobs[0].ps is not None else None
-                ps_bytes = sum(p.bytes for p in report.ports if p.host == ps_port) if ps_port is not None else 0
                 for job in net.jobs:
+                    ps_port = job.ps.switch_port if job.ps is not None else None
+                    ps_bytes = sum(p.bytes for p in report.ports if p.host == ps_port) if ps_port is not None else 0
                     ok = all(v.ok for v in check_results(net, job.job_id, runs[job.job_id].runs,
                                                          inputs[job.job_id], "float32"))
                     rows.append(_job_row(

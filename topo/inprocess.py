@@ -259,18 +259,25 @@ class EngineCache:
 
 
 def make_jobs(num_jobs: int, workers: int, num_elems: int, pool: PoolRange | Sequence[PoolRange], *,
-              ps: bool = False) -> list[JobConfig]:
+              ps: bool = False, ps_per_job: bool = False) -> list[JobConfig]:
     """Jobs 1..num_jobs of `workers` workers each on consecutive switch ports from 1, the given pools; with `ps`, one
-    parameter server for every job on port PS_PORT (past the workers' ports when they reach it). Worker r of job j is host h = r + 1 at 10.{h >> 8}.{j}.{h & 255},
-    MAC 00:00:00:{h >> 8}:{j}:{h & 255}. Jobs of more than MAX_WORKERS (32) workers are checked against the switch's
-    program when its controller installs them (`JobConfig.max_workers`: SwitchML's -D INA_MAX_WORKERS)."""
+    parameter server for every job on port PS_PORT (past the workers' ports when they reach it) at 10.0.0.100; with
+    `ps_per_job` too, job j's own on port PS_PORT + j - 1 at 10.0.0.{99 + j} (as ATP runs its jobs: a PS host and link
+    each). Worker r of job j is host h = r + 1 at 10.{h >> 8}.{j}.{h & 255}, MAC 00:00:00:{h >> 8}:{j}:{h & 255}.
+    Jobs of more than MAX_WORKERS (32) workers are checked against the switch's program when its controller installs
+    them (`JobConfig.max_workers`: SwitchML's -D INA_MAX_WORKERS)."""
     pools = [pool] * num_jobs if isinstance(pool, PoolRange) else list(pool)
-    if num_jobs * workers > 510:
-        raise ValueError(f"{num_jobs} jobs of {workers} workers need {num_jobs * workers} switch ports; a switch has "
-                         f"at most 510 for workers (1..510: the egress port is 9 bits and 511 is v1model's drop port)")
+    servers = (num_jobs if ps_per_job else 1) if ps else 0
+    if num_jobs * workers + servers > 510:
+        raise ValueError(f"{num_jobs} jobs of {workers} workers (and {servers} parameter servers) need "
+                         f"{num_jobs * workers + servers} switch ports; a switch has at most 510 (1..510: the egress "
+                         f"port is 9 bits and 511 is v1model's drop port)")
+    if ps_per_job and num_jobs > 155:
+        raise ValueError(f"a PS per job addresses at most 155 jobs (10.0.0.100..254), got {num_jobs}")
     jobs, port = [], 1
     ps_port = PS_PORT if num_jobs * workers < PS_PORT else num_jobs * workers + 1
     for j in range(num_jobs):
+        k = j if ps_per_job else 0
         ws = []
         for r in range(workers):
             hi, lo = (r + 1) >> 8, (r + 1) & 255
@@ -278,7 +285,8 @@ def make_jobs(num_jobs: int, workers: int, num_elems: int, pool: PoolRange | Seq
                                  udp_port=50000 + r, switch_port=port))
             port += 1
         jobs.append(JobConfig(job_id=j + 1, num_elems=num_elems, switch=SWITCH, pool=pools[j], workers=tuple(ws),
-                              ps=PsSpec(ip="10.0.0.100", mac="00:00:0a:00:00:64", switch_port=ps_port) if ps else None,
+                              ps=PsSpec(ip=f"10.0.0.{100 + k}", mac=f"00:00:0a:00:00:{100 + k:02x}",
+                                        switch_port=ps_port + k) if ps else None,
                               max_workers=max(MAX_WORKERS, workers)))
     return jobs
 
@@ -443,14 +451,19 @@ class InProcessNetwork(FakeTimeNetwork):
         self.timelines = timelines
         """(job id, rank)'s window records into timelines[job id, rank] (simulated time)."""
         self.codec = spec.codec.from_program_json(program) if spec.codec is not None else None
-        self.ps_host: PsHost | None = None
-        ps = self.jobs[0].ps if self.jobs else None
+        self.ps_hosts: dict[int, PsHost] = {}
+        """Each parameter server host by its switch port (one for every job, or one per job: make_jobs)."""
         if spec.needs_ps:
-            if ps is None or spec.ps_core is None:
+            if any(j.ps is None for j in self.jobs) or spec.ps_core is None:
                 raise ValueError(f"{spec.name} needs a parameter server: give the jobs one (make_jobs(ps=True))")
-            cores = {j.job_id: spec.ps_core(j, self.codec.num_elems) for j in self.jobs}
-            self.ps_host = PsHost(cores, {j.job_id: j for j in self.jobs}, self.codec, int(spec.udp_port or 0),
-                                  ps.switch_port, via_switch=switch_aggregation)
+            servers: dict[int, list[JobConfig]] = {}
+            for j in self.jobs:
+                assert j.ps is not None
+                servers.setdefault(j.ps.switch_port, []).append(j)
+            for port, served in servers.items():
+                cores = {j.job_id: spec.ps_core(j, self.codec.num_elems) for j in served}
+                self.ps_hosts[port] = PsHost(cores, {j.job_id: j for j in served}, self.codec,
+                                             int(spec.udp_port or 0), port, via_switch=switch_aggregation)
         copts = CollectiveOptions(window=options, protocol=protocol_options)
         self.ranks = {(j.job_id, w.rank): spec.rank(j, w.rank, self.codec, replace(
             copts, timeline=(timelines or {}).get((j.job_id, w.rank)))) for j in self.jobs for w in j.workers
@@ -462,12 +475,23 @@ class InProcessNetwork(FakeTimeNetwork):
                                                             rng=random.Random(f"controller:{seed}"))
         self._install()
 
+    @property
+    def ps_host(self) -> PsHost | None:
+        """The (first) parameter server host, if the protocol has one."""
+        return next(iter(self.ps_hosts.values()), None)
+
+    def ps_core(self, job_id: int) -> Any:
+        """The parameter server core of job `job_id` (None without a PS)."""
+        for host in self.ps_hosts.values():
+            if job_id in host.cores:
+                return host.cores[job_id]
+        return None
+
     def _install(self) -> None:
-        """Program the switch: the PS reachable by MAC, each job's role (or, without switch aggregation, every
+        """Program the switch: each PS reachable by MAC, each job's role (or, without switch aggregation, every
         worker reachable by MAC)."""
         ctl = self.controller
-        ps = self.jobs[0].ps if self.jobs else None
-        hosts = [(ps.mac, ps.switch_port)] if ps is not None else []
+        hosts = list(dict.fromkeys((j.ps.mac, j.ps.switch_port) for j in self.jobs if j.ps is not None))
         if not self.switch_aggregation:
             hosts += [(w.mac, w.switch_port) for job in self.jobs for w in job.workers]
         if hosts:
@@ -507,8 +531,8 @@ class InProcessNetwork(FakeTimeNetwork):
             self.time_limit = time_limit
         before = {jid: self.counters(jid) for jid in inputs}
         self.hosts = {}
-        if self.ps_host is not None:
-            self.attach(self.ps_host)
+        for ps_host in self.ps_hosts.values():
+            self.attach(ps_host)
         cores: dict[tuple[int, int], Any] = {}
         for jid, arrays in inputs.items():
             for r, arr in enumerate(arrays):
@@ -526,7 +550,7 @@ class InProcessNetwork(FakeTimeNetwork):
             out[jid] = JobRun([self.ranks[jid, r].end(cores[jid, r]) for r in range(n)],
                               [cores[jid, r] for r in range(n)],
                               {k: after[k] - before[jid].get(k, 0) for k in after},
-                              self.ps_host.cores[jid] if self.ps_host is not None else None)
+                              self.ps_core(jid))
         return out
 
     def verify(self, job_id: int, run: JobRun, inputs: Sequence[np.ndarray], dtype: str) -> list[Any]:

@@ -30,6 +30,13 @@ def test_jobs_share_the_switch_and_verify_with_each_protocols_memory() -> None:
     assert run(protocols=["switchml"]) == rows[:2]  # deterministic given the seed
 
 
+def test_a_ps_per_job_carries_only_its_jobs_traffic() -> None:
+    shared, own = run(protocols=["atp"]), run(protocols=["atp"], ps_per_job=True)
+    assert all(r.verified for r in shared + own)
+    assert shared[0].ps_link_busy == shared[1].ps_link_busy  # one PS link for both jobs
+    assert all(o.ps_link_busy < s.ps_link_busy for o, s in zip(own, shared)), (own, shared)  # type: ignore[operator]
+
+
 def test_fewer_partitions_than_jobs_run_in_waves() -> None:
     one, two = run(protocols=["switchml"], partitions=1)
     assert (one.wait_s, two.wait_s) == (0.0, pytest.approx(one.completion_s))
@@ -47,3 +54,8 @@ def test_the_cli_runs_the_simulator_without_root_and_refuses_it_without_a_rate(t
     [out] = tmp_path.glob("multitenant-*")
     text = (out / "summary.md").read_text()
     assert "Packet simulator (virtual time)" in text and (out / "runs.csv").is_file()
+    assert main(["--engine", "sim", "--bw", "100000", "--jobs", "2", "--workers", "2", "--size", "2048",
+                 "--cells", "1536", "--reps", "1", "--protocols", "atp", "--ps-per-job",
+                 "--results", str(tmp_path / "own")]) == 0
+    [out] = (tmp_path / "own").glob("multitenant-*")
+    assert "each job's PS on a host (and link) of its own" in (out / "summary.md").read_text()

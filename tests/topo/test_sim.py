@@ -237,3 +237,30 @@ def test_the_parameter_server_port_follows_the_workers_past_it() -> None:
 
     assert make_jobs(1, 4, 32, PoolRange(0, 8), ps=True)[0].ps.switch_port == PS_PORT  # type: ignore[union-attr]
     assert make_jobs(2, 60, 32, PoolRange(0, 8), ps=True)[0].ps.switch_port == 121  # type: ignore[union-attr]
+
+
+def test_a_ps_per_job_serves_its_own_job_on_its_own_link() -> None:
+    """ATP's jobs as its paper runs them: each job's PS on a host and link of its own, both jobs hashing into one
+    pool of 4 aggregators (collisions go to the PS)."""
+    from topo.inprocess import PS_PORT
+
+    jobs = make_jobs(2, 3, 32, PoolRange(0, 4), ps=True, ps_per_job=True)
+    servers = [j.ps for j in jobs]
+    assert [s.switch_port for s in servers] == [PS_PORT, PS_PORT + 1]  # type: ignore[union-attr]
+    assert len({s.ip for s in servers}) == len({s.mac for s in servers}) == 2  # type: ignore[union-attr]
+    net = SimNetwork(program("atp"), jobs, p4info=OUT / "atp.p4info.txt", link=LinkSpec(10e9, 1e-6), seed=3)
+    net.trace = []
+    data = {j: [rank_input(32 * 40, 10 * j, r, "int32") for r in range(3)] for j in (1, 2)}
+    runs = net.allreduce(data, "int32")
+    for jid in (1, 2):
+        assert all(v.ok for v in net.verify(jid, runs[jid], data[jid], "int32"))
+    assert sorted(net.ps_hosts) == [PS_PORT, PS_PORT + 1]
+    for job in jobs:
+        host = net.ps_hosts[job.ps.switch_port]  # type: ignore[union-attr]
+        assert list(host.cores) == [job.job_id] and runs[job.job_id].ps is host.cores[job.job_id]
+        assert host.cores[job.job_id].stats.collisions > 0  # the shared pool sent it contributions to merge
+        # every frame the switch sent out of (or took in on) a PS's port was that PS's job's
+        seen = {net.codec.decode(f[42:])[0].job_id for _, _, port, f in net.trace if port == job.ps.switch_port}
+        assert seen == {job.job_id}
+    links = {(p.port, p.up): p.frames for p in net.report().ports}
+    assert all(links[PS_PORT + k, up] > 0 for k in (0, 1) for up in (True, False))

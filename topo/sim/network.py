@@ -420,11 +420,9 @@ class SimNetwork(InProcessNetwork):
                               max((s.cpu.busy / sim for s in states.values()), default=0.0) if sim else 0.0)
 
     def _linked_ports(self) -> set[int]:
-        """Switch ports with a host that sends: every worker's and the parameter server's."""
+        """Switch ports with a host that sends: every worker's and each parameter server's."""
         ports = {w.switch_port for j in self.jobs for w in j.workers}
-        if self.ps_host is not None:
-            ports.add(self.ps_host.port)
-        return ports
+        return ports | set(self.ps_hosts)
 
     def report(self) -> SimReport:
         """The last run's report (RuntimeError before any run)."""
