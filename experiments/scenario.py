@@ -58,8 +58,8 @@
 Every key is checked: an unknown key or a bad value raises `ScenarioError` naming the file and the key. The
 simulator takes up to `SIM_MAX_WORKERS` workers on a star and `TWO_TIER_MAX_WORKERS` on two tiers (32 racks of 32: ATP's
 two 32-bit bitmaps; one level: 32), links up to 1.6 Tbit/s; Mininet up to 32 workers and 100 Gbit/s, on the star (its
-two-tier network: `make twolevel`). The two-tier network runs the programs that aggregate on two levels (ATP).
-"""
+two-tier network: `make twolevel`). The two-tier network runs the programs that aggregate on two levels (ATP) and the
+host baselines."""
 
 from __future__ import annotations
 
@@ -424,24 +424,23 @@ def _check_simulable(r: _Reader, kw: dict[str, Any]) -> None:
 
 def _check_two_tier(r: _Reader, kw: dict[str, Any]) -> None:
     """What the simulator's two-tier network cannot run, refused at load: programs that aggregate in one switch,
-    host baselines, racks it cannot fill or whose workers do not fit ATP's 32-bit bitmaps."""
+    racks it cannot fill or, for an in-network protocol, whose workers do not fit ATP's 32-bit bitmaps."""
     from topo.twotier import TwoTierFabric
 
+    in_network = False
     for p in kw.get("protocols", Scenario.protocols):
         spec = PROTOCOLS[p]
-        if spec.rank is None:
-            raise r.fail("sweep.protocols", f"{p} runs on hosts: the simulator's two-tier network runs the in-network "
-                         "protocols that aggregate on two levels (host baselines: on the star)")
+        in_network |= spec.rank is not None
         try:
-            TwoTierFabric.check_program(p, str(spec.program), True)
+            TwoTierFabric.check_program(p, str(spec.program), spec.rank is not None)
         except ValueError as exc:
-            raise r.fail("sweep.protocols", f"{exc} (host baselines: on the simulator's star)") from None
+            raise r.fail("sweep.protocols", f"{exc} (on the simulator's star)") from None
     racks, levels = kw["racks"], kw.get("levels", 2)
     most = 32 * racks if levels == 2 else 32
     for n in kw.get("workers", Scenario.workers):
         if n < racks:
             raise r.fail("sweep.workers", f"{n} workers cannot fill {racks} racks")
-        if n > most:
+        if n > most and in_network:
             why = (f"{racks} racks of at most 32 (ATP's 32-bit worker bitmap per rack switch)" if levels == 2 else
                    "one level: the PS's rack switch aggregates every worker in one 32-bit bitmap")
             raise r.fail("sweep.workers", f"{n} workers: at most {most} here, {why}")

@@ -1,5 +1,6 @@
 """Two-tier scenarios on the packet simulator (`topology = "two-tier"`): the keys, a verified row whose bottleneck is
-an uplink when the uplinks bind, and what the two-tier network cannot run refused at load."""
+an uplink when the uplinks bind (ATP's two levels, and the host baselines over TCP beside it on the same network), and
+what the two-tier network cannot run refused at load."""
 
 from __future__ import annotations
 
@@ -45,12 +46,29 @@ def test_a_two_tier_scenario_gives_a_verified_row_bound_by_an_uplink(tmp_path: P
     assert row.wire_frames >= 6 * 1024 // 32  # every worker's packets, counted on the workers' links
 
 
+@pytest.mark.parametrize("protocol", ["ring", "ps"])
+def test_a_host_baseline_runs_on_the_same_two_tiers_over_tcp(tmp_path: Path, protocol: str) -> None:
+    text = TWO_TIER.replace('["atp"]', f'["atp", "{protocol}"]').replace("sizes = [1024]", "sizes = [32768]")
+    sc = load_scenario(scenario(tmp_path, text))
+    atp, host = (run_point(sc, p, 1) for p in sc.runs())
+    assert host.protocol == protocol and host.verified and host.error == "", host.error
+    assert host.switch_aggregated == 0 and atp.verified
+    # a ring's neighbours across racks, a PS shard's peers: the traffic crosses the 10x slower uplinks
+    assert host.bottleneck.split()[0] in ("s1->s3", "s2->s3", "s3->s1", "s3->s2") and host.bound == "network"
+    assert host.elapsed_s > atp.elapsed_s  # ATP's racks send one aggregate up; the hosts send their data
+
+
+def test_host_baselines_alone_take_more_than_a_bitmap_per_rack(tmp_path: Path) -> None:
+    sc = load_scenario(scenario(tmp_path, TWO_TIER.replace('["atp"]', '["ring"]').replace("workers = [6]",
+                                                                                          "workers = [65]")))
+    assert sc.workers == (65,)
+
+
 @pytest.mark.parametrize("change, key, message", [
     (("topology = \"two-tier\"\nracks = 2", "racks = 2"), "network.racks", "only with topology"),
     (("racks = 2\n", ""), "network.racks", "needs its number of racks"),
     (("engine = \"sim\"\n", ""), "network.topology", "runs on the simulator"),
     (("[\"atp\"]", "[\"switchml\"]"), "sweep.protocols", "switchml aggregates in exactly one switch"),
-    (("[\"atp\"]", "[\"atp\", \"ring\"]"), "sweep.protocols", "ring runs on hosts"),
     (("workers = [6]", "workers = [1]"), "sweep.workers", "cannot fill 2 racks"),
     (("workers = [6]", "workers = [65]"), "sweep.workers", "2 racks of at most 32"),
     (("racks = 2", "racks = 2\nlevels = 1"), "sweep.workers", None),

@@ -118,3 +118,26 @@ def test_one_switch_programs_and_restarts_are_refused() -> None:
                           link=LinkSpec(1e9))
     with pytest.raises(ValueError, match="supported on the star"):
         net(2, 2, link=LinkSpec(1e9)).restart_at(1e-3)
+
+
+def test_a_host_baseline_crosses_the_racks_over_tcp_exactly() -> None:
+    """The ring on the same two tiers (its ranks TCP hosts, the switches' L2 forwarding only): exact sums, and each
+    uplink direction carries one neighbour's stream and another's ACKs, as each host link does."""
+    from topo.sim.hosts import _idle_rtt, host_allreduce
+    from worker.protocols import PROTOCOLS
+
+    sw = json.loads((OUT / "switchml.json").read_text())
+    f = TwoTierFabric(4, racks=2)
+    link, uplink = LinkSpec(1e9, 2e-6), LinkSpec(4e9, 5e-6)
+    n = TwoTierSimNetwork(sw, f, [two_tier_job(f, 64, PoolRange(0, 8))], p4info=OUT / "switchml.p4info.txt",
+                          protocol=PROTOCOLS["ring"], link=link, uplink=uplink, service_s=1e-6, seed=2)
+    data = small_ints(4, 20000)
+    runs = host_allreduce(n, {1: data}, "int32")
+    for got in runs[1].results:
+        check_exact(got, wrapping_sum(data))
+    frames = {p.name: p.frames for p in n.report().ports}
+    assert frames["s1->s3"] == frames["s3->s2"] == frames["h2->s1"] > 0  # h2 -> h3's data, h1 -> h4's ACKs
+    assert frames["s2->s3"] == frames["s3->s1"] == frames["h4->s2"] > 0
+    hop = lambda s: (66 + s.overhead_bytes) * 8 / s.rate_bps + s.delay_s  # noqa: E731 (an ACK with timestamps)
+    assert _idle_rtt(n, 1, 2) == pytest.approx(2 * 2 * hop(link) + 2 * 1e-6)  # the rack switch, both ways
+    assert _idle_rtt(n, 1, 3) == pytest.approx(2 * (2 * hop(link) + 2 * hop(uplink)) + 2 * 3e-6)

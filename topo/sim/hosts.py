@@ -47,9 +47,10 @@ class TcpHost:
     """One rank of a host baseline on its switch port: a `topo.inprocess.Endpoint` (see the module)."""
 
     def __init__(self, job: JobConfig, core: StreamRank, *, start_at: float, app_at: float,
-                 options: TcpOptions = TcpOptions(), nic: Nic | None = None, srtt: float | None = None,
+                 options: TcpOptions = TcpOptions(), nic: Nic | None = None, srtt: Mapping[int, float] | None = None,
                  shape: tuple[int, ...] | None = None) -> None:
         me = job.worker(core.rank)
+        self.me = me
         self.port = me.switch_port
         self.start_at = start_at
         """When the host's TCP stack is up (frames before it are lost)."""
@@ -65,7 +66,7 @@ class TcpHost:
             mine = TcpAddress(me.mac, me.ip, me.udp_port if core.rank == high else EPHEMERAL_PORT + high)
             theirs = TcpAddress(peer.mac, peer.ip, peer.udp_port if p == high else EPHEMERAL_PORT + high)
             self.conns[p] = TcpConnection(mine, theirs, options, isn=_isn(mine, theirs), peer_isn=_isn(theirs, mine),
-                                          now=start_at, nic=nic, srtt=srtt)
+                                          now=start_at, nic=nic, srtt=(srtt or {}).get(p))
             self._peer_of[ip_bytes(peer.ip)] = p
         self.started = False
         self.finished_at: float | None = None
@@ -128,20 +129,21 @@ class TcpHost:
         return RunResult(array=self.core.flat.reshape(self.shape), stats=self.stats, exponents=None)
 
 
-def _nic(net: SimNetwork, port: int) -> Nic:
+def _nic(net: SimNetwork, key: int) -> Nic:
     """The host's view of its uplink."""
-    spec = net.links.get(port, net.link)
+    spec, port = net.host_link(key)
     nic = Nic(spec.rate_bps, spec.overhead_bytes, spec.burst_bytes)
-    nic.free_at = net.ports(port)[0].free_at
+    nic.free_at = port.free_at
     return nic
 
 
-def _idle_rtt(net: SimNetwork, port: int) -> float:
-    """A segment's and its ACK's round trip over the host's link and switch on an idle network (the handshake's
-    sample)."""
-    spec = net.links.get(port, net.link)
-    hop = ((HEADER_BYTES + spec.overhead_bytes) * 8 / spec.rate_bps if spec.serialises else 0.0) + spec.delay_s
-    return 4 * hop + 2 * net.service_s
+def _idle_rtt(net: SimNetwork, a: int, b: int) -> float:
+    """A segment's and its ACK's round trip from host `a` to host `b` and back over an idle network (the handshake's
+    sample): each link's serialisation and delay, each switch's service time, both ways."""
+    links = net.path(a, b)
+    one_way = sum(((HEADER_BYTES + s.overhead_bytes) * 8 / s.rate_bps if s.serialises else 0.0) + s.delay_s
+                  for s in links)
+    return 2 * one_way + 2 * (len(links) - 1) * net.service_s
 
 
 def _isn(a: TcpAddress, b: TcpAddress) -> int:
@@ -176,9 +178,10 @@ def host_allreduce(net: SimNetwork, inputs: Mapping[int, Sequence[np.ndarray]], 
         for r, arr in enumerate(arrays):
             core = StreamRank.begin(steps(r, n), r, n, arr, dtype)
             late = net.compute_s + (start_at or {}).get((jid, r), 0.0)
-            h = TcpHost(job, core, start_at=net.now, app_at=net.now + late,
-                        options=options, nic=_nic(net, job.worker(r).switch_port),
-                        srtt=_idle_rtt(net, job.worker(r).switch_port), shape=np.shape(arr))
+            key = net.host_key(job.worker(r))
+            h = TcpHost(job, core, start_at=net.now, app_at=net.now + late, options=options, nic=_nic(net, key),
+                        srtt={p: _idle_rtt(net, key, net.host_key(job.worker(p))) for p in core.peers},
+                        shape=np.shape(arr))
             hosts[jid].append(h)
             net.attach(h)
     net.run(lambda: all(h.done for hs in hosts.values() for h in hs))

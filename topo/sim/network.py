@@ -37,6 +37,7 @@ import simpy
 from switch.faults import FaultPlan
 from topo.inprocess import Endpoint, InProcessNetwork
 from topo.sim.links import LinkSpec, Port
+from worker.job import WorkerSpec
 
 __all__ = ["SimNetwork", "SimReport", "PortReport"]
 
@@ -214,6 +215,18 @@ class SimNetwork(InProcessNetwork):
     def _ran(self, switches: list[SimSwitch]) -> None:
         """Keep what the run's switches accumulated (service queue and time) for the next run."""
         self.switch_free, self.switch_busy_s = switches[0].free, switches[0].busy_s
+
+    def host_key(self, worker: WorkerSpec) -> int:
+        """The key of `worker`'s host in `hosts` (the star's: its switch port)."""
+        return worker.switch_port
+
+    def host_link(self, key: int) -> tuple[LinkSpec, Port]:
+        """Host `key`'s link parameters and its NIC's Port (made on first use)."""
+        return self.links.get(key, self.link), self.ports(key)[0]
+
+    def path(self, a: int, b: int) -> list[LinkSpec]:
+        """The links a frame from host `a` to host `b` crosses, in order (on the star: both hosts' links)."""
+        return [self.links.get(a, self.link), self.links.get(b, self.link)]
 
     def allreduce(self, inputs: Any, dtype: str = "float32", start_at: Mapping[tuple[int, int], float] | None = None,
                   time_limit: float | None = None) -> Any:

@@ -32,10 +32,11 @@ from controller.registers import P4RuntimeRegisters
 from switch.faults import FaultPlan, FaultRule
 from topo.addresses import host_index
 from topo.inprocess import PsHost, WorkerHost, clear_engine, zero_register
+from topo.sim.hosts import TcpHost
 from topo.sim.links import LinkSpec, Port
 from topo.sim.network import SimNetwork, SimSwitch
 from topo.twotier import TwoTierFabric
-from worker.job import MAX_WORKERS, JobConfig, PoolRange
+from worker.job import MAX_WORKERS, JobConfig, PoolRange, WorkerSpec
 from worker.protocols import protocol_of_program
 
 __all__ = ["TwoTierSimNetwork", "two_tier_job"]
@@ -59,10 +60,7 @@ class TwoTierSimNetwork(SimNetwork):
                  faults: Mapping[str, FaultPlan] | None = None, seed: int = 0, engines: Sequence[Any] | None = None,
                  protocol: Any = None, **kwargs: Any) -> None:
         spec = protocol or protocol_of_program(program)[0]
-        if spec.rank is None:
-            raise ValueError(f"{spec.name} runs on hosts: the simulator's two-tier network runs in-network protocols "
-                             "(host baselines: on the star)")
-        fabric.check(spec.name, str(spec.program), True)
+        fabric.check(spec.name, str(spec.program), spec.rank is not None)
         names = fabric.switches  # the rack switches, then the PS rack switch
         if engines is not None and len(engines) != len(names):
             raise ValueError(f"{len(names)} switches need as many engines, got {len(engines)}")
@@ -167,13 +165,27 @@ class TwoTierSimNetwork(SimNetwork):
 
     def attach(self, host: Any) -> None:
         """Hosts are keyed by their host number."""
-        if isinstance(host, WorkerHost):
-            key = host_index(host.me.ip)
-        elif isinstance(host, PsHost):
+        if isinstance(host, PsHost):
             key = self.fabric.ps_host
+        elif isinstance(host, (WorkerHost, TcpHost)):
+            key = self.host_key(host.me)
         else:
-            raise ValueError(f"the two-tier network runs worker and PS hosts, not {type(host).__name__}")
+            raise ValueError(f"the two-tier network runs worker, TCP and PS hosts, not {type(host).__name__}")
         self.hosts[key] = host
+
+    def host_key(self, worker: WorkerSpec) -> int:
+        return host_index(worker.ip)
+
+    def host_link(self, key: int) -> tuple[LinkSpec, Port]:
+        return self.link, self._plugs[key][2]
+
+    def path(self, a: int, b: int) -> list[LinkSpec]:
+        """Two host links, and the uplinks between them: a rack's to the PS rack switch, another's down from it."""
+        f = self.fabric
+        ups = [f.attachment(h).switch for h in (a, b) if f.attachment(h).switch != f.spine]
+        if len(ups) == 2 and ups[0] == ups[1]:
+            return [self.link, self.link]
+        return [self.link, *[self.uplink] * len(ups), self.link]
 
     def _linked_ports(self) -> set[int]:
         keys = {host_index(w.ip) for j in self.jobs for w in j.workers}
