@@ -31,6 +31,7 @@ TARGET      ?=
 TOPO        ?= star
 RACKS       ?= 2
 LEVELS      ?= 2
+SPINES      ?= 2
 FAULTS      ?=
 PCAP        ?=
 TRACE       ?=
@@ -56,7 +57,7 @@ all: help
 
 help:
 	@echo "make run           all-reduce through the switch in Mininet; prints which switch it chose and why (knobs PROTO/ALGO"
-	@echo "                   WORKERS SIZE LOSS BW=MBIT|auto QUEUE=PACKETS DTYPE SEED TARGET TOPO=star|twotier RACKS LEVELS FAULTS=plan.toml PCAP=1"
+	@echo "                   WORKERS SIZE LOSS BW=MBIT|auto QUEUE=PACKETS DTYPE SEED TARGET TOPO=star|twotier|leafspine RACKS SPINES LEVELS FAULTS=plan.toml PCAP=1"
 	@echo "                   WINDOW_CONTROL=fixed|adaptive TRACE=1: timeline -> results/trace.json, opens in Perfetto;"
 	@echo "                   TLS=1: P4Runtime over TLS with client certificates, CA and certificates in TLS_DIR=out/tls)"
 	@echo "make test          set up and run the test suite"
@@ -138,7 +139,7 @@ run: build
 	$(if $(TLS_ON),$(PY) -m topo.tls $(TLS_DIR))
 	$(PY) -m experiments.run --protocol $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
 	  --window-control $(WINDOW_CONTROL) \
-	  $(if $(BW),--bw $(BW)) $(if $(QUEUE),--queue $(QUEUE)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --levels $(LEVELS) \
+	  $(if $(BW),--bw $(BW)) $(if $(QUEUE),--queue $(QUEUE)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --spines $(SPINES) --levels $(LEVELS) \
 	  $(if $(FAULTS),--fault-plan $(FAULTS)) $(if $(filter-out 0,$(PCAP)),--pcap) \
 	  $(if $(filter-out 0,$(TRACE)),--trace results/trace.json) $(if $(TLS_ON),--tls $(TLS_DIR)) --program-dir $(OUT)
 

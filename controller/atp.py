@@ -8,16 +8,17 @@ accepted only from the port towards the PS. Register access goes through `contro
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import finsy
 from finsy import P4TableAction, P4TableEntry, P4TableMatch
 
-from controller.base import CliCommand, ProgramController, _first_count
+from controller.base import CliCommand, ProgramController, _first_count, _ip, _mac
 from worker.arguments import at_least, in_range
 from worker.atp.bitmap import Contributions
-from worker.atp.header import flag_names
+from worker.atp.header import ATP_UDP_PORT, flag_names
 from worker.job import MAX_WORKERS, JobConfig, JobConfigError
 
 __all__ = ["AggregatorState", "AtpController", "COUNTERS", "ECN_OFF", "RACK_RID_BASE"]
@@ -124,14 +125,17 @@ class AtpController(ProgramController, program="atp"):
                 "rack_ports": dict(args.rack_port) or None}
 
     def create_job(self, job: JobConfig, *, level: int = 0, rack: int = 0, ack_port: int | None = None,
-                   mgid: int | None = None, rack_ports: dict[int, int] | None = None) -> int:
+                   mgid: int | None = None, rack_ports: dict[int, int] | None = None,
+                   rack_addresses: Mapping[int, tuple[str, str]] | None = None) -> int:
         """Install the job's role on this switch and return its multicast group id.
 
         level 0 (workers' switch): the job entry with this switch's rack, one atp_workers and atp_destinations entry
         and one replica per worker of `rack` (at most 32; each worker's bit is `worker.atp.bitmap`'s: its rank, or in a
         job of more than 32 workers its place in the rack); ACKs accepted from `ack_port` (default: the PS's port).
         level 1 (PS's switch of a two-level network): the job entry and one replica per rack (at most 32) towards
-        `rack_ports[rack]`."""
+        `rack_ports[rack]`; with `rack_addresses` (rack -> (MAC, IPv4)), each rack's replica leaves addressed to its
+        rack switch (UDP to ATP's port, so that switch parses it), for switches in between that forward by MAC (a
+        leaf–spine network's spines); without, it leaves unchanged (the rack switch is the next hop)."""
         if job.ps is None:
             raise JobConfigError(f"job {job.job_id}: ATP needs a parameter server (\"ps\" in the job file)")
         if level not in (0, 1):
@@ -151,6 +155,9 @@ class AtpController(ProgramController, program="atp"):
             if len(rack_ports) > MAX_WORKERS:
                 raise ValueError(f"job {job.job_id} has {len(rack_ports)} racks, but an ATP packet carries a "
                                  f"{MAX_WORKERS}-bit rack bitmap")
+            unknown = set(rack_addresses or {}) - set(rack_ports)
+            if unknown:
+                raise ValueError(f"rack_addresses for racks without a port: {sorted(unknown)}")
             members = []
             replicas = [(port, RACK_RID_BASE + r) for r, port in sorted(rack_ports.items())]
         bits = Contributions(job)
@@ -162,6 +169,13 @@ class AtpController(ProgramController, program="atp"):
                          match=P4TableMatch({"hdr.atp.job_id": job.job_id, "standard_metadata.ingress_port": ack_port}),
                          action=P4TableAction(f"{INGRESS}.atp_allow_ack")),
         ]
+        for r, (mac, ip) in sorted((rack_addresses or {}).items()):
+            updates.append(P4TableEntry(
+                f"{EGRESS}.atp_destinations",
+                match=P4TableMatch({"hdr.atp.job_id": job.job_id, "standard_metadata.egress_rid": RACK_RID_BASE + r}),
+                action=P4TableAction(f"{EGRESS}.atp_set_destination", switch_mac=_mac(job.switch.mac),
+                                     switch_ip=_ip(job.switch.ip), worker_mac=_mac(mac), worker_ip=_ip(ip),
+                                     worker_port=ATP_UDP_PORT)))
         self.client.insert(*updates, *self.worker_entries(job, members, {w.rank: bits.bit(w.rank) for w in members}))
         return mgid
 

@@ -73,11 +73,14 @@ class ExperimentConfig:
     """Workers start the all-reduce together once all are set up (`--barrier`), so their timing excludes the other
     processes' start-up."""
     topo: str = "star"
-    """The network: `star` (one switch) or `twotier` (`racks` rack switches under a PS rack switch)."""
+    """The network: `star` (one switch), `twotier` (`racks` rack switches under a PS rack switch) or `leafspine`
+    (`racks` leaves and the PS's leaf under `spines` spines)."""
     racks: int = 2
-    """Two-tier only: rack switches (the workers fill them in order, as evenly as possible)."""
+    """Two-tier, leaf-spine: racks (the workers fill them in order, as evenly as possible)."""
     levels: int = 2
-    """Two-tier ATP only: aggregation levels (2: rack switches, then the PS rack switch; 1: the PS rack switch)."""
+    """Two-tier, leaf-spine ATP: aggregation levels (2: rack switches, then the PS's switch; 1: the PS's switch)."""
+    spines: int = 2
+    """Leaf-spine: spines, each linked to every leaf."""
     ecn_threshold: int | None = None
     """ATP: mark ECN on packets that leave a queue at least this deep (None: marking off)."""
     queue_packets: int | None = None
@@ -110,7 +113,8 @@ class ExperimentConfig:
     def fabric(self) -> Fabric:
         """The network this config describes."""
         return make_fabric(self.topo, self.workers * self.jobs, ps=PROTOCOLS[self.protocol].needs_ps, bw=self.bw,
-                           racks=self.racks, levels=self.levels, ps_hosts=self.jobs if self.ps_per_job else 1)
+                           racks=self.racks, levels=self.levels, ps_hosts=self.jobs if self.ps_per_job else 1,
+                           spines=self.spines)
 
     @property
     def program(self) -> str:
@@ -210,6 +214,7 @@ class NetworkConfig:
     topo: str
     racks: int
     levels: int
+    spines: int
     ecn_threshold: int | None
     queue_packets: int | None
     fault_plan: Path | None

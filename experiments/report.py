@@ -225,6 +225,11 @@ def _sim_method(sc: Scenario, rows: list[Row]) -> list[str]:
         where = (f"two tiers, {sc.racks} rack switches under the PS's rack switch ({sc.levels}-level aggregation{up}), "
                  "each switch running the protocol's P4 program")
         lossy = "every host-facing port of every switch"
+    elif sc.topology == "leaf-spine":
+        up = f", {sc.uplink_mbps:g} Mbit/s between switches" if sc.uplink_mbps is not None else ""
+        where = (f"leaf-spine, {sc.racks} leaves and the PS's leaf under {sc.spines} spines (routes per destination; "
+                 f"{sc.levels}-level aggregation{up}), each switch running the protocol's P4 program")
+        lossy = "every host-facing port of every switch"
     else:
         where, lossy = "a star, one switch running the protocol's P4 program", "every switch port"
     return [f"- Packet simulator (topo.sim, virtual time on SimPy): {where} "

@@ -3,7 +3,8 @@
     python -m experiments.run [--protocol switchml|atp|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
                               [--dtype float32|int32] [--target embedded|bmv2] [--program-dir out]
                               [--json out/switchml.json --p4info out/switchml.p4info.txt]
-                              [--topo star|twotier] [--racks 2] [--levels 1|2] [--ecn-threshold PACKETS]
+                              [--topo star|twotier|leafspine] [--racks 2] [--spines 2] [--levels 1|2]
+                              [--ecn-threshold PACKETS]
                               [--fault-plan PLAN] [--kill-rank R:S] [--restart-switch-after S]
                               [--cpus split|shared] [--tls [DIR]]
 
@@ -15,7 +16,9 @@ aggregated: in the switch or at the PS.
 `--bw` limits every link to that many Mbit/s (htb; the table then reports goodput as a fraction of the link rate).
 `--topo twotier --racks K` spreads the workers over K rack switches under a PS rack switch (topo.twotier), one
 switch process per switch; ATP then aggregates on two levels (or one, `--levels 1`), and the table adds the traffic
-on the racks' uplinks and on the PS's link and each switch's counters.
+on the racks' uplinks and on the PS's link and each switch's counters. `--topo leafspine --racks K --spines S` wires
+K leaves of workers and the PS's leaf to each of S spines (topo.leafspine: routes per destination, ATP's first level
+on the leaves, its second on the PS's leaf).
 
 Starts the network (topo.fabric) with P4Switch nodes (embedded or BMv2), pushes the program and the job with the
 controller to every switch, sets the simulated loss, runs one `python -m worker --verify` per host (they start the
@@ -88,11 +91,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive_float, default=d.timeout_s, help="bound on the workers' run, seconds")
     p.add_argument("--run-dir", type=Path, default=d.run_dir, help="job file and switch log go here")
     p.add_argument("--topo", choices=list(TOPOLOGIES), default=d.topo,
-                   help="star: one switch; twotier: rack switches under a PS rack switch (default %(default)s)")
-    p.add_argument("--racks", type=at_least(1), default=d.racks, help="twotier: rack switches (default %(default)s)")
+                   help="star: one switch; twotier: rack switches under a PS rack switch; leafspine: leaves and the "
+                        "PS's leaf under --spines spines (default %(default)s)")
+    p.add_argument("--racks", type=at_least(1), default=d.racks,
+                   help="twotier, leafspine: racks of workers (default %(default)s)")
+    p.add_argument("--spines", type=at_least(1), default=d.spines, help="leafspine: spines (default %(default)s)")
     p.add_argument("--levels", type=int, choices=(1, 2), default=d.levels,
-                   help="twotier atp: aggregate in the rack switches and the PS rack switch (2), or only in the PS "
-                        "rack switch (1) (default %(default)s)")
+                   help="twotier, leafspine atp: aggregate in the racks' switches and the PS's switch (2), or only in "
+                        "the PS's switch (1) (default %(default)s)")
     p.add_argument("--fault-plan", type=existing_file, default=None, metavar="PLAN",
                    help="a fault plan for the job (worker.faults: drop/duplicate/delay/corrupt packets by kind, rank, "
                         "slot; reset the job's switch state), applied by the embedded switch, seeded by --seed")
@@ -133,7 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                p4info=args.p4info, program_dir=args.program_dir, pool_size=args.pool_size,
                                window=args.window, window_control=args.window_control, timeout_s=args.timeout,
                                seed=args.seed, run_dir=args.run_dir,
-                               topo=args.topo, racks=args.racks, levels=args.levels, ecn_threshold=args.ecn_threshold,
+                               topo=args.topo, racks=args.racks, levels=args.levels, spines=args.spines,
+                               ecn_threshold=args.ecn_threshold,
                                queue_packets=args.queue_packets,
                                fault_plan=args.fault_plan, kill_rank_after=args.kill_rank,
                                restart_switch_after_s=args.restart_switch_after, cpus=args.cpus, pcap=args.pcap,

@@ -9,10 +9,12 @@
 
     [network]
     engine = "mininet"              # or "sim": the packet-level virtual-time network (topo.sim, docs/simulator.md)
-    topology = "star"               # or "two-tier" (engine = "sim"): racks under the PS's rack switch
-    racks = 4                       # two-tier: rack switches (1..32), the workers spread evenly over them
-    levels = 2                      # two-tier ATP: 2 (racks, then the PS's rack switch) or 1 (the PS's rack switch)
-    uplink_mbps = 400000            # two-tier: the racks' uplinks (default bw_mbps)
+    topology = "star"               # or (engine = "sim") "two-tier": racks under the PS's rack switch, or
+                                    # "leaf-spine": the racks' leaves and the PS's leaf under spines
+    racks = 4                       # two-tier, leaf-spine: racks (1..32), the workers spread evenly over them
+    spines = 2                      # leaf-spine: spines (1..64), each linked to every leaf
+    levels = 2                      # ATP: 2 (racks, then the PS's switch) or 1 (the PS's switch)
+    uplink_mbps = 400000            # two-tier, leaf-spine: the links between switches (default bw_mbps)
     bw_mbps = 10                    # link rate (htb); "auto": calibrated to the switch and the hosts
                                     # (experiments.calibrate); omit for unlimited veth links
     target = "embedded"             # or "bmv2"
@@ -56,10 +58,10 @@
     x = "size"                      # the axis on the plots' x axis: size, workers, loss, straggler_ms, background_mbps
 
 Every key is checked: an unknown key or a bad value raises `ScenarioError` naming the file and the key. The
-simulator takes up to `SIM_MAX_WORKERS` workers on a star and `TWO_TIER_MAX_WORKERS` on two tiers (32 racks of 32: ATP's
-two 32-bit bitmaps; one level: 32), links up to 1.6 Tbit/s; Mininet up to 32 workers and 100 Gbit/s, on the star (its
-two-tier network: `make twolevel`). The two-tier network runs the programs that aggregate on two levels (ATP) and the
-host baselines."""
+simulator takes up to `SIM_MAX_WORKERS` workers on a star and `TWO_TIER_MAX_WORKERS` on two tiers or leaf-spine (32
+racks of 32: ATP's two 32-bit bitmaps; one level: 32), links up to 1.6 Tbit/s; Mininet up to 32 workers and 100
+Gbit/s, on the star (its two-tier network: `make twolevel`). The networks of several switches run the programs that
+aggregate on two levels (ATP) and the host baselines."""
 
 from __future__ import annotations
 
@@ -79,7 +81,9 @@ __all__ = ["Scenario", "RunPoint", "ScenarioError", "SimModel", "load_scenario",
 ENGINES = ("mininet", "sim")
 SIM_MAX_WORKERS = 510
 """Workers of one star in the simulator: a v1model egress port has 9 bits and port 511 drops."""
-TOPOLOGIES = ("star", "two-tier")
+TOPOLOGIES = ("star", "two-tier", "leaf-spine")
+"""The simulator's networks: one switch; rack switches under the PS's rack switch (topo.twotier); leaves and the PS's
+leaf under spines (topo.leafspine)."""
 TWO_TIER_MAX_WORKERS = 1024
 """Workers of the simulator's two-tier network: 32 racks (ATP's rack bitmap) of 32 (its worker bitmap)."""
 
@@ -181,11 +185,13 @@ class Scenario:
     sim: SimModel = SimModel()
     topology: str = "star"
     racks: int = 1
-    """two-tier: rack switches under the PS's rack switch."""
+    """two-tier: rack switches under the PS's rack switch; leaf-spine: the workers' leaves."""
+    spines: int = 2
+    """leaf-spine: spines, each linked to every leaf."""
     levels: int = 2
-    """two-tier: ATP's aggregation levels."""
+    """two-tier, leaf-spine: ATP's aggregation levels."""
     uplink_mbps: float | None = None
-    """two-tier: the racks' uplink rate (None: bw_mbps)."""
+    """two-tier, leaf-spine: the rate of the links between switches (None: bw_mbps)."""
     bw_mbps: float | str | None = None
     """Mbit/s per link; "auto" until `experiments.calibrate` chose the rate (then `calibration` says how)."""
     calibration: tuple[str, ...] = ()
@@ -215,7 +221,7 @@ class Scenario:
 
 _SECTIONS: dict[str, set[str]] = {
     "scenario": {"name", "description", "repetitions", "seed", "timeout_s"},
-    "network": {"engine", "topology", "racks", "levels", "uplink_mbps", "bw_mbps", "target", "pool_size", "window",
+    "network": {"engine", "topology", "racks", "spines", "levels", "uplink_mbps", "bw_mbps", "target", "pool_size", "window",
                 "window_control", "cpus"},
     "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
     "report": {"x"},
@@ -301,17 +307,22 @@ def load_scenario(path: str | Path) -> Scenario:
         kw["recovery"] = _recovery(r, data["recovery"])
     if "topology" in net:
         kw["topology"] = r.choice("network.topology", net["topology"], list(TOPOLOGIES))
-    two_tier = kw.get("topology") == "two-tier"
+    topology = kw.get("topology", "star")
+    two_tier = topology != "star"  # racks of workers under more switches: two tiers or leaf-spine
     if two_tier and not simulated:
-        raise r.fail("network.topology", 'two-tier runs on the simulator (engine = "sim"); Mininet\'s two-tier '
+        raise r.fail("network.topology", f'{topology} runs on the simulator (engine = "sim"); Mininet\'s two-tier '
                      "network is `make twolevel`")
     for key in ("racks", "levels", "uplink_mbps"):
         if key in net and not two_tier:
-            raise r.fail(f"network.{key}", 'only with topology = "two-tier"')
+            raise r.fail(f"network.{key}", 'only with topology = "two-tier" or "leaf-spine"')
+    if "spines" in net and topology != "leaf-spine":
+        raise r.fail("network.spines", 'only with topology = "leaf-spine"')
     if two_tier:
         if "racks" not in net:
-            raise r.fail("network.racks", "a two-tier network needs its number of racks (1..32)")
+            raise r.fail("network.racks", f"a {topology} network needs its number of racks (1..32)")
         kw["racks"] = r.number("network.racks", net["racks"], 1, 32, integer=True)
+        if "spines" in net:
+            kw["spines"] = r.number("network.spines", net["spines"], 1, 64, integer=True)
         if "levels" in net:
             kw["levels"] = r.number("network.levels", net["levels"], 1, 2, integer=True)
         if "uplink_mbps" in net:
@@ -423,8 +434,9 @@ def _check_simulable(r: _Reader, kw: dict[str, Any]) -> None:
 
 
 def _check_two_tier(r: _Reader, kw: dict[str, Any]) -> None:
-    """What the simulator's two-tier network cannot run, refused at load: programs that aggregate in one switch,
-    racks it cannot fill or, for an in-network protocol, whose workers do not fit ATP's 32-bit bitmaps."""
+    """What the simulator's two-tier and leaf-spine networks cannot run, refused at load: programs that aggregate in
+    one switch, racks they cannot fill, a rack switch with more than 510 ports (v1model's 9-bit port, 511 drops) or,
+    for an in-network protocol, workers that do not fit ATP's 32-bit bitmaps."""
     from topo.twotier import TwoTierFabric
 
     in_network = False
@@ -440,6 +452,10 @@ def _check_two_tier(r: _Reader, kw: dict[str, Any]) -> None:
     for n in kw.get("workers", Scenario.workers):
         if n < racks:
             raise r.fail("sweep.workers", f"{n} workers cannot fill {racks} racks")
+        ports = -(-n // racks) + (kw.get("spines", Scenario.spines) if kw.get("topology") == "leaf-spine" else 1)
+        if ports > SIM_MAX_WORKERS:
+            raise r.fail("sweep.workers", f"{n} workers in {racks} racks need {ports} ports on a rack switch (its "
+                         f"hosts and uplinks); a switch has at most {SIM_MAX_WORKERS}")
         if n > most and in_network:
             why = (f"{racks} racks of at most 32 (ATP's 32-bit worker bitmap per rack switch)" if levels == 2 else
                    "one level: the PS's rack switch aggregates every worker in one 32-bit bitmap")

@@ -14,9 +14,10 @@ them. A run is deterministic given its seed (the scenario's seed + rep seeds the
 the controller's choices).
 
 With `[network] topology = "two-tier"` the job's workers are spread over `racks` rack switches under the PS's rack
-switch (`topo.sim.twotier`, programmed as Mininet's `make twolevel` network: ATP on `levels` levels), the racks'
-uplinks at `uplink_mbps`; the loss is a drop rule on every host-facing port of every switch, both directions, as
-`make twolevel --loss` sets it; the row's wire figures count the workers' links.
+switch (`topo.sim.fabric`, programmed as Mininet's `make twolevel` network: ATP on `levels` levels), the racks'
+uplinks at `uplink_mbps`; with `topology = "leaf-spine"` over `racks` leaves which, with the PS's leaf, are linked to
+each of `spines` spines (`topo.leafspine`); the loss is a drop rule on every host-facing port of every switch, both
+directions, as `make twolevel --loss` sets it; the row's wire figures count the workers' links.
 
 Every run is verified (`check_results`): int32 sums exactly, element by element, against a streamed reference; float32
 with the protocol's own error model (a host baseline's: float32 summation's bound), on every element while the
@@ -167,8 +168,8 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int, starts: Sequence[fl
                     None if m.ecn_kib is None else int(m.ecn_kib * 1024), m.overhead_bytes,
                     HTB_CBURST if m.shaper == "htb" else None)
     options = replace(sc.recovery.window_options(sc.window), adapt_window=sc.window_control == "adaptive")
-    if sc.topology == "two-tier":
-        net, hosts = _two_tier(sc, point, spec, program_json, p4info, seed, link, options)
+    if sc.topology != "star":
+        net, hosts = _fabric(sc, point, spec, program_json, p4info, seed, link, options)
     else:
         jobs = make_jobs(1, point.workers, protocol_of_program(program_json)[2], PoolRange(0, sc.pool_size),
                          ps=spec.needs_ps)
@@ -220,18 +221,21 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int, starts: Sequence[fl
                error="; ".join(bad)[:500])
 
 
-def _two_tier(sc: Scenario, point: RunPoint, spec: Any, program_json: dict[str, Any], p4info: Any, seed: int,
-              link: LinkSpec, options: WindowOptions) -> tuple[SimNetwork, set[int]]:
-    """The point's two-tier network (topo.sim.twotier) and its worker hosts' keys; engines reused within the
-    process (loading one costs ~1 s, and a network has up to 33)."""
-    from topo.sim.twotier import TwoTierSimNetwork, two_tier_job
+def _fabric(sc: Scenario, point: RunPoint, spec: Any, program_json: dict[str, Any], p4info: Any, seed: int,
+            link: LinkSpec, options: WindowOptions) -> tuple[SimNetwork, set[int]]:
+    """The point's network of several switches (topo.sim.fabric) and its worker hosts' keys; engines reused within
+    the process (loading one costs ~1 s, and a network has up to 33, leaf-spine up to 97)."""
+    from topo.leafspine import LeafSpineFabric
+    from topo.sim.fabric import FabricSimNetwork, fabric_job
     from topo.twotier import TwoTierFabric
 
     m = sc.sim
-    fabric = TwoTierFabric(point.workers, racks=sc.racks, levels=sc.levels, ps=spec.needs_ps)
-    job = two_tier_job(fabric, protocol_of_program(program_json)[2], PoolRange(0, sc.pool_size))
+    fabric = (LeafSpineFabric(point.workers, racks=sc.racks, spines=sc.spines, levels=sc.levels, ps=spec.needs_ps)
+              if sc.topology == "leaf-spine" else
+              TwoTierFabric(point.workers, racks=sc.racks, levels=sc.levels, ps=spec.needs_ps))
+    job = fabric_job(fabric, protocol_of_program(program_json)[2], PoolRange(0, sc.pool_size))
     uplink = link if sc.uplink_mbps is None else replace(link, rate_bps=sc.uplink_mbps * 1e6)
-    net = TwoTierSimNetwork(program_json, fabric, [job], p4info=p4info, protocol=spec, loss=point.loss, seed=seed,
+    net = FabricSimNetwork(program_json, fabric, [job], p4info=p4info, protocol=spec, loss=point.loss, seed=seed,
                             options=options, link=link, uplink=uplink, service_s=m.service_ns * 1e-9,
                             host_cost_s=m.host_cost_ns * 1e-9, host_cpus=m.host_cpus, compute_s=m.compute_ms * 1e-3,
                             engines=_ENGINES.many(program_json, len(fabric.switches)))
@@ -239,7 +243,7 @@ def _two_tier(sc: Scenario, point: RunPoint, spec: Any, program_json: dict[str, 
 
 
 _ENGINES = EngineCache()
-"""The two-tier networks' engines, one per switch, reused point after point (each network clears them)."""
+"""The networks' engines, one per switch, reused point after point (each network clears them)."""
 
 
 def run_scenario(sc: Scenario, out: Path, *, progress: bool = True, done: Collection[tuple[str, ...]] | None = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from worker.job import SwitchAddress
 
-__all__ = ["SWITCH", "SWITCH_IP", "SWITCH_MAC", "WORKER_UDP_PORT", "host_index", "host_ip", "host_mac"]
+__all__ = ["SWITCH", "SWITCH_IP", "SWITCH_MAC", "WORKER_UDP_PORT", "host_index", "host_ip", "host_mac", "rack_address"]
 
 SWITCH_IP = "10.0.0.254"
 SWITCH_MAC = "00:00:0a:00:00:fe"
@@ -51,3 +51,12 @@ def host_index(ip: str) -> int:
     if k < 254 + _SKIPPED:
         raise ValueError(f"{ip} is not a host's address (10.0.0.254 is the switch's, 10.0.0.255 no one's)")
     return k - _SKIPPED
+
+
+def rack_address(rack: int) -> tuple[str, str]:
+    """(MAC, IPv4) of rack `rack`'s first-level switch, where a second level's ACKs for that rack are addressed when
+    switches that forward by MAC lie between (a leaf–spine network): a locally administered MAC 02:00:0a:01:RR:RR and
+    10.1.{rack >> 8}.{rack & 255}, outside every host's 10.0.0.0/16."""
+    if not 0 <= rack <= 0xFFFF:
+        raise ValueError(f"rack must be 0..65535, got {rack}")
+    return f"02:00:0a:01:{rack >> 8:02x}:{rack & 255:02x}", f"10.1.{rack >> 8}.{rack & 255}"

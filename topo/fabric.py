@@ -88,6 +88,14 @@ class Fabric(ABC):
         """ATP: the rack (first-level switch) the worker on h<host> reports in its job file; 0 with one level."""
         return 0
 
+    def inter_links(self) -> list[tuple[str, int, str, int]]:
+        """Every link between two switches: (lower switch, its port, upper switch, its port)."""
+        return []
+
+    def hops(self, a: int, b: int) -> int:
+        """Links between switches on the path from host h<a> to host h<b>."""
+        return 0
+
     def host_ports(self) -> dict[str, list[int]]:
         """Per switch, the ports a host's traffic enters and leaves by (the simulated loss applies there)."""
         out: dict[str, list[int]] = {s: [] for s in self.switches}

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import os
 import secrets
 import shlex
@@ -22,7 +21,7 @@ import sys
 import threading
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 from topo.switchproc import SwitchStartError, grpc_address, port_open, wait_serving
 

@@ -122,6 +122,16 @@ class TwoTierFabric(Fabric):
                     else up) for h in hosts]
         return entries, list(range(1, up + 1))
 
+    def inter_links(self) -> list[tuple[str, int, str, int]]:
+        return [(self.tor(r), self.uplink_port(r), self.spine, r + 1) for r in range(self.racks)]
+
+    def hops(self, a: int, b: int) -> int:
+        """None within a rack, one between a rack and the PS (on the PS rack switch), else two."""
+        racks = [None if h == self.ps_host else self.physical_rack(h) for h in (a, b)]
+        if racks[0] == racks[1]:
+            return 0
+        return 1 if None in racks else 2
+
     def metered_links(self) -> dict[str, list[str]]:
         out = super().metered_links()
         out["uplinks"] = [f"{self.tor(r)}-eth{self.uplink_port(r)}" for r in range(self.racks)]
@@ -138,7 +148,7 @@ class TwoTierFabric(Fabric):
         """ValueError if the collective `protocol` (of `program`) cannot run on two tiers (any fabric's `check`)."""
         if in_network and program not in cls.AGGREGATING:
             raise ValueError(f"{protocol} aggregates in exactly one switch ({program}.p4 drops INA packets of jobs it does "
-                             f"not know): run it on the star; the two-tier network runs "
+                             f"not know): run it on the star; networks of several switches run "
                              f"{', '.join(cls.AGGREGATING)} and the host-based baselines")
 
     def install_job(self, controllers: Mapping[str, Any], job: JobConfig) -> None:

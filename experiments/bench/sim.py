@@ -52,11 +52,11 @@ def one(protocol: str, workers: int, size: int, gbps: float, seed: int = 1, rack
     link = LinkSpec(gbps * 1e9, 1e-6)
     net: SimNetwork
     if racks:
-        from topo.sim.twotier import TwoTierSimNetwork, two_tier_job
+        from topo.sim.fabric import FabricSimNetwork, fabric_job
         from topo.twotier import TwoTierFabric
 
         fabric = TwoTierFabric(workers, racks=racks, levels=2, ps=spec.needs_ps)
-        net = TwoTierSimNetwork(program, fabric, [two_tier_job(fabric, per, PoolRange(0, 64))], p4info=p4info,
+        net = FabricSimNetwork(program, fabric, [fabric_job(fabric, per, PoolRange(0, 64))], p4info=p4info,
                                 protocol=spec, seed=seed, link=link)
     else:
         jobs = make_jobs(1, workers, per, PoolRange(0, 64), ps=spec.needs_ps)

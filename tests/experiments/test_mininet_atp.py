@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -73,6 +74,25 @@ def test_two_tier_two_levels_with_loss_every_worker_verified(program_dir: Path, 
     per_switch = result.switch_counters
     assert all(per_switch[s]["atp_aggregated"][0] > 0 for s in ("s1", "s2", "s3")), result.table()
     assert "uplinks" in result.links and "two-tier, 2 racks (2+2 workers), 2-level" in result.table()
+
+
+def test_leaf_spine_two_levels_through_the_spines_with_loss_every_worker_verified(program_dir: Path,
+                                                                                 tmp_path: Path) -> None:
+    """Two leaves of two workers and the PS's leaf under two spines, one switch process each: the leaves aggregate
+    their racks, the PS's leaf merges them, the spines forward ATP as transit, the PS's ACK for a rack reaches its
+    leaf across a spine (addressed to the rack); loss 1 % on every host port; every worker verifies. Then the ring
+    on the same network."""
+    cfg = config(program_dir, tmp_path, topo="leafspine", racks=2, spines=2, workers=4, size=8192, loss=0.01, seed=5)
+    result = run_experiment(cfg)
+    assert result.correct, result.table()
+    assert result.ps is not None and result.ps["completed"] == 8192 // 32
+    c = result.switch_counters  # leaves s1 s2, spines s3 s4, the PS's leaf s5; rack r crosses spine (r + 5) % 2
+    assert all(c[s]["atp_aggregated"][0] > 0 for s in ("s1", "s2", "s5")), result.table()
+    assert all(c[s]["atp_transit"][0] > 0 and c[s]["atp_aggregated"][0] == 0 for s in ("s3", "s4")), result.table()
+    assert "leaf–spine, 2 leaves (2+2 workers) and the PS's leaf under 2 spines, 2-level" in result.table()
+    ring = run_experiment(replace(cfg, protocol="ring", run_dir=tmp_path / "ring", size=65536))
+    assert ring.correct, ring.table()
+    assert ring.links["uplinks"][0] > 0
 
 
 def test_two_tier_traffic_on_the_uplinks_one_level_vs_two(program_dir: Path, tmp_path: Path) -> None:

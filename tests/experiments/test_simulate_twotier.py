@@ -58,6 +58,19 @@ def test_a_host_baseline_runs_on_the_same_two_tiers_over_tcp(tmp_path: Path, pro
     assert host.elapsed_s > atp.elapsed_s  # ATP's racks send one aggregate up; the hosts send their data
 
 
+def test_a_leaf_spine_scenario_runs_atp_and_the_ring_on_one_network(tmp_path: Path) -> None:
+    text = (TWO_TIER.replace('topology = "two-tier"', 'topology = "leaf-spine"\nspines = 3')
+            .replace('["atp"]', '["atp", "ring"]').replace("sizes = [1024]", "sizes = [32768]"))
+    sc = load_scenario(scenario(tmp_path, text))
+    assert (sc.topology, sc.racks, sc.spines, sc.uplink_mbps) == ("leaf-spine", 2, 3, 1000.0)
+    atp, ring = (run_point(sc, p, 1) for p in sc.runs())
+    assert atp.verified and ring.verified and atp.error == ring.error == "", (atp.error, ring.error)
+    assert atp.switch_aggregated > 0 and ring.switch_aggregated == 0
+    # leaves s1 s2, spines s3 s4 s5, the PS's leaf s6: an uplink binds, the spines' links are the uplinks
+    assert atp.bottleneck.split()[0] in {f"{a}->{b}" for a in ("s1", "s2", "s6") for b in ("s3", "s4", "s5")}
+    assert ring.bound == "network" and ring.elapsed_s > atp.elapsed_s
+
+
 def test_host_baselines_alone_take_more_than_a_bitmap_per_rack(tmp_path: Path) -> None:
     sc = load_scenario(scenario(tmp_path, TWO_TIER.replace('["atp"]', '["ring"]').replace("workers = [6]",
                                                                                           "workers = [65]")))
@@ -73,6 +86,9 @@ def test_host_baselines_alone_take_more_than_a_bitmap_per_rack(tmp_path: Path) -
     (("workers = [6]", "workers = [65]"), "sweep.workers", "2 racks of at most 32"),
     (("racks = 2", "racks = 2\nlevels = 1"), "sweep.workers", None),
     (("racks = 2", "racks = 33"), "network.racks", "out of range"),
+    (("racks = 2", "racks = 2\nspines = 2"), "network.spines", "only with topology = .leaf-spine."),
+    (("topology = \"two-tier\"", "topology = \"leaf-spine\"\nspines = 65"), "network.spines", "out of range"),
+    (("workers = [6]", "workers = [1020]"), "sweep.workers", "need 511 ports"),  # 510 hosts and an uplink
 ])
 def test_what_two_tiers_cannot_run_is_refused_at_load(tmp_path: Path, change: tuple[str, str], key: str,
                                                       message: str | None) -> None:

@@ -107,3 +107,57 @@ def test_a_ps_per_job_has_its_own_host_port_and_job_file_entry() -> None:
     assert StarFabric(4, ps=False, ps_hosts=3).hosts == 4  # no PS: ps_hosts is moot
     with pytest.raises(ValueError, match="one PS host"):
         make_fabric("twotier", 4, ps=True, ps_hosts=2)
+
+
+def test_leaf_spine_layout_routes_per_destination_and_floods_along_a_tree() -> None:
+    from topo.addresses import host_mac, rack_address
+    from topo.leafspine import LeafSpineFabric
+
+    f = LeafSpineFabric(5, racks=2, spines=2, ps=True)
+    # leaves s1 s2, spines s3 s4, the PS's leaf s5 (the last: the PS's switch)
+    assert f.switches == ["s1", "s2", "s3", "s4", "s5"] and f.ps_host == 6
+    assert f.rack_hosts(0) == [1, 2, 3] and f.rack_hosts(1) == [4, 5]
+    assert (f.attachment(6).switch, f.attachment(6).port) == ("s5", 3)  # after its two spine ports
+    assert f.inter_links() == [("s1", 4, "s3", 1), ("s1", 5, "s4", 1), ("s2", 3, "s3", 2), ("s2", 4, "s4", 2),
+                               ("s5", 1, "s3", 3), ("s5", 2, "s4", 3)]
+    entries, flood = f.forwarding("s1")
+    # local hosts on their ports; h4 through spine (0 + 4) % 2 = 0 (port 4), h5 through spine 1 (port 5), the PS's h6
+    # through spine 0
+    assert entries == [(host_mac(1), 1), (host_mac(2), 2), (host_mac(3), 3), (host_mac(4), 4), (host_mac(5), 5),
+                       (host_mac(6), 4)]
+    assert flood == [1, 2, 3, 4]  # its hosts and spine 0 only: no loop through two spines
+    entries, flood = f.forwarding("s4")
+    assert dict(entries) == {**{host_mac(h): 1 for h in (1, 2, 3)}, host_mac(4): 2, host_mac(5): 2, host_mac(6): 3,
+                             rack_address(0)[0]: 1, rack_address(1)[0]: 2}
+    assert f.hops(1, 3) == 0 and f.hops(1, 4) == 2 and f.hops(4, 6) == 2
+    assert "2 leaves (3+2 workers) and the PS's leaf under 2 spines" in f.describe()
+    with pytest.raises(ValueError, match="switchml aggregates in exactly one switch"):
+        f.check("switchml", "switchml", True)
+    with pytest.raises(ValueError, match="spines must be 1..64"):
+        LeafSpineFabric(4, spines=0)
+    from topo.topologies import make_fabric
+
+    made = make_fabric("leafspine", 5, ps=True, racks=2, spines=3)
+    assert isinstance(made, LeafSpineFabric) and made.spines == 3 and made.switches[-1] == "s6"
+    with pytest.raises(ValueError, match="one PS host"):
+        make_fabric("leafspine", 5, ps=True, ps_hosts=2)
+
+
+def test_leaf_spine_atp_levels_take_the_spine_of_each_racks_route_to_the_ps() -> None:
+    from topo.addresses import rack_address
+    from topo.leafspine import LeafSpineFabric
+
+    f = LeafSpineFabric(4, racks=2, spines=3, ps=True)  # PS h5; rack r reaches it through spine (r + 5) % 3
+    job = f.job_config(1, [1, 2, 3, 4], num_elems=32, pool=PoolRange(0, 8))
+    ctls = {name: Recorder() for name in f.switches}
+    f.install_job(ctls, job)
+    assert ctls["s1"].calls[0][1] == {"level": 0, "rack": 0, "ack_port": 3 + 2}  # 2 hosts, then spines 0 1 2: spine 2
+    assert ctls["s2"].calls[0][1] == {"level": 0, "rack": 1, "ack_port": 3 + 0}  # spine 0
+    top = ctls[f.ps_leaf].calls[0][1]
+    assert top == {"level": 1, "rack_ports": {0: 3, 1: 1}, "rack_addresses": {0: rack_address(0), 1: rack_address(1)}}
+    assert all(not ctls[f.spine(j)].calls for j in range(3))
+    one = LeafSpineFabric(4, racks=2, spines=3, levels=1, ps=True)
+    ctls = {name: Recorder() for name in one.switches}
+    one.install_job(ctls, one.job_config(1, [1, 2, 3, 4], num_elems=32, pool=PoolRange(0, 8)))
+    (seen, kw), = ctls[one.ps_leaf].calls
+    assert kw == {"level": 0, "rack": 0} and [w.switch_port for w in seen.workers] == [3, 3, 1, 1]

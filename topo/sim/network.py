@@ -14,7 +14,7 @@ arrival, timer and deferred processing step is one of its events, and frames due
 
 The model, in words (docs/simulator.md says more):
 - each host has one link to its switch port; each direction is a `Port` (its output queue at the sending end);
-  switches of a larger network (`topo.sim.twotier`) are linked the same way;
+  switches of a larger network (`topo.sim.fabric`) are linked the same way;
 - a switch processes frames one at a time, `service_s` each (0: at line rate, as a switching ASIC; the embedded
   switch's measured per-packet cost reproduces the emulator), then hands each output to its egress port's queue;
 - a host handles one event at a time, `host_cost_s` per frame received or sent (0: free), its sends leaving when

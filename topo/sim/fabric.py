@@ -1,22 +1,24 @@
-"""The two-tier network in virtual time: rack switches under the PS's rack switch, as `topo.twotier` wires Mininet.
+"""A network of several switches in virtual time, as a `topo.fabric.Fabric` wires Mininet: two tiers (rack switches
+under the PS's rack switch, `topo.twotier`) or a leaf–spine network (`topo.leafspine`).
 
-    fabric = TwoTierFabric(64, racks=4, levels=2, ps=True)
-    net = TwoTierSimNetwork(program, fabric, [two_tier_job(fabric, 32, PoolRange(0, 64))], p4info=p4info,
-                            link=LinkSpec(100e9), uplink=LinkSpec(400e9), seed=7)
+    fabric = TwoTierFabric(64, racks=4, levels=2, ps=True)      # or LeafSpineFabric(64, racks=4, spines=2, ps=True)
+    net = FabricSimNetwork(program, fabric, [fabric_job(fabric, 32, PoolRange(0, 64))], p4info=p4info,
+                           link=LinkSpec(100e9), uplink=LinkSpec(400e9), seed=7)
     runs = net.allreduce({1: [input of each rank]}, dtype="int32")
     net.report()        # every port: h5->s1, s1->h5, s1->s5 (rack 0's uplink), s5->s1, ...
 
 The fabric decides the layout, the addresses and the programming: each switch is an engine of its own with its own
-controller over a `LocalClient`, given `TwoTierFabric.forwarding(switch)` and, per job, `TwoTierFabric.install_job`
-(two levels: every rack switch aggregates its rack at level 0 and the PS rack switch merges the racks at level 1;
-one level: the PS rack switch aggregates every worker while the rack switches only forward) — what
-`topo.network` installs in Mininet. Every link is two `Port`s (host links `link`, rack uplinks `uplink`), every
-switch has its own serial service queue (`service_s`). Hosts are keyed by their host number (h1..hW the workers,
-h(W+1) the PS), so the report names ports `h5->s1`, `s1->h5`, `s1->s3`, `s3->s1`.
+controller over a `LocalClient`, given `Fabric.forwarding(switch)` and, per job, `Fabric.install_job` (ATP on two
+levels: every rack's switch aggregates its rack at level 0 and the PS's switch merges the racks at level 1; one
+level: the PS's switch aggregates every worker while the others only forward) — what `topo.network` installs in
+Mininet. Every link is two `Port`s (host links `link`, the links between switches, `Fabric.inter_links`, `uplink`),
+every switch has its own serial service queue (`service_s`). Hosts are keyed by their host number (h1..hW the
+workers, h(W+1) the PS), so the report names ports `h5->s1`, `s1->h5`, `s1->s3`, `s3->s1`.
 
 Faults: `loss` is a drop rule on every host-facing port of every switch, both directions (`Fabric.host_ports`), as
-`make twolevel --loss` sets the P4 drop simulator on those ports in Mininet; the uplinks lose nothing. `faults` adds
-a plan per switch name (its ports are that switch's). Restarting a switch is the star's (`SimNetwork`).
+`make twolevel --loss` sets the P4 drop simulator on those ports in Mininet; the links between switches lose
+nothing. `faults` adds a plan per switch name (its ports are that switch's). Restarting a switch is the star's
+(`SimNetwork`).
 """
 
 from __future__ import annotations
@@ -35,27 +37,27 @@ from topo.inprocess import PsHost, WorkerHost, clear_engine, zero_register
 from topo.sim.hosts import TcpHost
 from topo.sim.links import LinkSpec, Port
 from topo.sim.network import SimNetwork, SimSwitch
-from topo.twotier import TwoTierFabric
+from topo.fabric import Fabric
 from worker.job import MAX_WORKERS, JobConfig, PoolRange, WorkerSpec
 from worker.protocols import protocol_of_program
 
-__all__ = ["TwoTierSimNetwork", "two_tier_job"]
+__all__ = ["FabricSimNetwork", "fabric_job"]
 
 
-def two_tier_job(fabric: TwoTierFabric, num_elems: int, pool: PoolRange, job_id: int = 1) -> JobConfig:
+def fabric_job(fabric: Fabric, num_elems: int, pool: PoolRange, job_id: int = 1) -> JobConfig:
     """One job of every worker host of `fabric` (rank r on h(r+1)), its PS on the PS host."""
     hosts = list(range(1, fabric.workers + 1))
     return fabric.job_config(job_id, hosts, num_elems=num_elems, pool=pool, max_workers=max(MAX_WORKERS, len(hosts)))
 
 
-class TwoTierSimNetwork(SimNetwork):
-    """An in-network protocol's jobs on a two-tier network of switches over modelled links (see the module).
+class FabricSimNetwork(SimNetwork):
+    """A protocol's jobs on a network of several switches over modelled links (see the module).
 
-    `fabric`: the layout (its `ps` must be set for a protocol with a parameter server); `uplink`: the rack
-    switches' links to the PS rack switch (default `link`); `engines`: one loaded engine per switch in
-    `fabric.switches` order to reuse (EngineCache.many), else each is loaded. Other arguments as SimNetwork."""
+    `fabric`: the layout (its `ps` must be set for a protocol with a parameter server); `uplink`: the links between
+    switches (default `link`); `engines`: one loaded engine per switch in `fabric.switches` order to reuse
+    (EngineCache.many), else each is loaded. Other arguments as SimNetwork."""
 
-    def __init__(self, program: Mapping[str, Any], fabric: TwoTierFabric, jobs: Sequence[JobConfig], *,
+    def __init__(self, program: Mapping[str, Any], fabric: Fabric, jobs: Sequence[JobConfig], *,
                  p4info: Any, link: LinkSpec, uplink: LinkSpec | None = None, loss: float = 0.0,
                  faults: Mapping[str, FaultPlan] | None = None, seed: int = 0, engines: Sequence[Any] | None = None,
                  protocol: Any = None, **kwargs: Any) -> None:
@@ -76,9 +78,9 @@ class TwoTierSimNetwork(SimNetwork):
                 plan.rules.append(FaultRule(action="drop", direction="any", probability=loss,
                                             ports=frozenset(host_ports[name]), name=f"loss {loss:g} on host ports"))
             plans.append(plan)
-        # the rack switches; the PS rack switch is InProcessNetwork's own (self.sw, self.controller), whose
+        # every switch but the last; the last (the PS's) is InProcessNetwork's own (self.sw, self.controller), whose
         # __init__ programs every switch (_install)
-        self._racks: list[tuple[str, Any, Any]] = []
+        self._others: list[tuple[str, Any, Any]] = []
         for i, name in enumerate(names[:-1]):
             sw_seed = seed * 64 + i + 1
             if engines is not None:
@@ -92,18 +94,19 @@ class TwoTierSimNetwork(SimNetwork):
             client = LocalClient(sw, p4info, program)
             ctl = controller_for(str(spec.program))(client, P4RuntimeRegisters(client),
                                                     rng=random.Random(f"controller:{seed}:{name}"))
-            self._racks.append((name, sw, ctl))
+            self._others.append((name, sw, ctl))
         super().__init__(program, jobs, p4info=p4info, link=link, protocol=spec, faults=plans[-1], seed=seed,
                          engine=None if engines is None else engines[-1], **kwargs)
         self.loss = loss
         self.uplink = uplink or link
         self._nodes = [SimSwitch(name, sw, plan, partial(zero_register, sw))
-                       for (name, sw, _), plan in zip(self._racks, plans)]
+                       for (name, sw, _), plan in zip(self._others, plans)]
         self._nodes.append(SimSwitch(names[-1], self.sw, self.faults, self._reset_register))
         self._wire()
 
     def _wire(self) -> None:
-        """Every host link and uplink: two Ports each, the switches' port maps, the report's table."""
+        """Every host link and link between switches: two Ports each, the switches' port maps, the report's
+        table."""
         f, index = self.fabric, {n.name: i for i, n in enumerate(self._nodes)}
         self._plugs: dict[int, tuple[int, int, Port]] = {}
         self._table: list[tuple[Port, str, int, bool, int | None]] = []
@@ -114,13 +117,12 @@ class TwoTierSimNetwork(SimNetwork):
             node.out[a.port], node.peer[a.port] = down, (None, h)
             self._plugs[h] = (index[a.switch], a.port, up)
             self._table += [(up, a.switch, a.port, True, h), (down, a.switch, a.port, False, h)]
-        spine = self._nodes[-1]
-        for r in range(f.racks):
-            tor, port = self._nodes[r], f.uplink_port(r)
-            up, down = Port(f"{tor.name}->{spine.name}", self.uplink), Port(f"{spine.name}->{tor.name}", self.uplink)
-            tor.out[port], tor.peer[port] = up, (spine, r + 1)
-            spine.out[r + 1], spine.peer[r + 1] = down, (tor, port)
-            self._table += [(up, tor.name, port, True, None), (down, tor.name, port, False, None)]
+        for lower, port, upper, upper_port in f.inter_links():
+            a, b = self._nodes[index[lower]], self._nodes[index[upper]]
+            up, down = Port(f"{lower}->{upper}", self.uplink), Port(f"{upper}->{lower}", self.uplink)
+            a.out[port], a.peer[port] = up, (b, upper_port)
+            b.out[upper_port], b.peer[upper_port] = down, (a, port)
+            self._table += [(up, lower, port, True, None), (down, lower, port, False, None)]
 
     # --- programming ----------------------------------------------------------------------------------------
 
@@ -132,7 +134,7 @@ class TwoTierSimNetwork(SimNetwork):
     @property
     def controllers(self) -> dict[str, Any]:
         """Each switch's controller, by name."""
-        return {**{name: ctl for name, _, ctl in self._racks}, self.fabric.spine: self.controller}
+        return {**{name: ctl for name, _, ctl in self._others}, self.fabric.switches[-1]: self.controller}
 
     def _install(self) -> None:
         """Every switch programmed as `topo.network` programs Mininet's: the fabric's L2 entries, and each job where
@@ -180,12 +182,8 @@ class TwoTierSimNetwork(SimNetwork):
         return self.link, self._plugs[key][2]
 
     def path(self, a: int, b: int) -> list[LinkSpec]:
-        """Two host links, and the uplinks between them: a rack's to the PS rack switch, another's down from it."""
-        f = self.fabric
-        ups = [f.attachment(h).switch for h in (a, b) if f.attachment(h).switch != f.spine]
-        if len(ups) == 2 and ups[0] == ups[1]:
-            return [self.link, self.link]
-        return [self.link, *[self.uplink] * len(ups), self.link]
+        """Two host links, and the links between switches on the way (`Fabric.hops`)."""
+        return [self.link, *[self.uplink] * self.fabric.hops(a, b), self.link]
 
     def _linked_ports(self) -> set[int]:
         keys = {host_index(w.ip) for j in self.jobs for w in j.workers}
