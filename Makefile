@@ -216,6 +216,8 @@ $(OUT)/%.json: p4src/%.p4 $(wildcard p4src/include/*) $(if $(findstring compiler
 	@mkdir -p $(OUT)
 	$(P4C) -I p4src $(P4FLAGS) -o $@ --p4runtime-files $(OUT)/$*.p4info.txt $<
 
+$(OUT)/esa.json: p4src/atp.p4   # esa.p4 is atp.p4 with ATP_ESA defined
+
 # TARGET=bmv2: only the tests marked bmv2 (against real simple_switch_grpc, which then must be on PATH)
 test: setup shell-venv docs
 	$(if $(filter bmv2,$(TARGET)),TARGET=bmv2 $(PY) -m pytest -q -m bmv2 $(PYTEST_ARGS),$(PY) -m pytest -q $(PYTEST_ARGS))

@@ -107,6 +107,8 @@ class AtpController(ProgramController, program="atp"):
            CliCommand("ecn", "atp: mark ECN when the egress queue holds >= THRESHOLD packets ('off': never)",
                       _ecn_arguments, _ecn, writes=True))
     STATE = "aggregators"
+    STATE_REGISTERS = ("owner", "bitmap", "racks", "count", "flags")
+    """The per-aggregator registers (after `atp_`) a reset clears."""
 
     @classmethod
     def add_job_arguments(cls, p: argparse.ArgumentParser) -> None:
@@ -164,7 +166,7 @@ class AtpController(ProgramController, program="atp"):
         updates: list[object] = [
             finsy.P4MulticastGroupEntry(mgid, replicas=replicas),
             P4TableEntry(f"{INGRESS}.atp_jobs", match=P4TableMatch({"hdr.atp.job_id": job.job_id}),
-                         action=P4TableAction(f"{INGRESS}.atp_set_job", level=level, mgid=mgid, rack=rack)),
+                         action=P4TableAction(f"{INGRESS}.atp_set_job", **self.job_parameters(job, level, mgid, rack))),
             P4TableEntry(f"{INGRESS}.atp_ack_ports",
                          match=P4TableMatch({"hdr.atp.job_id": job.job_id, "standard_metadata.ingress_port": ack_port}),
                          action=P4TableAction(f"{INGRESS}.atp_allow_ack")),
@@ -176,12 +178,21 @@ class AtpController(ProgramController, program="atp"):
                 action=P4TableAction(f"{EGRESS}.atp_set_destination", switch_mac=_mac(job.switch.mac),
                                      switch_ip=_ip(job.switch.ip), worker_mac=_mac(mac), worker_ip=_ip(ip),
                                      worker_port=ATP_UDP_PORT)))
+        updates += self.job_entries(job)
         self.client.insert(*updates, *self.worker_entries(job, members, {w.rank: bits.bit(w.rank) for w in members}))
         return mgid
 
+    def job_parameters(self, job: JobConfig, level: int, mgid: int, rack: int) -> dict[str, int]:
+        """The parameters of the job's atp_set_job (a variant of the program may take more)."""
+        return {"level": level, "mgid": mgid, "rack": rack}
+
+    def job_entries(self, job: JobConfig) -> list[P4TableEntry]:
+        """Entries a variant of the program installs per job beside atp.p4's (none here)."""
+        return []
+
     def reset_pool(self, first: int, count: int) -> None:
         """Free aggregators [first, first+count) (every job's: the pool is shared; values need no reset)."""
-        for name in ("owner", "bitmap", "racks", "count", "flags"):
+        for name in self.STATE_REGISTERS:
             self.registers.fill(f"{INGRESS}.atp_{name}", first, count, 0)
 
     def reset_job(self, job: JobConfig) -> None:

@@ -89,6 +89,10 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
     register<bit<8>>(ATP_NUM_AGTR) atp_count;
     register<bit<8>>(ATP_NUM_AGTR) atp_flags;
     register<bit<32>>(ATP_VALUE_REGS) atp_values;
+#ifdef ATP_ESA
+    register<bit<8>>(ATP_NUM_AGTR) atp_priority;
+    counter(ATP_COUNTER_SIZE, CounterType.packets_and_bytes) atp_evicted;
+#endif
 
     counter(ATP_COUNTER_SIZE, CounterType.packets_and_bytes) atp_received;
     counter(ATP_COUNTER_SIZE, CounterType.packets_and_bytes) atp_aggregated;
@@ -144,6 +148,15 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
 
     /* --- this switch's role for the job --------------------------------------------------------------- */
 
+#ifdef ATP_ESA
+    action atp_set_job(bit<2> level, bit<16> mgid, bit<8> rack, bit<8> priority) {
+        meta.job_known = 1;
+        meta.level = level;
+        meta.mgid = mgid;
+        meta.rack_bit = 32w1 << rack;
+        meta.priority = priority;
+    }
+#else
     action atp_set_job(bit<2> level, bit<16> mgid, bit<8> rack) {
         meta.job_known = 1;
         meta.level = level;
@@ -151,6 +164,7 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
         /* p4c-bm2-ss limits a run-time shift amount to 8 bits */
         meta.rack_bit = 32w1 << rack;
     }
+#endif
 
     table atp_jobs {
         key = { hdr.atp.job_id: exact; }
@@ -201,6 +215,9 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
         atp_racks.read(meta.racks, meta.idx);
         atp_count.read(meta.count, meta.idx);
         atp_flags.read(meta.agtr_flags, meta.idx);
+#ifdef ATP_ESA
+        atp_priority.read(meta.owner_priority, meta.idx);
+#endif
     }
 
     action atp_write_state() {
@@ -209,6 +226,9 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
         atp_racks.write(meta.idx, meta.racks);
         atp_count.write(meta.idx, meta.count);
         atp_flags.write(meta.idx, meta.agtr_flags);
+#ifdef ATP_ESA
+        atp_priority.write(meta.idx, meta.priority);
+#endif
     }
 
     action atp_free() {
@@ -217,6 +237,9 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
         atp_racks.write(meta.idx, 0);
         atp_count.write(meta.idx, 0);
         atp_flags.write(meta.idx, 0);
+#ifdef ATP_ESA
+        atp_priority.write(meta.idx, 0);
+#endif
     }
 
 #define ATP_STORE_ELEM(i) \
@@ -243,6 +266,34 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
     action atp_load() {
         ATP_FOREACH_ELEM(ATP_LOAD_ELEM)
     }
+#ifdef ATP_ESA
+
+    /* --- ESA: a packet of a higher-priority job evicts a lower-priority partial aggregate ------------------- */
+
+    /* the victim's PS: where its evicted partial aggregate goes */
+    action esa_set_server(bit<48> ps_mac, bit<32> ps_ip) {
+        hdr.ethernet.dstAddr = ps_mac;
+        hdr.ipv4.dstAddr = ps_ip;
+        meta.evicted = 1;
+    }
+
+    table esa_servers {
+        key = { meta.victim_job: exact; }
+        actions = { esa_set_server; NoAction; }
+        default_action = NoAction();
+        size = 256;
+    }
+
+#define ESA_SWAP_ELEM(i) \
+        atp_values.read(meta.value, meta.value_base + i); \
+        atp_values.write(meta.value_base + i, hdr.atp_data.d##i); \
+        hdr.atp_data.d##i = meta.value;
+
+    /* the packet's values become the aggregate; the packet takes the evicted partial aggregate */
+    action esa_swap() {
+        ATP_FOREACH_ELEM(ESA_SWAP_ELEM)
+    }
+#endif
 
     apply {
         meta.job_index = ATP_NO_JOB;
@@ -318,6 +369,33 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
                         } else if (meta.owner == meta.owner_id || meta.owner == 0) {
                             meta.owned = 1;
                         }
+#ifdef ATP_ESA
+                        if (meta.owned == 0 && (hdr.atp.flags & ATP_RESEND) == 0 && meta.level == 0
+                                && meta.priority > meta.owner_priority && hdr.atp.fan_in0 > 1) {
+                            /* a lower-priority job's partial aggregate: it goes to its PS in this packet, whose
+                               contribution starts the aggregate of its own (job, seq) here */
+                            meta.victim_job = meta.owner[39:32];
+                            esa_servers.apply();
+                        }
+                        if (meta.evicted == 1) {
+                            atp_aggregated.count(meta.job_index);
+                            atp_evicted.count((bit<32>)meta.victim_job);
+                            esa_swap();
+                            hdr.atp.job_id = meta.victim_job;
+                            hdr.atp.seq = meta.owner[31:0];
+                            hdr.atp.bitmap0 = meta.bitmap;
+                            hdr.atp.bitmap1 = meta.racks;
+                            /* COLLISION: the victim's PS moves that window position to a fresh aggregator */
+                            meta.count = hdr.atp.flags & (ATP_ECN | ATP_OVERFLOW);  /* the new owner's flags */
+                            hdr.atp.flags = meta.agtr_flags | ATP_COLLISION;
+                            meta.agtr_flags = meta.count;
+                            meta.bitmap = meta.worker_bit;
+                            meta.racks = meta.rack_bit;
+                            meta.count = 1;
+                            atp_write_state();
+                            meta.l2 = 1;
+                        } else
+#endif
                         if (meta.owned == 0) {
                             if ((hdr.atp.flags & ATP_RESEND) != 0) {
                                 /* its aggregator was flushed or reused: the PS takes the retransmission */
@@ -368,7 +446,12 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
                                     atp_free();
                                 } else {
                                     atp_completed.count(meta.job_index);
+#ifdef ATP_ESA
+                                    /* released at once, not at the PS's ACK: the PS holds the result from here */
+                                    atp_free();
+#else
                                     atp_write_state();
+#endif
                                 }
                                 meta.l2 = 1;
                             } else {
@@ -477,7 +560,11 @@ control AtpComputeChecksum(inout atp_headers_t hdr, inout atp_metadata_t meta) {
     apply {
         /* ACK replicas leave with a rewritten IPv4 header */
         update_checksum(
+#ifdef ATP_ESA
+            meta.dst_known == 1 || meta.evicted == 1,
+#else
             meta.dst_known == 1,
+#endif
             { hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.diffserv, hdr.ipv4.totalLen,
               hdr.ipv4.identification, hdr.ipv4.flags, hdr.ipv4.fragOffset, hdr.ipv4.ttl,
               hdr.ipv4.protocol, hdr.ipv4.srcAddr, hdr.ipv4.dstAddr },

@@ -32,14 +32,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def program_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """switchml.p4 and atp.p4 compiled by the embedded compiler: <name>.json and <name>.p4info.txt, as `make build`
-    writes them to out/."""
+    """p4src's programs compiled by the embedded compiler: <name>.json and <name>.p4info.txt, as `make build` writes
+    them to out/."""
     import json
 
     from compiler import compile_file
 
     out = tmp_path_factory.mktemp("programs")
-    for name in ("switchml", "atp"):
+    for name in sorted(p.stem for p in (ROOT / "p4src").glob("*.p4")):
         result = compile_file(str(ROOT / "p4src" / f"{name}.p4"))
         (out / f"{name}.json").write_text(json.dumps(result.json))
         (out / f"{name}.p4info.txt").write_text(result.p4info_text)

@@ -119,9 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write a timeline of the run to FILE (Chrome trace-event JSON; opens in Perfetto): the "
                         "all-reduce, and for switchml/atp a track per slot/aggregator with each packet, timeout and "
                         "retransmission; written also when the run fails")
-    for spec in PROTOCOLS.values():  # each protocol's own options
-        if spec.add_arguments is not None:
-            spec.add_arguments(p)
+    # each protocol's own options, once for protocols that share them (ESA takes ATP's)
+    for add in dict.fromkeys(spec.add_arguments for spec in PROTOCOLS.values() if spec.add_arguments is not None):
+        add(p)
     return p
 
 

@@ -8,7 +8,8 @@ Registered here, one line each:
 - `ring`: host-based ring all-reduce over TCP (`worker.host.ring`);
 - `ps`: host-based sharded parameter server over TCP, co-located with the workers (`worker.host.ps`);
 - `atp`: ATP-style best-effort in-network aggregation with a parameter server host (`worker.atp`, UDP, fixed
-  point, shared aggregator pool; the PS is `python -m worker.atp.ps`).
+  point, shared aggregator pool; the PS is `python -m worker.atp.ps`);
+- `esa`: ESA-style preemptive, prioritised allocation of that pool (`worker.atp.esa`: ATP's hosts over esa.p4).
 
 Plug-ins: every directory in `$INA_PROTOCOLS` (separated by `:`) is a Python package whose `PROTOCOL` is a
 `ProtocolSpec`; importing it also defines its controller (docs/adding-a-protocol.md). They are registered after the
@@ -25,6 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from worker.atp.esa import ESA
 from worker.atp.plugin import ATP
 from worker.codec import IDENTIFIERS, CodecError, HeaderSpec, header_and_payload, load_program
 from worker.collective import Collective, CollectiveOptions
@@ -60,6 +62,7 @@ register(SWITCHML)
 register(RING)
 register(PS)
 register(ATP)
+register(ESA)
 
 
 def load_plugins(paths: str | None = None) -> list[ProtocolSpec]:

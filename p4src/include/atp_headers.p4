@@ -122,6 +122,13 @@ struct atp_metadata_t {
     bit<1>  flood;
     bit<1>  dst_known;
     bit<19> ecn_threshold;
+#ifdef ATP_ESA
+    /* ESA (esa.p4): preemptive allocation by job priority */
+    bit<8>  priority;       /* this packet's job's, from atp_jobs */
+    bit<8>  owner_priority; /* the aggregator owner's */
+    bit<8>  victim_job;     /* the job whose partial aggregate this packet evicts */
+    bit<1>  evicted;        /* the packet now carries that partial to the victim's PS (addresses rewritten) */
+#endif
 }
 
 #endif

@@ -13,12 +13,12 @@ from experiments import fuzz
 def test_a_small_campaign_finds_nothing(program_dir: Path) -> None:
     report = fuzz.fuzz_all(program_dir, examples=150, seed_value=3)
     assert report.failures == [], report.text()
-    assert report.frames == 300 and report.programs == 2
+    assert report.programs == len(fuzz.PROGRAMS) >= 3 and report.frames == 150 * report.programs  # esa.p4 too
     assert report.requests >= 37 + 20 and report.sources >= 10 and report.jsons >= 15
     assert "fuzz failures: 0" in report.text()
 
 
-@pytest.mark.parametrize("name", ["switchml", "atp"])
+@pytest.mark.parametrize("name", ["switchml", "atp", "esa"])
 def test_a_frame_of_the_protected_job_is_noticed(program_dir: Path, name: str) -> None:
     """The isolation check can fail: the job's own worker sending its contribution (its rank's first packet, to the
     slot or aggregator job 2's state is in) changes that state."""

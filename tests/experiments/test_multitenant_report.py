@@ -92,7 +92,7 @@ def test_jobs_beyond_the_partitions_wait_in_waves_and_their_jct_counts_the_wait(
         (tmp_path / f"{name}.p4info.txt").write_text("")
     rows = mt.run_multitenant(jobs=8, workers=2, size=1000, cells=16384, window=None, loss=0.0, reps=1,
                               program_dir=tmp_path, target=mt.Target.EMBEDDED, run_dir=tmp_path, partitions=2,
-                              progress=False, ps_per_job=True)
+                              progress=False, ps_per_job=True, protocols=["switchml", "atp"])
     sml = sorted((r for r in rows if r.protocol == "switchml"), key=lambda r: r.job)
     assert [cfg.jobs for cfg in opened] == [2, 8]  # type: ignore[attr-defined]
     assert [cfg.ps_per_job for cfg in opened] == [True, True]  # type: ignore[attr-defined]

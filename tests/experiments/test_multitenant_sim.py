@@ -21,11 +21,11 @@ def run(**kw: object) -> list:
 
 def test_jobs_share_the_switch_and_verify_with_each_protocols_memory() -> None:
     rows = run()
-    assert [(r.protocol, r.job) for r in rows] == [("switchml", 1), ("switchml", 2), ("atp", 1), ("atp", 2)]
+    assert [(r.protocol, r.job) for r in rows] == [(p, j) for p in ("switchml", "atp", "esa") for j in (1, 2)]
     assert all(r.verified and r.completion_s > 0 and r.wire_frames > 0 for r in rows)
-    sw, atp = rows[0], rows[2]
+    sw, atp, esa = rows[0], rows[2], rows[4]
     assert sw.pool_slots == 1536 // (2 * 2 * 64) and sw.in_switch_fraction == 1.0  # a partition per job
-    assert atp.pool_slots == 1536 // 32 and 0 < atp.in_switch_fraction <= 1.0  # one pool for both jobs
+    assert atp.pool_slots == esa.pool_slots == 1536 // 32 and 0 < atp.in_switch_fraction <= 1.0  # one shared pool
     assert atp.ps_link_busy is not None and sw.ps_link_busy is None
     assert run(protocols=["switchml"]) == rows[:2]  # deterministic given the seed
 

@@ -192,7 +192,8 @@ def test_multitenant_skips_finished_repetitions_and_records_each(monkeypatch: py
     rows = mt.run_multitenant(jobs=2, workers=2, size=1000, cells=16384, window=None, loss=0.0, reps=2,
                               program_dir=tmp_path, target=mt.Target.EMBEDDED, run_dir=tmp_path, progress=False,
                               done={mt.rep_key("switchml", 1), mt.rep_key("atp", 1), mt.rep_key("atp", 2)},
-                              record=lambda rs: recorded.append([(r.protocol, r.rep, r.job) for r in rs]))
+                              record=lambda rs: recorded.append([(r.protocol, r.rep, r.job) for r in rs]),
+                              protocols=["switchml", "atp"])
     assert recorded == [[("switchml", 2, 1), ("switchml", 2, 2)]] and len(rows) == 2
     as_read = {k: str(v) for k, v in to_csv(rows[0]).items()}  # a runs.csv row as read back
     assert from_csv(mt.JobRow, as_read) == rows[0]

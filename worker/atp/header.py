@@ -15,14 +15,16 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from worker.codec import CodecError, HeaderSpec, MalformedPacket, codec_source
+from worker.codec import CodecError, HeaderSpec, MalformedPacket, codec_source, load_program
 
 __all__ = ["ATP_UDP_PORT", "ACK", "ECN", "RESEND", "COLLISION", "OVERFLOW", "RAW", "FLOAT", "AtpHeader", "AtpCodec",
-           "flag_names"]
+           "EsaCodec", "codec_of_program", "flag_names"]
 
 ATP_UDP_PORT = 48865
 """UDP destination port of every ATP packet (0xBEE1): workers -> PS, PS -> switch (ACK), switch -> workers (source)."""
 ATP_HEADER_TYPE = "atp_h"
+ESA_HEADER_TYPE = "esa_h"
+"""esa.p4's header: ATP's, under its own type name (the tools tell the programs apart by it)."""
 
 ACK = 0x01
 """Parameter packet from the PS: frees the aggregator, multicast to the job's workers."""
@@ -120,4 +122,20 @@ class AtpCodec:
         return AtpHeader(*vals), values
 
     def __repr__(self) -> str:
-        return f"AtpCodec({self.spec.name}, {self.num_elems} x int32, {self.packet_len} bytes)"
+        return f"{type(self).__name__}({self.spec.name}, {self.num_elems} x int32, {self.packet_len} bytes)"
+
+
+class EsaCodec(AtpCodec):
+    """esa.p4's packets: ATP's (`ESA_HEADER_TYPE`)."""
+
+    @classmethod
+    def from_program_json(cls, src: str | Path | Mapping[str, Any]) -> AtpCodec:
+        """Derive the codec from a compiled esa.p4 (a path or the parsed dict)."""
+        return cls(*codec_source(src, ESA_HEADER_TYPE))
+
+
+def codec_of_program(src: str | Path | Mapping[str, Any]) -> AtpCodec:
+    """The codec of a compiled program of ATP's packets: esa.p4's, else atp.p4's (its error names the program)."""
+    prog = load_program(src)
+    names = {t.get("name") for t in prog.get("header_types", []) if isinstance(t, dict)}
+    return (EsaCodec if ESA_HEADER_TYPE in names else AtpCodec).from_program_json(prog)

@@ -37,7 +37,8 @@ import numpy as np
 
 from switch.timeline import Timeline
 from worker.atp.bitmap import Contributions
-from worker.atp.header import ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, AtpCodec, AtpHeader
+from worker.atp.header import (ACK, ATP_UDP_PORT, COLLISION, ECN, FLOAT, OVERFLOW, RAW, AtpCodec, AtpHeader,
+                               codec_of_program)
 from worker.codec import CodecError, MalformedPacket
 from worker.job import JobConfig, JobConfigError
 from worker.schedstat import sched_times
@@ -312,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m worker.atp.ps", description="ATP parameter server for one or more "
                                 "jobs; prints its statistics as one JSON line when stopped (SIGTERM/SIGINT)")
     p.add_argument("--job", action="append", required=True, help="job file (repeat for several jobs)")
-    p.add_argument("--program-json", help="compiled atp.p4 (default: $INA_ATP_JSON, out/atp.json)")
+    p.add_argument("--program-json", help="compiled atp.p4 or esa.p4 (default: $INA_ATP_JSON, out/atp.json)")
     p.add_argument("--bind", metavar="IP", help="address to bind instead of the jobs' ps.ip")
     p.add_argument("--idle-exit", type=float, default=None, metavar="S", help="stop after S seconds without packets")
     p.add_argument("--stats", metavar="FILE", help="also write the statistics to FILE")
@@ -323,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         jobs = [JobConfig.load(j) for j in args.job]
-        codec = AtpCodec.from_program_json(args.program_json or find_atp_json())
+        codec = codec_of_program(args.program_json or find_atp_json())
         timeline = Timeline("parameter server", pid=100) if args.trace else None
         ps = ParameterServer(jobs, codec, bind_ip=args.bind, timeline=timeline)
     except (JobConfigError, CodecError) as exc:

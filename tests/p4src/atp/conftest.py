@@ -1,4 +1,4 @@
-"""Fixtures for packet-level tests of p4src/atp.p4 on the in-process switch.
+"""Fixtures for packet-level tests of p4src/atp.p4 (and esa.p4, atp.p4 with ESA's allocation) on the in-process switch.
 
 `atp` is a fresh `AtpSwitch` (N = 16 elements, 64 aggregators) with the engine loaded. `AtpSwitch` installs a job the
 way the controller does (names from p4src/README.md), builds ATP frames with its own struct packing (independent of
@@ -21,6 +21,7 @@ import pytest
 from tests.paths import ROOT
 
 P4SRC = ROOT / "p4src" / "atp.p4"
+ESA_SRC = ROOT / "p4src" / "esa.p4"
 
 ATP_PORT = 48865
 HEADER = struct.Struct("!IIBBBBIHHBBH")
@@ -68,11 +69,11 @@ def sat_sums(*vectors: Sequence[int]) -> list[int]:
 
 
 @functools.cache
-def _compiled(num_elems: int, num_agtr: int) -> dict[str, Any]:
+def _compiled(num_elems: int, num_agtr: int, esa: bool = False) -> dict[str, Any]:
     import compiler
 
-    return compiler.compile_file(str(P4SRC), defines={"ATP_NUM_ELEMS": str(num_elems),
-                                                      "ATP_NUM_AGTR": str(num_agtr)}).json
+    return compiler.compile_file(str(ESA_SRC if esa else P4SRC), defines={
+        "ATP_NUM_ELEMS": str(num_elems), "ATP_NUM_AGTR": str(num_agtr)}).json
 
 
 @dataclass(frozen=True)
@@ -101,11 +102,12 @@ class AtpSwitch:
     ACK, ECN, RESEND, COLLISION, OVERFLOW, RAW, FLOAT = ACK, ECN, RESEND, COLLISION, OVERFLOW, RAW, FLOAT
     INT32_MAX, INT32_MIN, NO_JOB, UPLINK = INT32_MAX, INT32_MIN, NO_JOB, UPLINK
 
-    def __init__(self, num_elems: int = 16, num_agtr: int = 64, ps_port: int = PS_PORT) -> None:
+    def __init__(self, num_elems: int = 16, num_agtr: int = 64, ps_port: int = PS_PORT, esa: bool = False) -> None:
         from switch.v1model import V1Switch
 
         self.sw = V1Switch()
-        self.sw.load(_compiled(num_elems, num_agtr))
+        self.sw.load(_compiled(num_elems, num_agtr, esa))
+        self.esa = esa
         self.num_elems = num_elems
         self.num_agtr = num_agtr
         self.l2(PS.mac, ps_port)
@@ -116,9 +118,16 @@ class AtpSwitch:
         self.sw.tables[IG + "l2_forward"].insert((_mac(mac),), IG + "l2_set_port", [port])
 
     def add_job(self, job_id: int, workers: Sequence[Host], mgid: int, *, level: int = 0, rack: int = 0,
-                ack_port: int = PS_PORT, replicas: Sequence[tuple[int, int]] | None = None) -> None:
-        """This switch's role for the job, its workers (level 0), where ACKs come from, and the multicast group."""
-        self.sw.tables[IG + "atp_jobs"].insert((job_id,), IG + "atp_set_job", [level, mgid, rack])
+                ack_port: int = PS_PORT, replicas: Sequence[tuple[int, int]] | None = None, priority: int = 0,
+                ps: Host | None = None) -> None:
+        """This switch's role for the job, its workers (level 0), where ACKs come from, and the multicast group;
+        esa.p4: the job's priority and its PS (`ps`, default the PS on port 9) as esa_servers names it."""
+        params = [level, mgid, rack] + ([priority] if self.esa else [])
+        self.sw.tables[IG + "atp_jobs"].insert((job_id,), IG + "atp_set_job", params)
+        if self.esa:
+            server = ps or PS
+            self.sw.tables[IG + "esa_servers"].insert((job_id,), IG + "esa_set_server",
+                                                      [_mac(server.mac), _ip(server.ip)])
         self.sw.tables[IG + "atp_ack_ports"].insert((job_id, ack_port), IG + "atp_allow_ack", [])
         for w in workers:
             self.l2(w.mac, w.port)
@@ -152,11 +161,11 @@ class AtpSwitch:
         return bytes(Ether(src=src.mac, dst=dst_mac) / IP(src=src.ip, dst=dst_ip, flags="DF") / udp / payload)
 
     def data(self, w: Host, job_id: int, seq: int, agtr: int, values: Sequence[int], *, fan_in0: int,
-             fan_in1: int = 0, flags: int = 0, bitmap0: int | None = None) -> bytes:
-        """A worker's packet to the PS (bitmap0 defaults to the worker's own bit, as the worker sends it)."""
+             fan_in1: int = 0, flags: int = 0, bitmap0: int | None = None, ps: Host = PS) -> bytes:
+        """A worker's packet to its PS (bitmap0 defaults to the worker's own bit, as the worker sends it)."""
         payload = self.atp_bytes(job_id, seq, agtr, values, bitmap0=1 << w.rank if bitmap0 is None else bitmap0,
                                  fan_in0=fan_in0, fan_in1=fan_in1, flags=flags, rank=w.rank)
-        return self.frame(w, PS.mac, PS.ip, payload)
+        return self.frame(w, ps.mac, ps.ip, payload)
 
     def ack(self, job_id: int, seq: int, agtr: int, values: Sequence[int], *, bitmap0: int, agtr_next: int | None = None,
             flags: int = 0) -> bytes:
@@ -218,3 +227,9 @@ def atp() -> AtpSwitch:
 @pytest.fixture
 def atp_factory() -> Callable[..., AtpSwitch]:
     return AtpSwitch
+
+
+@pytest.fixture
+def esa() -> AtpSwitch:
+    """A fresh switch running esa.p4 with N = 16 elements and 64 aggregators, the PS reachable on port 9."""
+    return AtpSwitch(16, 64, esa=True)

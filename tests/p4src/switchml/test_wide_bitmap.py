@@ -177,7 +177,7 @@ def test_make_jobs_addresses_stay_distinct_past_255_workers() -> None:
                                                         for r in range(3)]
     w = job.workers[299]
     assert (w.ip, w.mac) == ("10.1.1.44", "00:00:00:01:01:2c")
-    with pytest.raises(ValueError, match="at most 510 for workers"):
+    with pytest.raises(ValueError, match="need 512 switch ports; a switch has at most 510"):
         make_jobs(2, 256, N, PoolRange(0, POOL))
 
 
