@@ -42,7 +42,7 @@ from experiments.session import ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
 from experiments.tenancy import JobRow, pools_for, rep_key
 from topo.target import Target
-from worker.arguments import at_least, fail, in_range, link_rate, probability
+from worker.arguments import at_least, fail, in_range, link_rate, nonnegative_float, probability
 from worker.job import MAX_WORKERS
 from worker.protocols import PROTOCOLS, default_windows, in_network
 
@@ -54,14 +54,15 @@ MODULE = "experiments.multitenant"
 def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
                         program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                         bw: float | None = None, partitions: int | None = None,
-                        ps_per_job: bool = False, protocols: Sequence[str] | None = None) -> list[ExperimentConfig]:
+                        ps_per_job: bool = False, protocols: Sequence[str] | None = None,
+                        straggler_ms: float = 0.0) -> list[ExperimentConfig]:
     """One experiment per compared protocol, each checked (ValueError naming a bad value); a static-partition
-    protocol's network has one job per partition."""
+    protocol's network has one job per partition; `straggler_ms`: every job's last rank joins that late."""
     pools = pools_for(cells, jobs, program_dir, partitions, protocols)
     configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=PROTOCOLS[proto].jobs_at_once(jobs, partitions),
                                 size=size, loss=loss, target=target, program_dir=program_dir, pool_size=pools[proto],
                                 window=window, seed=seed, run_dir=run_dir / proto, timeout_s=300.0, bw=bw,
-                                ps_per_job=ps_per_job)
+                                ps_per_job=ps_per_job, straggler_ms=straggler_ms)
                for proto in pools]
     for cfg in configs:
         cfg.check()
@@ -73,7 +74,7 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                     progress: bool = True, bw: float | None = None, partitions: int | None = None,
                     ps_per_job: bool = False, protocols: Sequence[str] | None = None,
                     done: Collection[tuple[str, ...]] = (),
-                    record: Callable[[list[JobRow]], None] | None = None) -> list[JobRow]:
+                    record: Callable[[list[JobRow]], None] | None = None, straggler_ms: float = 0.0) -> list[JobRow]:
     """Every job of every repetition. With fewer static partitions than jobs, such a protocol's jobs run in waves of one
     job per partition (a job waits, first come first served, for a partition to free): a job's completion time then
     counts from the start of the repetition, its wait included, as ATP's evaluation counts it. `record` is given each
@@ -81,7 +82,8 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
     rows: list[JobRow] = []
     for cfg in multitenant_configs(jobs=jobs, workers=workers, size=size, cells=cells, window=window, loss=loss,
                                    program_dir=program_dir, target=target, run_dir=run_dir, seed=seed, bw=bw,
-                                   partitions=partitions, ps_per_job=ps_per_job, protocols=protocols):
+                                   partitions=partitions, ps_per_job=ps_per_job, protocols=protocols,
+                                   straggler_ms=straggler_ms):
         proto = cfg.protocol
         todo = [rep for rep in range(1, reps + 1) if rep_key(proto, rep) not in done]
         if not todo:
@@ -168,7 +170,7 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
 
 def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
             pools: dict[str, int], machine: dict[str, str], bw: float | None = None,
-            partitions: int | None = None, ps_per_job: bool = False) -> str:
+            partitions: int | None = None, ps_per_job: bool = False, straggler_ms: float = 0.0) -> str:
     """summary.md: the method, then per protocol (those of `pools`, in order) and job the median completion time
     (min-max), fraction aggregated in the switch, collisions; and each protocol's mean completion time over the
     first protocol's."""
@@ -186,7 +188,8 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
                              else ", one PS host for every job" if spec.needs_ps else ""))
         else:
             memory.append(f"{proto} {pools[proto]} slots per static partition ({waves})")
-    lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}, links "
+    late = f", every job's last worker {straggler_ms:g} ms late" if straggler_ms else ""
+    lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}{late}, links "
               + (f"{bw:g} Mbit/s" if bw else "unlimited") + f", switch memory {cells} int32 cells: "
               + "; ".join(memory), ""]
     lines += ["| protocol | job | correct | completion s (median, min-max) | in switch | collisions | raw resends "
@@ -302,6 +305,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ps-per-job", action="store_true",
                    help="a protocol with a PS (ATP): a PS host (and link) per job, as ATP runs them (default: one PS "
                         "host for every job)")
+    p.add_argument("--straggler-ms", type=nonnegative_float, default=0.0, metavar="MS",
+                   help="every job's last worker joins the all-reduce MS later (default 0)")
     p.add_argument("--protocols", nargs="+", choices=in_network(), default=list(in_network()),
                    help="the in-network protocols compared, the first the baseline of the ratios (default: all)")
     p.add_argument("--engine", choices=["mininet", "sim"], default="mininet",
@@ -329,7 +334,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                       window=args.window, loss=args.loss, program_dir=args.program_dir,
                                       target=target, run_dir=run_dir, seed=args.seed,
                                       bw=None if args.bw == "auto" else args.bw or None, partitions=args.partitions,
-                                      ps_per_job=args.ps_per_job, protocols=args.protocols)
+                                      ps_per_job=args.ps_per_job, protocols=args.protocols,
+                                      straggler_ms=args.straggler_ms)
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if needs_root("multitenant"):
@@ -385,7 +391,7 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
                                            window=args.window, loss=args.loss, reps=args.reps, bw=float(args.bw),
                                            program_dir=args.program_dir, seed=args.seed, partitions=args.partitions,
                                            ps_per_job=args.ps_per_job, protocols=args.protocols, done=done,
-                                           record=record)
+                                           record=record, straggler_ms=args.straggler_ms)
             elif args.bw == "auto":
                 from experiments.calibrate import common_rate
 
@@ -401,7 +407,8 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
                                        program_dir=args.program_dir, target=target, run_dir=run_dir,
                                        seed=args.seed, bw=args.bw or None, partitions=args.partitions,
                                        ps_per_job=args.ps_per_job,
-                                       protocols=args.protocols, done=done, record=record)
+                                       protocols=args.protocols, done=done, record=record,
+                                       straggler_ms=args.straggler_ms)
         except Exception as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
@@ -413,7 +420,7 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
     rows = sorted(old + rows, key=lambda r: (order.index(r.protocol), r.rep, r.job))
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
                    pools=pools, machine=machine, bw=args.bw or None, partitions=args.partitions,
-                   ps_per_job=args.ps_per_job)
+                   ps_per_job=args.ps_per_job, straggler_ms=args.straggler_ms)
     finish(args.results, "multitenant", rows, text, plot, out=out)
     return 0 if all(r.verified for r in rows) else 1
 

@@ -35,12 +35,14 @@ ECN_BYTES = 100 * 1024
 
 def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, window: int | None, loss: float,
                         reps: int, bw: float, program_dir: Path, seed: int = 1, partitions: int | None = None,
-                        ps_per_job: bool = False, protocols: Sequence[str] | None = None, done: Collection[tuple[str, ...]] = (),
-                        record: Callable[[list[JobRow]], None] | None = None) -> list[JobRow]:
+                        ps_per_job: bool = False, protocols: Sequence[str] | None = None,
+                        done: Collection[tuple[str, ...]] = (), record: Callable[[list[JobRow]], None] | None = None,
+                        straggler_ms: float = 0.0) -> list[JobRow]:
     """Every job of every repetition, as `experiments.multitenant.run_multitenant` gives them (`wait_s`: the waves
     before a job's; `srtt_ms`: the largest smoothed RTT its workers measured). `record` gets each repetition's rows;
     the repetitions whose key (`rep_key`) is in `done` are skipped (a resume). `ps_per_job`: a protocol with a PS
-    gives each job its own PS host and link (`make_jobs`), else one serves every job."""
+    gives each job its own PS host and link (`make_jobs`), else one serves every job. `straggler_ms`: every job's
+    last rank starts that late."""
     rows: list[JobRow] = []
     link = LinkSpec(bw * 1e6, 1e-6, BUFFER_BYTES, ECN_BYTES)
     for proto, pool in pools_for(cells, jobs, program_dir, partitions, protocols).items():
@@ -62,7 +64,8 @@ def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, windo
             for wave in range(jobs // at_once):
                 inputs = {j + 1: [rank_input(size, run_seed + wave * at_once + j, r, "float32") for r in range(workers)]
                           for j in range(at_once)}
-                runs = net.allreduce(inputs, "float32")
+                late = {(j + 1, workers - 1): straggler_ms * 1e-3 for j in range(at_once)} if straggler_ms else None
+                runs = net.allreduce(inputs, "float32", start_at=late)
                 report = net.report()
                 for job in net.jobs:
                     ps_port = job.ps.switch_port if job.ps is not None else None

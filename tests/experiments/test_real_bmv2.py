@@ -29,10 +29,10 @@ from controller.client import P4RuntimeClient
 from controller.registers import ThriftRegisters, open_registers
 from controller.switchml import INGRESS, SwitchMLController
 from experiments.config import ExperimentConfig
-from experiments.session import run_experiment
+from experiments.session import ExperimentNetwork, run_experiment
 from tests.paths import ROOT
 from topo.target import Target
-from worker.protocols import ATP, SWITCHML, program_paths, programs
+from worker.protocols import ATP, ESA, SWITCHML, program_paths, programs
 
 pytestmark = [pytest.mark.bmv2, pytest.mark.timeout(300)]
 
@@ -92,6 +92,20 @@ def test_atp_on_real_bmv2(program_dir: Path, tmp_path: Path) -> None:
     result = run_experiment(cfg)
     assert result.correct, result.table()
     assert result.ps is not None and result.ps["switch_fraction"] > 0.9, result.table()
+
+
+@pytest.mark.mininet
+def test_esa_evicts_on_real_bmv2(program_dir: Path, tmp_path: Path) -> None:
+    """esa.p4 compiled by p4c on simple_switch_grpc: two jobs, each with its PS, share a pool of 8 aggregators; job 1's
+    packets evict job 2's partial aggregates (job 1 has the higher priority) and both jobs verify."""
+    cfg = ExperimentConfig(protocol=ESA.name, target=Target.BMV2, program_dir=program_dir, run_dir=tmp_path,
+                           workers=2, jobs=2, ps_per_job=True, pool_size=8, size=16384, seed=3, timeout_s=120.0)
+    with ExperimentNetwork(cfg) as net:
+        results = net.run_jobs(cfg)
+    for result in results:
+        assert result.correct, result.table()
+    evicted = sum(result.counters.get("atp_evicted", (0, 0))[0] for result in results)
+    assert evicted > 0, [r.table() for r in results]
 
 
 @pytest.mark.mininet

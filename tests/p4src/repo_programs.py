@@ -16,12 +16,24 @@ SKIP_DIRS = {".venv", ".venv-shell", ".venv-docs", ".git", "include", "data", "s
 PROGRAM_LINE = re.compile(r"#\s*program:\s*(\S+)")
 
 
+INCLUDE_LINE = re.compile(r'#\s*include\s*"([^"]+)"')
+
+
+def _instantiates(path: Path) -> bool:
+    """The file instantiates V1Switch, itself or through a program it includes from its folder (esa.p4: atp.p4)."""
+    text = path.read_text()
+    if re.search(r"\bV1Switch\s*\(", text):
+        return True
+    return any(_instantiates(path.parent / name) for name in INCLUDE_LINE.findall(text)
+               if "/" not in name and (path.parent / name).is_file())
+
+
 def programs() -> list[Path]:
     found = []
     for path in sorted(ROOT.rglob("*.p4")):
         if SKIP_DIRS.intersection(path.relative_to(ROOT).parts):
             continue
-        if re.search(r"\bV1Switch\s*\(", path.read_text()):
+        if _instantiates(path):
             found.append(path)
     return found
 
