@@ -2,9 +2,10 @@
 each job's priority in its `atp_jobs` entry and its PS's address in `esa_servers` (where a partial aggregate of the
 job that a higher-priority packet evicts is sent).
 
-Priorities are 0..255, higher preempts lower. Unless set (`priorities`, or `priority JOB P` in `python -m
-controller`), a job's priority follows its id: job j gets 255 - j, so a job installed earlier (a lower id) keeps its
-aggregators against later ones — first come, first served by job, where ATP's pool serves first come by packet.
+Priorities are 0..255, higher preempts lower. A job's is the controller's `priorities` entry, else its job file's
+`priority`, else it follows its id: job j gets 255 - j, so a job installed earlier (a lower id) keeps its aggregators
+against later ones — first come, first served by job, where ATP's pool serves first come by packet. `priority JOB P`
+in `python -m controller` changes it on a running switch.
 """
 
 from __future__ import annotations
@@ -62,11 +63,10 @@ class EsaController(AtpController, program="esa"):
         """Job id -> priority, for the jobs installed from now on (else `default_priority`)."""
         self._installed: dict[int, tuple[JobConfig, dict[str, int]]] = {}
 
-    def priority(self, job_id: int) -> int:
-        return self.priorities.get(job_id, default_priority(job_id))
-
     def job_parameters(self, job: JobConfig, level: int, mgid: int, rack: int) -> dict[str, int]:
-        params = {**super().job_parameters(job, level, mgid, rack), "priority": self.priority(job.job_id)}
+        given = self.priorities.get(job.job_id, job.priority)
+        params = {**super().job_parameters(job, level, mgid, rack),
+                  "priority": given if given is not None else default_priority(job.job_id)}
         self._installed[job.job_id] = (job, params)
         return params
 

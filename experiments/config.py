@@ -81,6 +81,9 @@ class ExperimentConfig:
     """Two-tier, leaf-spine ATP: aggregation levels (2: rack switches, then the PS's switch; 1: the PS's switch)."""
     spines: int = 2
     """Leaf-spine: spines, each linked to every leaf."""
+    job_priority: int | None = None
+    """Every job's priority in its job file (0..255; a switch that allocates by priority, ESA, then treats the jobs
+    alike); None: the controller's default (ESA: earlier job ids first)."""
     ecn_threshold: int | None = None
     """ATP: mark ECN on packets that leave a queue at least this deep (None: marking off)."""
     queue_packets: int | None = None
@@ -215,6 +218,7 @@ class NetworkConfig:
     racks: int
     levels: int
     spines: int
+    job_priority: int | None
     ecn_threshold: int | None
     queue_packets: int | None
     fault_plan: Path | None

@@ -40,7 +40,7 @@ from experiments.resume import (MULTITENANT_KEY, ResumeError, add_resume_argumen
 from experiments.rows import CsvLog, from_csv, results_dir, to_csv
 from experiments.session import ExperimentNetwork
 from experiments.study import add_study_arguments, finish, needs_root, study_parser
-from experiments.tenancy import JobRow, pools_for, rep_key
+from experiments.tenancy import EQUAL_PRIORITY, JobRow, pools_for, rep_key
 from topo.target import Target
 from worker.arguments import at_least, fail, in_range, link_rate, nonnegative_float, probability
 from worker.job import MAX_WORKERS
@@ -55,14 +55,17 @@ def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, windo
                         program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                         bw: float | None = None, partitions: int | None = None,
                         ps_per_job: bool = False, protocols: Sequence[str] | None = None,
-                        straggler_ms: float = 0.0) -> list[ExperimentConfig]:
+                        straggler_ms: float = 0.0, equal_priorities: bool = False) -> list[ExperimentConfig]:
     """One experiment per compared protocol, each checked (ValueError naming a bad value); a static-partition
-    protocol's network has one job per partition; `straggler_ms`: every job's last rank joins that late."""
+    protocol's network has one job per partition; `straggler_ms`: every job's last rank joins that late;
+    `equal_priorities`: every job's file gives it the same priority (a switch that allocates by priority, ESA, then
+    evicts no job's aggregate for another's)."""
     pools = pools_for(cells, jobs, program_dir, partitions, protocols)
     configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=PROTOCOLS[proto].jobs_at_once(jobs, partitions),
                                 size=size, loss=loss, target=target, program_dir=program_dir, pool_size=pools[proto],
                                 window=window, seed=seed, run_dir=run_dir / proto, timeout_s=300.0, bw=bw,
-                                ps_per_job=ps_per_job, straggler_ms=straggler_ms)
+                                ps_per_job=ps_per_job, straggler_ms=straggler_ms,
+                                job_priority=EQUAL_PRIORITY if equal_priorities else None)
                for proto in pools]
     for cfg in configs:
         cfg.check()
@@ -74,7 +77,8 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                     progress: bool = True, bw: float | None = None, partitions: int | None = None,
                     ps_per_job: bool = False, protocols: Sequence[str] | None = None,
                     done: Collection[tuple[str, ...]] = (),
-                    record: Callable[[list[JobRow]], None] | None = None, straggler_ms: float = 0.0) -> list[JobRow]:
+                    record: Callable[[list[JobRow]], None] | None = None, straggler_ms: float = 0.0,
+                    equal_priorities: bool = False) -> list[JobRow]:
     """Every job of every repetition. With fewer static partitions than jobs, such a protocol's jobs run in waves of one
     job per partition (a job waits, first come first served, for a partition to free): a job's completion time then
     counts from the start of the repetition, its wait included, as ATP's evaluation counts it. `record` is given each
@@ -83,7 +87,7 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
     for cfg in multitenant_configs(jobs=jobs, workers=workers, size=size, cells=cells, window=window, loss=loss,
                                    program_dir=program_dir, target=target, run_dir=run_dir, seed=seed, bw=bw,
                                    partitions=partitions, ps_per_job=ps_per_job, protocols=protocols,
-                                   straggler_ms=straggler_ms):
+                                   straggler_ms=straggler_ms, equal_priorities=equal_priorities):
         proto = cfg.protocol
         todo = [rep for rep in range(1, reps + 1) if rep_key(proto, rep) not in done]
         if not todo:
@@ -170,7 +174,8 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
 
 def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
             pools: dict[str, int], machine: dict[str, str], bw: float | None = None,
-            partitions: int | None = None, ps_per_job: bool = False, straggler_ms: float = 0.0) -> str:
+            partitions: int | None = None, ps_per_job: bool = False, straggler_ms: float = 0.0,
+            equal_priorities: bool = False) -> str:
     """summary.md: the method, then per protocol (those of `pools`, in order) and job the median completion time
     (min-max), fraction aggregated in the switch, collisions; and each protocol's mean completion time over the
     first protocol's."""
@@ -188,7 +193,8 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
                              else ", one PS host for every job" if spec.needs_ps else ""))
         else:
             memory.append(f"{proto} {pools[proto]} slots per static partition ({waves})")
-    late = f", every job's last worker {straggler_ms:g} ms late" if straggler_ms else ""
+    late = (f", every job's last worker {straggler_ms:g} ms late" if straggler_ms else "") + (
+        ", every job of the same priority" if equal_priorities else "")
     lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}{late}, links "
               + (f"{bw:g} Mbit/s" if bw else "unlimited") + f", switch memory {cells} int32 cells: "
               + "; ".join(memory), ""]
@@ -307,6 +313,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "host for every job)")
     p.add_argument("--straggler-ms", type=nonnegative_float, default=0.0, metavar="MS",
                    help="every job's last worker joins the all-reduce MS later (default 0)")
+    p.add_argument("--equal-priorities", action="store_true",
+                   help="every job's file gives it the same priority (esa then preempts no job for another; "
+                        "default: the controller's, earlier jobs first)")
     p.add_argument("--protocols", nargs="+", choices=in_network(), default=list(in_network()),
                    help="the in-network protocols compared, the first the baseline of the ratios (default: all)")
     p.add_argument("--engine", choices=["mininet", "sim"], default="mininet",
@@ -335,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                       target=target, run_dir=run_dir, seed=args.seed,
                                       bw=None if args.bw == "auto" else args.bw or None, partitions=args.partitions,
                                       ps_per_job=args.ps_per_job, protocols=args.protocols,
-                                      straggler_ms=args.straggler_ms)
+                                      straggler_ms=args.straggler_ms, equal_priorities=args.equal_priorities)
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if needs_root("multitenant"):
@@ -391,7 +400,8 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
                                            window=args.window, loss=args.loss, reps=args.reps, bw=float(args.bw),
                                            program_dir=args.program_dir, seed=args.seed, partitions=args.partitions,
                                            ps_per_job=args.ps_per_job, protocols=args.protocols, done=done,
-                                           record=record, straggler_ms=args.straggler_ms)
+                                           record=record, straggler_ms=args.straggler_ms,
+                                           equal_priorities=args.equal_priorities)
             elif args.bw == "auto":
                 from experiments.calibrate import common_rate
 
@@ -408,7 +418,7 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
                                        seed=args.seed, bw=args.bw or None, partitions=args.partitions,
                                        ps_per_job=args.ps_per_job,
                                        protocols=args.protocols, done=done, record=record,
-                                       straggler_ms=args.straggler_ms)
+                                       straggler_ms=args.straggler_ms, equal_priorities=args.equal_priorities)
         except Exception as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
@@ -420,7 +430,8 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
     rows = sorted(old + rows, key=lambda r: (order.index(r.protocol), r.rep, r.job))
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
                    pools=pools, machine=machine, bw=args.bw or None, partitions=args.partitions,
-                   ps_per_job=args.ps_per_job, straggler_ms=args.straggler_ms)
+                   ps_per_job=args.ps_per_job, straggler_ms=args.straggler_ms,
+                   equal_priorities=args.equal_priorities)
     finish(args.results, "multitenant", rows, text, plot, out=out)
     return 0 if all(r.verified for r in rows) else 1
 

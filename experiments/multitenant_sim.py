@@ -13,11 +13,12 @@ repetition is deterministic given its seed (seed + rep), and every job's result 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
-from experiments.tenancy import JobRow, pools_for, rep_key
+from experiments.tenancy import EQUAL_PRIORITY, JobRow, pools_for, rep_key
 from experiments.simulate import check_results, sim_bound, sim_program
 from switch.faults import FaultPlan
 from topo.inprocess import JobRun, make_jobs
@@ -37,12 +38,12 @@ def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, windo
                         reps: int, bw: float, program_dir: Path, seed: int = 1, partitions: int | None = None,
                         ps_per_job: bool = False, protocols: Sequence[str] | None = None,
                         done: Collection[tuple[str, ...]] = (), record: Callable[[list[JobRow]], None] | None = None,
-                        straggler_ms: float = 0.0) -> list[JobRow]:
+                        straggler_ms: float = 0.0, equal_priorities: bool = False) -> list[JobRow]:
     """Every job of every repetition, as `experiments.multitenant.run_multitenant` gives them (`wait_s`: the waves
     before a job's; `srtt_ms`: the largest smoothed RTT its workers measured). `record` gets each repetition's rows;
     the repetitions whose key (`rep_key`) is in `done` are skipped (a resume). `ps_per_job`: a protocol with a PS
     gives each job its own PS host and link (`make_jobs`), else one serves every job. `straggler_ms`: every job's
-    last rank starts that late."""
+    last rank starts that late; `equal_priorities`: every job's file gives it the same priority (ESA)."""
     rows: list[JobRow] = []
     link = LinkSpec(bw * 1e6, 1e-6, BUFFER_BYTES, ECN_BYTES)
     for proto, pool in pools_for(cells, jobs, program_dir, partitions, protocols).items():
@@ -56,8 +57,10 @@ def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, windo
             if rep_key(proto, rep) in done:
                 continue
             run_seed = seed + rep
-            net = SimNetwork(program_json, make_jobs(at_once, workers, per, ranges, ps=spec.needs_ps,
-                                                    ps_per_job=ps_per_job), p4info=p4info,
+            jobs_ = make_jobs(at_once, workers, per, ranges, ps=spec.needs_ps, ps_per_job=ps_per_job)
+            if equal_priorities:
+                jobs_ = [replace(j, priority=EQUAL_PRIORITY) for j in jobs_]
+            net = SimNetwork(program_json, jobs_, p4info=p4info,
                              protocol=spec, faults=FaultPlan(seed=run_seed), loss=loss, seed=run_seed,
                              options=WindowOptions(window=window), link=link)
             first, wait = len(rows), 0.0

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,8 @@ class ExperimentNetwork:
             pool = PoolRange(base=0 if fabric.ps else j * cfg.pool_size, size=cfg.pool_size)
             job = fabric.job_config(j + 1, list(range(j * cfg.workers + 1, (j + 1) * cfg.workers + 1)),
                                     num_elems=n_elems, pool=pool, ps_host=fabric.ps_host_of(j))
+            if cfg.job_priority is not None:
+                job = replace(job, priority=cfg.job_priority)
             path = cfg.run_dir / ("job.json" if cfg.jobs == 1 else f"job{j + 1}.json")
             job.save(path)
             self.jobs.append(job)

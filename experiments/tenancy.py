@@ -11,7 +11,11 @@ from experiments.config import num_elems
 from experiments.resume import MULTITENANT_KEY, row_key
 from worker.protocols import PROTOCOLS, in_network, program_paths
 
-__all__ = ["JobRow", "pools_for", "rep_key"]
+__all__ = ["EQUAL_PRIORITY", "JobRow", "pools_for", "rep_key"]
+
+EQUAL_PRIORITY = 1
+"""Every job's priority with `--equal-priorities` (a switch that allocates by priority then evicts no job's aggregate
+for another's)."""
 
 
 @dataclass(frozen=True)

@@ -164,6 +164,9 @@ class JobConfig:
     workers: tuple[WorkerSpec, ...] = field(default_factory=tuple)
     ps: PsSpec | None = None
     """ATP only: where the job's parameter server runs."""
+    priority: int | None = None
+    """0..255, higher first, for a switch that allocates its memory by job priority (ESA); None: its controller's
+    default."""
     max_workers: int = field(default=MAX_WORKERS, kw_only=True, compare=False, repr=False)
     """The most workers the job's switch programs hold (the width of switchml.p4's worker bitmap, 1..WIDEST_BITMAP;
     ATP on two levels: up to MAX_JOB_WORKERS): the job is validated against it. Not part of the job file, nor of
@@ -173,6 +176,8 @@ class JobConfig:
         _int(self.job_id, "job_id", 0, 255)
         _int(self.num_elems, "num_elems", 1, 4096)
         _int(self.max_workers, "max_workers", 1, MAX_JOB_WORKERS)
+        if self.priority is not None:
+            _int(self.priority, "priority", 0, 255)
         object.__setattr__(self, "workers", tuple(sorted(self.workers, key=lambda w: w.rank)))
         if not self.workers:
             raise JobConfigError("workers: a job needs at least one worker")
@@ -218,7 +223,7 @@ class JobConfig:
         sw = _require(data, "switch", "job")
         pool = _require(data, "pool", "job")
         workers = _require(data, "workers", "job")
-        _known(data, {"job_id", "num_elems", "switch", "pool", "workers", "ps"}, "job")
+        _known(data, {"job_id", "num_elems", "switch", "pool", "workers", "ps", "priority"}, "job")
         _known(sw, {"ip", "mac"}, "job.switch")
         _known(pool, {"base", "size"}, "job.pool")
         if not isinstance(workers, list):
@@ -248,6 +253,7 @@ class JobConfig:
             pool=PoolRange(base=_require(pool, "base", "job.pool"), size=_require(pool, "size", "job.pool")),
             workers=tuple(specs),
             ps=ps_spec,
+            priority=data.get("priority"),
             max_workers=max_workers,
         )
 
@@ -266,6 +272,8 @@ class JobConfig:
         }
         if self.ps is not None:
             out["ps"] = {"ip": self.ps.ip, "mac": self.ps.mac, "switch_port": self.ps.switch_port}
+        if self.priority is not None:
+            out["priority"] = self.priority
         return out
 
     @classmethod

@@ -68,9 +68,11 @@ def test_jobs_get_their_priority_and_their_ps_as_eviction_target(rig) -> None:
     assert controller_for("esa") is EsaController
     ctl = EsaController(client, P4RuntimeRegisters(client), priorities={2: 40})
     ctl.create_job(job_config(1, "10.0.0.9"))
-    ctl.create_job(job_config(2, "10.0.0.10"))
+    ctl.create_job(replace(job_config(2, "10.0.0.10"), priority=9))  # the controller's own setting wins
+    ctl.create_job(replace(job_config(3, "10.0.0.11"), priority=9))  # the job file's
     assert job_entry(sw, 1) == ("AtpIngress.atp_set_job", [0, 2, 0, default_priority(1)])
     assert job_entry(sw, 2) == ("AtpIngress.atp_set_job", [0, 3, 0, 40])
+    assert job_entry(sw, 3) == ("AtpIngress.atp_set_job", [0, 4, 0, 9])
     servers = sw.tables["AtpIngress.esa_servers"]
     assert list(servers.lookup_entry((2,)).data) == [0x00000a000009, 0x0a00000a]
     ctl.set_priority(1, 7)

@@ -45,6 +45,9 @@ def test_a_straggler_per_job_delays_every_job_and_esa_evicts_for_the_higher_prio
     assert all(b.completion_s >= a.completion_s + 20e-6 for a, b in zip(on_time, late)), (on_time, late)
     # job 1 has the higher priority: its packets take job 2's half-full aggregators, never the other way round
     assert late[0].collisions == 0 < late[1].collisions and late[0].in_switch_fraction == 1.0
+    # equal priorities: no job takes another's aggregators, job 1's packets collide too
+    equal = run(protocols=["esa"], ps_per_job=True, window=64, straggler_ms=0.02, equal_priorities=True)
+    assert all(r.verified for r in equal) and equal[0].collisions > 0
 
 
 def test_fewer_partitions_than_jobs_run_in_waves() -> None:
@@ -71,6 +74,6 @@ def test_the_cli_runs_the_simulator_without_root_and_refuses_it_without_a_rate(t
     assert "each job's PS on a host (and link) of its own" in (out / "summary.md").read_text()
     assert main(["--engine", "sim", "--bw", "100000", "--jobs", "2", "--workers", "2", "--size", "2048",
                  "--cells", "1536", "--reps", "1", "--protocols", "esa", "--straggler-ms", "0.01",
-                 "--results", str(tmp_path / "late")]) == 0
+                 "--equal-priorities", "--results", str(tmp_path / "late")]) == 0
     [out] = (tmp_path / "late").glob("multitenant-*")
-    assert "every job's last worker 0.01 ms late" in (out / "summary.md").read_text()
+    assert "every job's last worker 0.01 ms late, every job of the same priority" in (out / "summary.md").read_text()

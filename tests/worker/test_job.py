@@ -30,6 +30,14 @@ def test_round_trip_through_file(tmp_path: Path) -> None:
     assert job.num_workers == 3 and job.worker(2).udp_port == 50002
 
 
+def test_a_priority_round_trips_and_is_left_out_when_unset() -> None:
+    d = make_job(2).to_dict()
+    assert "priority" not in d and JobConfig.from_dict(d).priority is None
+    d["priority"] = 7
+    job = JobConfig.from_dict(d)
+    assert job.priority == 7 and job.to_dict()["priority"] == 7 and JobConfig.from_dict(job.to_dict()) == job
+
+
 def test_workers_sorted_by_rank() -> None:
     d = make_job(2).to_dict()
     d["workers"].reverse()
@@ -50,6 +58,7 @@ def test_workers_sorted_by_rank() -> None:
         (lambda d: d["workers"][1].pop("switch_port"), "job.workers[1]: missing key 'switch_port'"),
         (lambda d: d.update(workers=[]), "at least one worker"),
         (lambda d: d["workers"][1].update(ip="10.0.0.1", udp_port=50000), "share the same (ip, udp_port)"),
+        (lambda d: d.update(priority=256), "priority: 256 out of range"),
     ],
 )
 def test_validation_errors_name_the_key(mutate, needle: str) -> None:
