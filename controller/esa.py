@@ -60,7 +60,7 @@ class EsaController(AtpController, program="esa"):
                  priorities: dict[int, int] | None = None) -> None:
         super().__init__(client, registers, rng=rng)
         self.priorities = dict(priorities or {})
-        """Job id -> priority, for the jobs installed from now on (else `default_priority`)."""
+        """Job id -> priority, for the jobs installed from now on (before the job file's `priority`)."""
         self._installed: dict[int, tuple[JobConfig, dict[str, int]]] = {}
 
     def job_parameters(self, job: JobConfig, level: int, mgid: int, rack: int) -> dict[str, int]:
@@ -80,7 +80,6 @@ class EsaController(AtpController, program="esa"):
         """Change an installed job's priority (and remember it for the job's next install)."""
         if not 0 <= priority <= 255:
             raise ValueError(f"priority must be 0..255, got {priority}")
-        self.priorities[job_id] = priority
         installed = self._installed.get(job_id)
         entry = P4TableEntry(f"{INGRESS}.atp_jobs", match=P4TableMatch({"hdr.atp.job_id": job_id}))
         if installed is None:
@@ -94,5 +93,6 @@ class EsaController(AtpController, program="esa"):
         params = {**params, "priority": priority}
         self.client.modify(P4TableEntry(f"{INGRESS}.atp_jobs", match=P4TableMatch({"hdr.atp.job_id": job_id}),
                                         action=P4TableAction(f"{INGRESS}.atp_set_job", **params)))
+        self.priorities[job_id] = priority
         if installed is not None:
             self._installed[job_id] = (installed[0], params)

@@ -83,6 +83,7 @@ def test_jobs_get_their_priority_and_their_ps_as_eviction_target(rig) -> None:
     assert job_entry(sw, 2)[1] == [0, 3, 0, 200]
     with pytest.raises(ValueError, match="job 9 is not installed"):
         fresh.set_priority(9, 1)
+    assert 9 not in fresh.priorities  # a refused change is not remembered
     with pytest.raises(ValueError, match="0..255"):
         fresh.set_priority(2, 256)
     assert ctl.counters(1)["atp_evicted"] == (0, 0)
