@@ -61,14 +61,11 @@ class EsaController(AtpController, program="esa"):
         super().__init__(client, registers, rng=rng)
         self.priorities = dict(priorities or {})
         """Job id -> priority, for the jobs installed from now on (before the job file's `priority`)."""
-        self._installed: dict[int, tuple[JobConfig, dict[str, int]]] = {}
 
     def job_parameters(self, job: JobConfig, level: int, mgid: int, rack: int) -> dict[str, int]:
         given = self.priorities.get(job.job_id, job.priority)
-        params = {**super().job_parameters(job, level, mgid, rack),
-                  "priority": given if given is not None else default_priority(job.job_id)}
-        self._installed[job.job_id] = (job, params)
-        return params
+        return {**super().job_parameters(job, level, mgid, rack),
+                "priority": given if given is not None else default_priority(job.job_id)}
 
     def job_entries(self, job: JobConfig) -> list[P4TableEntry]:
         assert job.ps is not None
@@ -80,19 +77,12 @@ class EsaController(AtpController, program="esa"):
         """Change an installed job's priority (and remember it for the job's next install)."""
         if not 0 <= priority <= 255:
             raise ValueError(f"priority must be 0..255, got {priority}")
-        installed = self._installed.get(job_id)
-        entry = P4TableEntry(f"{INGRESS}.atp_jobs", match=P4TableMatch({"hdr.atp.job_id": job_id}))
-        if installed is None:
-            (current,) = self.client.read(entry) or (None,)
-            if current is None:
-                raise ValueError(f"job {job_id} is not installed on this switch")
-            params = {k: int.from_bytes(v, "big") if isinstance(v, bytes) else int(v)
-                      for k, v in current.action.args.items()}
-        else:
-            params = installed[1]
-        params = {**params, "priority": priority}
-        self.client.modify(P4TableEntry(f"{INGRESS}.atp_jobs", match=P4TableMatch({"hdr.atp.job_id": job_id}),
-                                        action=P4TableAction(f"{INGRESS}.atp_set_job", **params)))
+        match = P4TableMatch({"hdr.atp.job_id": job_id})
+        (current,) = self.client.read(P4TableEntry(f"{INGRESS}.atp_jobs", match=match)) or (None,)
+        if current is None:
+            raise ValueError(f"job {job_id} is not installed on this switch")
+        params = {k: int.from_bytes(v, "big") if isinstance(v, bytes) else int(v)
+                  for k, v in current.action.args.items()}  # the switch's entry: nothing kept here
+        self.client.modify(P4TableEntry(f"{INGRESS}.atp_jobs", match=match, action=P4TableAction(
+            f"{INGRESS}.atp_set_job", **{**params, "priority": priority})))
         self.priorities[job_id] = priority
-        if installed is not None:
-            self._installed[job_id] = (installed[0], params)

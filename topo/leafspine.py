@@ -28,7 +28,7 @@ from mininet.topo import Topo
 
 from topo.addresses import host_index, host_ip, host_mac, rack_address
 from topo.fabric import Attachment, Fabric
-from topo.twotier import MAX_RACKS, TwoTierFabric
+from topo.twotier import TwoTierFabric, spread_over_racks
 from worker.job import JobConfig
 
 __all__ = ["LeafSpineTopo", "LeafSpineFabric", "MAX_SPINES"]
@@ -66,18 +66,12 @@ class LeafSpineFabric(Fabric):
     def __init__(self, workers: int, *, racks: int = 2, spines: int = 2, levels: int = 2, ps: bool = False,
                  bw: float | None = None) -> None:
         super().__init__(workers, ps=ps, bw=bw)
-        if not 1 <= racks <= MAX_RACKS:
-            raise ValueError(f"racks must be 1..{MAX_RACKS}, got {racks}")
         if not 1 <= spines <= MAX_SPINES:
             raise ValueError(f"spines must be 1..{MAX_SPINES}, got {spines}")
-        if workers < racks:
-            raise ValueError(f"{workers} worker hosts cannot fill {racks} racks")
-        if levels not in (1, 2):
-            raise ValueError(f"levels must be 1 or 2, got {levels}")
+        self._rack_of = spread_over_racks(workers, racks, levels)
         self.racks = racks
         self.spines = spines
         self.levels = levels
-        self._rack_of = [(h - 1) * racks // workers for h in range(1, workers + 1)]
         self._hosts_of = [[h for h in range(1, workers + 1) if self._rack_of[h - 1] == r] for r in range(racks)]
 
     # --- the layout -------------------------------------------------------------------------------------------

@@ -28,10 +28,22 @@ from topo.fabric import Attachment, Fabric
 from worker.job import JobConfig
 from worker.protocols import PROTOCOLS
 
-__all__ = ["TwoTierTopo", "TwoTierFabric", "MAX_RACKS"]
+__all__ = ["TwoTierTopo", "TwoTierFabric", "MAX_RACKS", "spread_over_racks"]
 
 MAX_RACKS = 32
 """Racks under one PS rack switch: ATP's rack bitmap (bitmap1) has 32 bits."""
+
+
+def spread_over_racks(workers: int, racks: int, levels: int) -> list[int]:
+    """Each worker host's rack (h1.. in rack 0, as evenly as possible), after checking a network of racks: 1..MAX_RACKS
+    racks that the workers fill, ATP on 1 or 2 levels (ValueError naming the value)."""
+    if not 1 <= racks <= MAX_RACKS:
+        raise ValueError(f"racks must be 1..{MAX_RACKS}, got {racks}")
+    if workers < racks:
+        raise ValueError(f"{workers} worker hosts cannot fill {racks} racks")
+    if levels not in (1, 2):
+        raise ValueError(f"levels must be 1 or 2, got {levels}")
+    return [(h - 1) * racks // workers for h in range(1, workers + 1)]
 
 
 class TwoTierTopo(Topo):
@@ -59,15 +71,9 @@ class TwoTierFabric(Fabric):
     def __init__(self, workers: int, *, racks: int = 2, levels: int = 2, ps: bool = False,
                  bw: float | None = None) -> None:
         super().__init__(workers, ps=ps, bw=bw)
-        if not 1 <= racks <= MAX_RACKS:
-            raise ValueError(f"racks must be 1..{MAX_RACKS}, got {racks}")
-        if workers < racks:
-            raise ValueError(f"{workers} worker hosts cannot fill {racks} racks")
-        if levels not in (1, 2):
-            raise ValueError(f"levels must be 1 or 2, got {levels}")
+        self._rack_of = spread_over_racks(workers, racks, levels)
         self.racks = racks
         self.levels = levels
-        self._rack_of = [(h - 1) * racks // workers for h in range(1, workers + 1)]
 
     @property
     def spine(self) -> str:
