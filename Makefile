@@ -175,7 +175,7 @@ validate-sim: build
 JOBS        ?= 3
 multitenant: build
 	$(RESUME_HINT) $(PY) -m experiments.multitenant --jobs $(JOBS) --loss $(LOSS) --seed $(SEED) --reps $(REPS) \
-	  $(if $(TARGET),--target $(TARGET)) $(if $(BW),--bw $(BW)) --program-dir $(OUT) $(MULTITENANT_ARGS) \
+	  $(if $(TARGET),--target $(TARGET)) $(if $(BW),--bw $(BW)) $(if $(POLICY),--policies $(POLICY)) --program-dir $(OUT) $(MULTITENANT_ARGS) \
 	  $(if $(RESUME),--resume $(RESUME))
 
 # ATP on RACKS rack switches under a PS rack switch: two-level vs one-level aggregation (root)
@@ -216,7 +216,7 @@ $(OUT)/%.json: p4src/%.p4 $(wildcard p4src/include/*) $(if $(findstring compiler
 	@mkdir -p $(OUT)
 	$(P4C) -I p4src $(P4FLAGS) -o $@ --p4runtime-files $(OUT)/$*.p4info.txt $<
 
-$(OUT)/esa.json: p4src/atp.p4   # esa.p4 is atp.p4 with ATP_ESA defined
+$(OUT)/esa.json $(OUT)/release.json: p4src/atp.p4   # esa.p4 and release.p4 are atp.p4 with ATP_ESA (and ATP_RELEASE) defined
 
 # TARGET=bmv2: only the tests marked bmv2 (against real simple_switch_grpc, which then must be on PATH)
 test: setup shell-venv docs

@@ -168,7 +168,7 @@ def _own(ctl: ProgramController, command: str) -> CliCommand:
         return mine[command]
     owners = [p for p, cls in CONTROLLERS.items() if any(c.name == command for c in cls.CLI)]
     reads = ", ".join(["counters", *(c.name for c in ctl.CLI if not c.writes), "watch"])
-    programs = " and ".join(owners) + (" programs" if len(owners) > 1 else " program")
+    programs = (f"{', '.join(owners[:-1])} and {owners[-1]} programs" if len(owners) > 1 else f"{owners[0]} program")
     raise ValueError(f"{command} is a command of the {programs}, and the switch runs "
                      f"{ctl.PROGRAM}.p4 ({reads} show its state)")
 

@@ -49,7 +49,7 @@ class EsaController(AtpController, program="esa"):
     """Programs one switch running esa.p4 for one or more jobs (see the module)."""
 
     COUNTERS = (*COUNTERS, f"{INGRESS}.atp_evicted")
-    STATE_REGISTERS = (*AtpController.STATE_REGISTERS, "priority")
+    STATE_REGISTERS = (*AtpController.STATE_REGISTERS, "priority", "evicted_owner")
     CLI = (CliCommand("aggregators", "esa: show aggregator state (owner job/seq, bitmap, count, flags, priority)",
                       _first_count, _aggregators),
            *AtpController.CLI[1:],
@@ -77,12 +77,17 @@ class EsaController(AtpController, program="esa"):
         """Change an installed job's priority (and remember it for the job's next install)."""
         if not 0 <= priority <= 255:
             raise ValueError(f"priority must be 0..255, got {priority}")
+        self.modify_job(job_id, priority=priority)
+        self.priorities[job_id] = priority
+
+    def modify_job(self, job_id: int, **changes: int) -> None:
+        """Change parameters of an installed job's atp_jobs entry, read back from the switch (nothing kept here);
+        ValueError for a job that is not installed."""
         match = P4TableMatch({"hdr.atp.job_id": job_id})
         (current,) = self.client.read(P4TableEntry(f"{INGRESS}.atp_jobs", match=match)) or (None,)
         if current is None:
             raise ValueError(f"job {job_id} is not installed on this switch")
         params = {k: int.from_bytes(v, "big") if isinstance(v, bytes) else int(v)
-                  for k, v in current.action.args.items()}  # the switch's entry: nothing kept here
+                  for k, v in current.action.args.items()}
         self.client.modify(P4TableEntry(f"{INGRESS}.atp_jobs", match=match, action=P4TableAction(
-            f"{INGRESS}.atp_set_job", **{**params, "priority": priority})))
-        self.priorities[job_id] = priority
+            f"{INGRESS}.atp_set_job", **{**params, **changes})))

@@ -60,6 +60,8 @@ class ExperimentConfig:
     """Bound on the whole run of the workers; stragglers are killed and reported."""
     straggler_ms: float = 0.0
     """Extra compute time of the last rank before it joins the all-reduce (the others wait for it)."""
+    straggler_jobs: int | None = None
+    """With `straggler_ms`: only jobs 1..straggler_jobs have the late rank (None: every job)."""
     kill_switch_after_s: float | None = None
     """Kill the switch process this long after the workers start (fault-injection test)."""
     restart_switch_after_s: float | None = None
@@ -84,6 +86,9 @@ class ExperimentConfig:
     job_priority: int | None = None
     """Every job's priority in its job file (0..255; a switch that allocates by priority, ESA, then treats the jobs
     alike); None: the controller's default (ESA: earlier job ids first)."""
+    job_release_us: int | None = None
+    """Every job's `release_us` in its job file (a switch that releases lagging partial aggregates, release.p4, sends
+    one on to the PS this long after its first contribution; 0: never); None: the controller's default."""
     ecn_threshold: int | None = None
     """ATP: mark ECN on packets that leave a queue at least this deep (None: marking off)."""
     queue_packets: int | None = None
@@ -219,6 +224,7 @@ class NetworkConfig:
     levels: int
     spines: int
     job_priority: int | None
+    job_release_us: int | None
     ecn_threshold: int | None
     queue_packets: int | None
     fault_plan: Path | None

@@ -55,17 +55,20 @@ def multitenant_configs(*, jobs: int, workers: int, size: int, cells: int, windo
                         program_dir: Path, target: Target, run_dir: Path, seed: int = 1,
                         bw: float | None = None, partitions: int | None = None,
                         ps_per_job: bool = False, protocols: Sequence[str] | None = None,
-                        straggler_ms: float = 0.0, equal_priorities: bool = False) -> list[ExperimentConfig]:
+                        straggler_ms: float = 0.0, equal_priorities: bool = False,
+                        straggler_jobs: int | None = None, release_us: int | None = None) -> list[ExperimentConfig]:
     """One experiment per compared protocol, each checked (ValueError naming a bad value); a static-partition
-    protocol's network has one job per partition; `straggler_ms`: every job's last rank joins that late;
-    `equal_priorities`: every job's file gives it the same priority (a switch that allocates by priority, ESA, then
-    evicts no job's aggregate for another's)."""
+    protocol's network has one job per partition; `straggler_ms`: every job's last rank (`straggler_jobs`: of jobs
+    1..K only) joins that late; `equal_priorities`: every job's file gives it the same priority (a switch that
+    allocates by priority, ESA, then evicts no job's aggregate for another's); `release_us`: every job's file gives it
+    that timeout (a switch that releases lagging partial aggregates, release.p4)."""
     pools = pools_for(cells, jobs, program_dir, partitions, protocols)
     configs = [ExperimentConfig(protocol=proto, workers=workers, jobs=PROTOCOLS[proto].jobs_at_once(jobs, partitions),
                                 size=size, loss=loss, target=target, program_dir=program_dir, pool_size=pools[proto],
                                 window=window, seed=seed, run_dir=run_dir / proto, timeout_s=300.0, bw=bw,
-                                ps_per_job=ps_per_job, straggler_ms=straggler_ms,
-                                job_priority=EQUAL_PRIORITY if equal_priorities else None)
+                                ps_per_job=ps_per_job, straggler_ms=straggler_ms, straggler_jobs=straggler_jobs,
+                                job_priority=EQUAL_PRIORITY if equal_priorities else None,
+                                job_release_us=release_us)
                for proto in pools]
     for cfg in configs:
         cfg.check()
@@ -78,7 +81,8 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
                     ps_per_job: bool = False, protocols: Sequence[str] | None = None,
                     done: Collection[tuple[str, ...]] = (),
                     record: Callable[[list[JobRow]], None] | None = None, straggler_ms: float = 0.0,
-                    equal_priorities: bool = False) -> list[JobRow]:
+                    equal_priorities: bool = False, straggler_jobs: int | None = None,
+                    release_us: int | None = None) -> list[JobRow]:
     """Every job of every repetition. With fewer static partitions than jobs, such a protocol's jobs run in waves of one
     job per partition (a job waits, first come first served, for a partition to free): a job's completion time then
     counts from the start of the repetition, its wait included, as ATP's evaluation counts it. `record` is given each
@@ -87,7 +91,8 @@ def run_multitenant(*, jobs: int, workers: int, size: int, cells: int, window: i
     for cfg in multitenant_configs(jobs=jobs, workers=workers, size=size, cells=cells, window=window, loss=loss,
                                    program_dir=program_dir, target=target, run_dir=run_dir, seed=seed, bw=bw,
                                    partitions=partitions, ps_per_job=ps_per_job, protocols=protocols,
-                                   straggler_ms=straggler_ms, equal_priorities=equal_priorities):
+                                   straggler_ms=straggler_ms, equal_priorities=equal_priorities,
+                                   straggler_jobs=straggler_jobs, release_us=release_us):
         proto = cfg.protocol
         todo = [rep for rep in range(1, reps + 1) if rep_key(proto, rep) not in done]
         if not todo:
@@ -175,7 +180,7 @@ def jct_lines(rows: Sequence[JobRow]) -> list[str]:
 def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells: int, loss: float,
             pools: dict[str, int], machine: dict[str, str], bw: float | None = None,
             partitions: int | None = None, ps_per_job: bool = False, straggler_ms: float = 0.0,
-            equal_priorities: bool = False) -> str:
+            equal_priorities: bool = False, straggler_jobs: int | None = None, release_us: int | None = None) -> str:
     """summary.md: the method, then per protocol (those of `pools`, in order) and job the median completion time
     (min-max), fraction aggregated in the switch, collisions; and each protocol's mean completion time over the
     first protocol's."""
@@ -193,8 +198,10 @@ def summary(rows: Sequence[JobRow], *, jobs: int, workers: int, size: int, cells
                              else ", one PS host for every job" if spec.needs_ps else ""))
         else:
             memory.append(f"{proto} {pools[proto]} slots per static partition ({waves})")
-    late = (f", every job's last worker {straggler_ms:g} ms late" if straggler_ms else "") + (
-        ", every job of the same priority" if equal_priorities else "")
+    which = "every job's" if straggler_jobs is None else f"job{'s 1..' if straggler_jobs > 1 else ' '}{straggler_jobs}'s"
+    late = (f", {which} last worker {straggler_ms:g} ms late" if straggler_ms else "") + (
+        ", every job of the same priority" if equal_priorities else "") + (
+        f", every job's release timeout {release_us} us" if release_us is not None else "")
     lines += [f"- {jobs} jobs x {workers} workers, {size} float32 elements each, loss {loss:g}{late}, links "
               + (f"{bw:g} Mbit/s" if bw else "unlimited") + f", switch memory {cells} int32 cells: "
               + "; ".join(memory), ""]
@@ -313,11 +320,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "host for every job)")
     p.add_argument("--straggler-ms", type=nonnegative_float, default=0.0, metavar="MS",
                    help="every job's last worker joins the all-reduce MS later (default 0)")
+    p.add_argument("--straggler-jobs", type=at_least(1), default=None, metavar="K",
+                   help="with --straggler-ms: only jobs 1..K have the late worker (default: every job)")
+    p.add_argument("--release-us", type=in_range(0, 2**32 - 1), default=None, metavar="US",
+                   help="every job's file gives it this timeout: release's switch sends a partial aggregate on to "
+                        "the PS US microseconds after its first contribution (0: never; default: its controller's)")
     p.add_argument("--equal-priorities", action="store_true",
                    help="every job's file gives it the same priority (esa then preempts no job for another; "
                         "default: the controller's, earlier jobs first)")
-    p.add_argument("--protocols", nargs="+", choices=in_network(), default=list(in_network()),
-                   help="the in-network protocols compared, the first the baseline of the ratios (default: all)")
+    choices = in_network()
+    p.add_argument("--protocols", "--policies", nargs="+", type=_policy, choices=choices, default=list(choices),
+                   help="the in-network protocols (allocation policies) compared, the first the baseline of the "
+                        f"ratios (default: all); '{STATIC}' names the static-partition one "
+                        f"({_static() or 'none registered'})")
     p.add_argument("--engine", choices=["mininet", "sim"], default="mininet",
                    help="mininet (real time, root) or sim: the packet simulator in virtual time at --bw (required, "
                         "e.g. 100000 for 100 Gbit/s; experiments.multitenant_sim)")
@@ -344,13 +359,27 @@ def main(argv: Sequence[str] | None = None) -> int:
                                       target=target, run_dir=run_dir, seed=args.seed,
                                       bw=None if args.bw == "auto" else args.bw or None, partitions=args.partitions,
                                       ps_per_job=args.ps_per_job, protocols=args.protocols,
-                                      straggler_ms=args.straggler_ms, equal_priorities=args.equal_priorities)
+                                      straggler_ms=args.straggler_ms, equal_priorities=args.equal_priorities,
+                                      straggler_jobs=args.straggler_jobs, release_us=args.release_us)
     except (ValueError, OSError) as err:
         return fail(p.prog, str(err))
     if needs_root("multitenant"):
         return 2
     with stopping_cleanly():
         return _study(args, argv, configs, pools, target, why, run_dir, p.prog)
+
+
+STATIC = "static"
+"""`--policies` name of the protocol that partitions the memory statically (SwitchML)."""
+
+
+def _static() -> str | None:
+    return next((p for p in in_network() if not PROTOCOLS[p].shared_pool), None)
+
+
+def _policy(name: str) -> str:
+    """A policy's protocol: `static` is the registered static-partition protocol, anything else its own name."""
+    return (_static() or name) if name == STATIC else name
 
 
 COLUMNS = tuple(f.name for f in fields(JobRow))
@@ -401,7 +430,8 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
                                            program_dir=args.program_dir, seed=args.seed, partitions=args.partitions,
                                            ps_per_job=args.ps_per_job, protocols=args.protocols, done=done,
                                            record=record, straggler_ms=args.straggler_ms,
-                                           equal_priorities=args.equal_priorities)
+                                           equal_priorities=args.equal_priorities,
+                                           straggler_jobs=args.straggler_jobs, release_us=args.release_us)
             elif args.bw == "auto":
                 from experiments.calibrate import common_rate
 
@@ -418,7 +448,8 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
                                        seed=args.seed, bw=args.bw or None, partitions=args.partitions,
                                        ps_per_job=args.ps_per_job,
                                        protocols=args.protocols, done=done, record=record,
-                                       straggler_ms=args.straggler_ms, equal_priorities=args.equal_priorities)
+                                       straggler_ms=args.straggler_ms, equal_priorities=args.equal_priorities,
+                                      straggler_jobs=args.straggler_jobs, release_us=args.release_us)
         except Exception as err:
             print(f"error: {err}", file=sys.stderr)
             return 1
@@ -431,7 +462,8 @@ def _study(args: argparse.Namespace, argv: list[str], configs: list[ExperimentCo
     text = summary(rows, jobs=args.jobs, workers=args.workers, size=args.size, cells=args.cells, loss=args.loss,
                    pools=pools, machine=machine, bw=args.bw or None, partitions=args.partitions,
                    ps_per_job=args.ps_per_job, straggler_ms=args.straggler_ms,
-                   equal_priorities=args.equal_priorities)
+                   equal_priorities=args.equal_priorities, straggler_jobs=args.straggler_jobs,
+                   release_us=args.release_us)
     finish(args.results, "multitenant", rows, text, plot, out=out)
     return 0 if all(r.verified for r in rows) else 1
 

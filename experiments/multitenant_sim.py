@@ -38,12 +38,14 @@ def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, windo
                         reps: int, bw: float, program_dir: Path, seed: int = 1, partitions: int | None = None,
                         ps_per_job: bool = False, protocols: Sequence[str] | None = None,
                         done: Collection[tuple[str, ...]] = (), record: Callable[[list[JobRow]], None] | None = None,
-                        straggler_ms: float = 0.0, equal_priorities: bool = False) -> list[JobRow]:
+                        straggler_ms: float = 0.0, equal_priorities: bool = False,
+                        straggler_jobs: int | None = None, release_us: int | None = None) -> list[JobRow]:
     """Every job of every repetition, as `experiments.multitenant.run_multitenant` gives them (`wait_s`: the waves
     before a job's; `srtt_ms`: the largest smoothed RTT its workers measured). `record` gets each repetition's rows;
     the repetitions whose key (`rep_key`) is in `done` are skipped (a resume). `ps_per_job`: a protocol with a PS
     gives each job its own PS host and link (`make_jobs`), else one serves every job. `straggler_ms`: every job's
-    last rank starts that late; `equal_priorities`: every job's file gives it the same priority (ESA)."""
+    last rank (`straggler_jobs`: of jobs 1..K only) starts that late; `equal_priorities`: every job's file gives it
+    the same priority (ESA); `release_us`: every job's file gives it that timeout (release.p4)."""
     rows: list[JobRow] = []
     link = LinkSpec(bw * 1e6, 1e-6, BUFFER_BYTES, ECN_BYTES)
     for proto, pool in pools_for(cells, jobs, program_dir, partitions, protocols).items():
@@ -60,6 +62,8 @@ def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, windo
             jobs_ = make_jobs(at_once, workers, per, ranges, ps=spec.needs_ps, ps_per_job=ps_per_job)
             if equal_priorities:
                 jobs_ = [replace(j, priority=EQUAL_PRIORITY) for j in jobs_]
+            if release_us is not None:
+                jobs_ = [replace(j, release_us=release_us) for j in jobs_]
             net = SimNetwork(program_json, jobs_, p4info=p4info,
                              protocol=spec, faults=FaultPlan(seed=run_seed), loss=loss, seed=run_seed,
                              options=WindowOptions(window=window), link=link)
@@ -67,7 +71,8 @@ def run_multitenant_sim(*, jobs: int, workers: int, size: int, cells: int, windo
             for wave in range(jobs // at_once):
                 inputs = {j + 1: [rank_input(size, run_seed + wave * at_once + j, r, "float32") for r in range(workers)]
                           for j in range(at_once)}
-                late = {(j + 1, workers - 1): straggler_ms * 1e-3 for j in range(at_once)} if straggler_ms else None
+                late = {(j + 1, workers - 1): straggler_ms * 1e-3 for j in range(at_once)
+                        if straggler_jobs is None or wave * at_once + j < straggler_jobs} if straggler_ms else None
                 runs = net.allreduce(inputs, "float32", start_at=late)
                 report = net.report()
                 for job in net.jobs:

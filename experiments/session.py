@@ -40,8 +40,9 @@ __all__ = ["ExperimentNetwork", "layout_worker_args", "merge_trace", "run_experi
 
 
 def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path | None,
-                 layout: CpuLayout) -> list[str]:
-    delay = cfg.straggler_ms if rank == cfg.workers - 1 and cfg.straggler_ms else 0.0
+                 layout: CpuLayout, job_index: int = 0) -> list[str]:
+    late = rank == cfg.workers - 1 and (cfg.straggler_jobs is None or job_index < cfg.straggler_jobs)
+    delay = cfg.straggler_ms if late and cfg.straggler_ms else 0.0
     trace = ["--trace", str(trace_dir(cfg) / f"{job_path.stem}-rank{rank}.json")] if cfg.trace else []
     return worker_argv(job_path, rank, cfg.protocol, cfg.size, dtype=cfg.dtype, seed=cfg.seed, window=cfg.window,
                        program_json=cfg.program_files[0], barrier=barrier, barrier_timeout=min(cfg.timeout_s, 60.0),
@@ -127,6 +128,8 @@ class ExperimentNetwork:
                                     num_elems=n_elems, pool=pool, ps_host=fabric.ps_host_of(j))
             if cfg.job_priority is not None:
                 job = replace(job, priority=cfg.job_priority)
+            if cfg.job_release_us is not None:
+                job = replace(job, release_us=cfg.job_release_us)
             path = cfg.run_dir / ("job.json" if cfg.jobs == 1 else f"job{j + 1}.json")
             job.save(path)
             self.jobs.append(job)
@@ -222,7 +225,7 @@ class ExperimentNetwork:
         barriers = [self.fresh_barrier(f"barrier{j.job_id}") if cfg.barrier else None for j in self.jobs]
 
         def argv(i: int) -> list[str]:
-            return _worker_argv(cfg, self.job_paths[i // w], i % w, barriers[i // w], network.cpu_layout)
+            return _worker_argv(cfg, self.job_paths[i // w], i % w, barriers[i // w], network.cpu_layout, i // w)
 
         with self.parameter_server(self.job_paths) as ps_stats:
             outcomes = self.launch(argv, cfg.timeout_s, background=background,

@@ -29,7 +29,7 @@ import time
 import traceback
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +51,15 @@ CELL_ROWS = 32
 """Switch memory of a soak job, in slots of N values: 16 SwitchML slots (two sets each), 32 ATP aggregators."""
 
 
-def _network(spec: ProtocolSpec, program: dict[str, Any], p4info: Any, workers: int, **kw: Any
-             ) -> tuple[InProcessNetwork, int]:
-    """A one-job network of `workers` workers (and the protocol's PS), and N."""
+def _network(spec: ProtocolSpec, program: dict[str, Any], p4info: Any, workers: int, jobs: int = 1,
+             release_us: int | None = None, **kw: Any) -> tuple[InProcessNetwork, int]:
+    """A network of `jobs` jobs of `workers` workers (and the protocol's PS) on one pool, and N; `release_us`: each
+    job's (release.p4). Two jobs share half the rows, so that their windows meet on the same aggregators."""
     n_elems = protocol_of_program(program)[2]
-    jobs = make_jobs(1, workers, n_elems, PoolRange(0, CELL_ROWS // spec.sets_per_slot), ps=spec.needs_ps)
+    assert jobs == 1 or spec.shared_pool, "jobs share one pool only where the protocol shares it"
+    pool = PoolRange(0, CELL_ROWS // spec.sets_per_slot // jobs)
+    jobs = make_jobs(jobs, workers, n_elems, pool, ps=spec.needs_ps)
+    jobs = [replace(j, release_us=release_us) for j in jobs]
     return InProcessNetwork(program, jobs, p4info=p4info, protocol=spec, **kw), n_elems
 
 
@@ -76,6 +80,11 @@ class Scenario:
     reorder: float
     jitter: float
     straggler_ms: float
+    release_us: int
+    """The jobs' release timeout (release.p4: a lagging partial aggregate goes on to the PS; 0: never)."""
+    jobs: int
+    """Jobs at once: 2 on a protocol whose jobs share the pool (half its scenarios), so its policy between jobs
+    (ATP's collisions, ESA's preemption, release.p4's timeout) meets the faults; job 1's last rank straggles."""
 
     def plan(self) -> FaultPlan:
         rules = [loss_rule(self.loss),
@@ -93,7 +102,9 @@ def scenario(protocol: str, seed: int) -> Scenario:
                     window=rng.choice([1, 2, 4, 8, 16]), loss=rng.choice([0.0, rng.uniform(0, 0.10)]),
                     dup=rng.choice([0.0, rng.uniform(0, 0.05)]), reorder=rng.choice([0.0, rng.uniform(0, 0.05)]),
                     jitter=rng.choice([0.0, rng.uniform(0, 200e-6)]),
-                    straggler_ms=rng.choice([0.0, 0.0, rng.uniform(0, 20)]))
+                    straggler_ms=rng.choice([0.0, 0.0, rng.uniform(0, 20)]),
+                    release_us=rng.choice([0, 1, 20, 200]),
+                    jobs=rng.choice([1, 2]) if PROTOCOLS[protocol].shared_pool else 1)
 
 
 @dataclass
@@ -149,18 +160,21 @@ def run_one(protocol: str, seed: int, program: dict[str, Any], p4info: Any, *, t
     options = WindowOptions(window=sc.window, timeout=0.02, min_timeout=0.005, max_timeout=0.2, max_retries=200)
     spec = PROTOCOLS[protocol]
     try:
-        net, n_elems = _network(spec, program, p4info, sc.workers, faults=plan, seed=seed, options=options,
-                                jitter=sc.jitter, engine=engine)
+        net, n_elems = _network(spec, program, p4info, sc.workers, jobs=sc.jobs, faults=plan, seed=seed,
+                                options=options, jitter=sc.jitter, engine=engine, release_us=sc.release_us)
         out.epoch = net.controller.epochs.get(1, 0)
         net.trace = trace
         size = sc.blocks * n_elems + sc.extra
-        inputs = [rank_input(size, seed, r, sc.dtype) for r in range(sc.workers)]
-        run = net.allreduce({1: inputs}, sc.dtype, start_at={(1, sc.workers - 1): sc.straggler_ms / 1e3})[1]
-        for r, v in enumerate(net.verify(1, run, inputs, sc.dtype)):
-            if not v.ok:
-                out.wrong.append(f"rank {r}: {v.message}")
-        if spec.accounting is not None:
-            out.accounting = spec.accounting(net.jobs[0], run)
+        inputs = {j: [rank_input(size, seed + 7919 * (j - 1), r, sc.dtype) for r in range(sc.workers)]
+                  for j in range(1, sc.jobs + 1)}
+        runs = net.allreduce(inputs, sc.dtype, start_at={(1, sc.workers - 1): sc.straggler_ms / 1e3})
+        for job in net.jobs:
+            j = job.job_id
+            for r, v in enumerate(net.verify(j, runs[j], inputs[j], sc.dtype)):
+                if not v.ok:
+                    out.wrong.append(f"job {j} rank {r}: {v.message}")
+            if spec.accounting is not None and not out.accounting:
+                out.accounting = spec.accounting(job, runs[j])
         out.frames = net.frames
     except Exception as e:  # noqa: BLE001 - a crash is a finding, reported with its seed
         out.crash = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}"

@@ -91,7 +91,12 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
     register<bit<32>>(ATP_VALUE_REGS) atp_values;
 #ifdef ATP_ESA
     register<bit<8>>(ATP_NUM_AGTR) atp_priority;
+    register<bit<40>>(ATP_NUM_AGTR) atp_evicted_owner;
     counter(ATP_COUNTER_SIZE, CounterType.packets_and_bytes) atp_evicted;
+#endif
+#ifdef ATP_RELEASE
+    register<bit<48>>(ATP_NUM_AGTR) atp_deadline;
+    counter(ATP_COUNTER_SIZE, CounterType.packets_and_bytes) atp_expired;
 #endif
 
     counter(ATP_COUNTER_SIZE, CounterType.packets_and_bytes) atp_received;
@@ -148,7 +153,16 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
 
     /* --- this switch's role for the job --------------------------------------------------------------- */
 
-#ifdef ATP_ESA
+#if defined(ATP_RELEASE)
+    action atp_set_job(bit<2> level, bit<16> mgid, bit<8> rack, bit<8> priority, bit<32> timeout) {
+        meta.job_known = 1;
+        meta.level = level;
+        meta.mgid = mgid;
+        meta.rack_bit = 32w1 << rack;
+        meta.priority = priority;
+        meta.timeout = (bit<48>)timeout;
+    }
+#elif defined(ATP_ESA)
     action atp_set_job(bit<2> level, bit<16> mgid, bit<8> rack, bit<8> priority) {
         meta.job_known = 1;
         meta.level = level;
@@ -217,6 +231,10 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
         atp_flags.read(meta.agtr_flags, meta.idx);
 #ifdef ATP_ESA
         atp_priority.read(meta.owner_priority, meta.idx);
+        atp_evicted_owner.read(meta.evicted_owner, meta.idx);
+#endif
+#ifdef ATP_RELEASE
+        atp_deadline.read(meta.deadline, meta.idx);
 #endif
     }
 
@@ -229,6 +247,9 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
 #ifdef ATP_ESA
         atp_priority.write(meta.idx, meta.priority);
 #endif
+#ifdef ATP_RELEASE
+        atp_deadline.write(meta.idx, meta.deadline);
+#endif
     }
 
     action atp_free() {
@@ -239,6 +260,9 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
         atp_flags.write(meta.idx, 0);
 #ifdef ATP_ESA
         atp_priority.write(meta.idx, 0);
+#endif
+#ifdef ATP_RELEASE
+        atp_deadline.write(meta.idx, 0);
 #endif
     }
 
@@ -337,6 +361,12 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
                             atp_freed.count(meta.job_index);
                             atp_free();
                         }
+#ifdef ATP_ESA
+                        if (meta.evicted_owner == meta.owner_id) {
+                            /* the evicted partial aggregate is complete at its PS: its late packets may stop here */
+                            atp_evicted_owner.write(meta.idx, 0);
+                        }
+#endif
                         atp_acks.count(meta.job_index);
                         standard_metadata.mcast_grp = meta.mgid;
                         meta.ack_replica = 1;
@@ -370,16 +400,42 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
                             meta.owned = 1;
                         }
 #ifdef ATP_ESA
-                        if (meta.owned == 0 && (hdr.atp.flags & ATP_RESEND) == 0 && meta.level == 0
-                                && meta.priority > meta.owner_priority && hdr.atp.fan_in0 > 1) {
-                            /* a lower-priority job's partial aggregate: it goes to its PS in this packet, whose
-                               contribution starts the aggregate of its own (job, seq) here */
+                        if (meta.level == 0 && meta.owner_id == meta.evicted_owner) {
+                            /* a late contribution to a partial aggregate evicted from here: it completes at its PS
+                               (taking the free aggregator, it would wait for contributions that went there) */
+                            meta.owned = 0;
+                            meta.late = 1;
+                        }
+                        if (meta.priority > meta.owner_priority) {
+                            meta.preempt = 1;
+                        }
+#ifdef ATP_RELEASE
+                        if (meta.deadline != 0 && standard_metadata.ingress_global_timestamp >= meta.deadline) {
+                            /* no timer in v1model: the first packet to find the deadline passed releases it */
+                            meta.preempt = 1;
+                            meta.expired = 1;
+                        }
+#endif
+                        if (meta.owned == 0 && meta.late == 0 && meta.owner != 0 && meta.preempt == 1
+                                && (hdr.atp.flags & ATP_RESEND) == 0 && meta.level == 0 && hdr.atp.fan_in0 > 1) {
+                            /* a lower-priority (release.p4: or overdue) partial aggregate: it goes to its PS in
+                               this packet, whose contribution starts the aggregate of its own (job, seq) here */
                             meta.victim_job = meta.owner[39:32];
                             esa_servers.apply();
                         }
                         if (meta.evicted == 1) {
                             atp_aggregated.count(meta.job_index);
                             atp_evicted.count((bit<32>)meta.victim_job);
+#ifdef ATP_RELEASE
+                            if (meta.expired == 1) {
+                                atp_expired.count((bit<32>)meta.victim_job);
+                            }
+                            meta.deadline = 0;
+                            if (meta.timeout != 0) {
+                                meta.deadline = standard_metadata.ingress_global_timestamp + meta.timeout;
+                            }
+#endif
+                            atp_evicted_owner.write(meta.idx, meta.owner);
                             esa_swap();
                             hdr.atp.job_id = meta.victim_job;
                             hdr.atp.seq = meta.owner[31:0];
@@ -419,6 +475,11 @@ control AtpIngress(inout atp_headers_t hdr, inout atp_metadata_t meta,
                                 atp_aggregated.count(meta.job_index);
                                 if (meta.old == 0) {
                                     atp_store();
+#ifdef ATP_RELEASE
+                                    if (meta.timeout != 0) {
+                                        meta.deadline = standard_metadata.ingress_global_timestamp + meta.timeout;
+                                    }
+#endif
                                 } else {
                                     atp_add();
                                 }

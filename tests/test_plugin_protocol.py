@@ -153,7 +153,7 @@ def test_the_controller_cli_installs_and_shows_it(plugin: Plugin) -> None:
         r = cli("counters", "1")
         assert r.returncode == 0 and any(line.split()[:2] == ["lab_received", "1"] for line in r.stdout.splitlines())
         r = cli("aggregators", "0")
-        assert r.returncode == 1 and "aggregators is a command of the atp and esa programs" in r.stderr
+        assert r.returncode == 1 and "aggregators is a command of the atp, esa and release programs" in r.stderr
         assert "runs labagg.p4 (counters, slots, watch show its state)" in r.stderr
     finally:
         server.stop(0)

@@ -109,6 +109,7 @@ class FakeTimeNetwork:
         self._connect()
         self.rng = random.Random(self.seed)
         self.now = 0.0
+        self.sw.set_clock(lambda: round(self.now * 1e9), start_ns=0)  # the program's timestamps: this fake time
         self.hosts: dict[int, Endpoint] = {}
         self.frames = 0
         """Frames sent by hosts and by the switch."""

@@ -167,6 +167,9 @@ class JobConfig:
     priority: int | None = None
     """0..255, higher first, for a switch that allocates its memory by job priority (ESA); None: its controller's
     default."""
+    release_us: int | None = None
+    """Microseconds after its first contribution at which a switch that releases lagging partial aggregates
+    (release.p4) may send one of this job's on to its PS (0: never); None: its controller's default."""
     max_workers: int = field(default=MAX_WORKERS, kw_only=True, compare=False, repr=False)
     """The most workers the job's switch programs hold (the width of switchml.p4's worker bitmap, 1..WIDEST_BITMAP;
     ATP on two levels: up to MAX_JOB_WORKERS): the job is validated against it. Not part of the job file, nor of
@@ -178,6 +181,8 @@ class JobConfig:
         _int(self.max_workers, "max_workers", 1, MAX_JOB_WORKERS)
         if self.priority is not None:
             _int(self.priority, "priority", 0, 255)
+        if self.release_us is not None:
+            _int(self.release_us, "release_us", 0, 2**32 - 1)
         object.__setattr__(self, "workers", tuple(sorted(self.workers, key=lambda w: w.rank)))
         if not self.workers:
             raise JobConfigError("workers: a job needs at least one worker")
@@ -223,7 +228,7 @@ class JobConfig:
         sw = _require(data, "switch", "job")
         pool = _require(data, "pool", "job")
         workers = _require(data, "workers", "job")
-        _known(data, {"job_id", "num_elems", "switch", "pool", "workers", "ps", "priority"}, "job")
+        _known(data, {"job_id", "num_elems", "switch", "pool", "workers", "ps", "priority", "release_us"}, "job")
         _known(sw, {"ip", "mac"}, "job.switch")
         _known(pool, {"base", "size"}, "job.pool")
         if not isinstance(workers, list):
@@ -254,6 +259,7 @@ class JobConfig:
             workers=tuple(specs),
             ps=ps_spec,
             priority=data.get("priority"),
+            release_us=data.get("release_us"),
             max_workers=max_workers,
         )
 
@@ -274,6 +280,8 @@ class JobConfig:
             out["ps"] = {"ip": self.ps.ip, "mac": self.ps.mac, "switch_port": self.ps.switch_port}
         if self.priority is not None:
             out["priority"] = self.priority
+        if self.release_us is not None:
+            out["release_us"] = self.release_us
         return out
 
     @classmethod

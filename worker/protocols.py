@@ -9,7 +9,9 @@ Registered here, one line each:
 - `ps`: host-based sharded parameter server over TCP, co-located with the workers (`worker.host.ps`);
 - `atp`: ATP-style best-effort in-network aggregation with a parameter server host (`worker.atp`, UDP, fixed
   point, shared aggregator pool; the PS is `python -m worker.atp.ps`);
-- `esa`: ESA-style preemptive, prioritised allocation of that pool (`worker.atp.esa`: ATP's hosts over esa.p4).
+- `esa`: ESA-style preemptive, prioritised allocation of that pool (`worker.atp.esa`: ATP's hosts over esa.p4);
+- `release`: straggler-tolerant aggregation, a partial aggregate past its job's timeout released to the PS
+  (`worker.atp.release`: ATP's hosts over release.p4).
 
 Plug-ins: every directory in `$INA_PROTOCOLS` (separated by `:`) is a Python package whose `PROTOCOL` is a
 `ProtocolSpec`; importing it also defines its controller (docs/adding-a-protocol.md). They are registered after the
@@ -28,6 +30,7 @@ from typing import Any
 
 from worker.atp.esa import ESA
 from worker.atp.plugin import ATP
+from worker.atp.release import RELEASE
 from worker.codec import IDENTIFIERS, CodecError, HeaderSpec, header_and_payload, load_program
 from worker.collective import Collective, CollectiveOptions
 from worker.host.plugin import PS, RING
@@ -63,6 +66,7 @@ register(RING)
 register(PS)
 register(ATP)
 register(ESA)
+register(RELEASE)
 
 
 def load_plugins(paths: str | None = None) -> list[ProtocolSpec]:

@@ -128,6 +128,15 @@ struct atp_metadata_t {
     bit<8>  owner_priority; /* the aggregator owner's */
     bit<8>  victim_job;     /* the job whose partial aggregate this packet evicts */
     bit<1>  evicted;        /* the packet now carries that partial to the victim's PS (addresses rewritten) */
+    bit<40> evicted_owner;  /* the (job, seq) last evicted from the aggregator, until its PS's ACK passes */
+    bit<1>  late;           /* the packet belongs to that evicted partial aggregate: on to its PS */
+    bit<1>  preempt;        /* the aggregator's partial aggregate may be evicted for this packet */
+#endif
+#ifdef ATP_RELEASE
+    /* release.p4: a partial aggregate older than its job's timeout is released to its PS */
+    bit<48> timeout;        /* this packet's job's, from atp_jobs (us; 0: never) */
+    bit<48> deadline;       /* the aggregator's: when its partial aggregate may be released (0: never) */
+    bit<1>  expired;        /* the aggregator's deadline has passed */
 #endif
 }
 

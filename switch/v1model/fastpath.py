@@ -18,7 +18,6 @@ then have left work in the queues):
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING, Any, Callable
 
 from switch.sim.program import P_CLONE, P_EXIT, P_INLEN, P_LEARN, P_LEN, P_PAYLOAD, P_RECIRC, P_RESUBMIT, P_TRUNC
@@ -51,7 +50,7 @@ def _receive_lines(L: "_Loaded", drop_port: int, dropped: str) -> list[str]:
         f"F[{L.s_packet_length}] = n",
     ]
     if L.ts_ingress is not None:
-        out.append(f"F[{L.ts_ingress}] = (_mono() - sw._start_ns) // 1000")
+        out.append(f"F[{L.ts_ingress}] = (sw.clock_ns() - sw._start_ns) // 1000")
     body = ["err = parse(F, frame)"]
     if L.s_parser_error is not None:
         body.append(f"F[{L.s_parser_error}] = err")
@@ -89,7 +88,7 @@ def _egress_lines(L: "_Loaded", drop_port: int, qdepth: str, depth: str, dropped
     lines that hand over the transmitted `out`, `return <dropped>` ends a packet egress dropped."""
     body = []
     if L.egress_clock:
-        body.append("now = (_mono() - sw._start_ns) // 1000")
+        body.append("now = (sw.clock_ns() - sw._start_ns) // 1000")
         if L.ts_egress is not None:
             body.append(f"F[{L.ts_egress}] = now")
         if L.deq_td is not None:
@@ -133,7 +132,7 @@ def _enqueue_lines(L: "_Loaded") -> list[str]:
                 "    sw._enqueue(L, eport, F, 0)",  # drops it, counted as simple_switch does
                 "    return None"]
     if L.ts_enq is not None:
-        out.append(f"F[{L.ts_enq}] = ((_mono() - sw._start_ns) // 1000) & 0xFFFFFFFF")
+        out.append(f"F[{L.ts_enq}] = ((sw.clock_ns() - sw._start_ns) // 1000) & 0xFFFFFFFF")
     if L.s_enq_qdepth is not None:
         out.append(f"F[{L.s_enq_qdepth}] = 0")
     return out
@@ -159,7 +158,7 @@ def _queue_lines(L: "_Loaded") -> list[str]:
             "    G, d = q.popleft()",
             "    fast_egress(eport, G, len(q), d)"]
     if L.ts_enq is not None:
-        out.append(f"F[{L.ts_enq}] = ((_mono() - sw._start_ns) // 1000) & 0xFFFFFFFF")
+        out.append(f"F[{L.ts_enq}] = ((sw.clock_ns() - sw._start_ns) // 1000) & 0xFFFFFFFF")
     if L.s_enq_qdepth is not None:
         out.append(f"F[{L.s_enq_qdepth}] = len(q)")
     out += ["q.append((F, 0))", "ORDER.append(eport)", "return True"]
@@ -180,7 +179,6 @@ def build_fast_paths(sw: "V1Switch", L: "_Loaded") -> dict[str, Callable[..., An
                                               ["sw._out.append((eport, out))", "return True"])]
     ns: dict[str, Any] = {"sw": sw, "L": L, "TPL": L.template, "parse": L.parse, "verify": L.verify,
                           "ingress": L.ingress, "egress": L.egress, "deparse": L.deparse,
-                          "_mono": time.monotonic_ns,
                           "QUEUES": sw._queues, "ORDER": sw._order, "POOL": sw._phvs, "POOL_MAX": sw.phv_pool,
                           "HEAD": L.head, "__builtins__": __builtins__}
     exec(compile("\n".join(src) + "\n", "<v1switch fast path>", "exec"), ns)  # noqa: S102 - our own code

@@ -40,7 +40,6 @@ PHV_POOL = 64             # PHVs of ended packets kept for reuse (see V1Switch._
 
 TraceFn = Callable[[str, str], None]
 log = logging.getLogger(__name__)
-_monotonic_ns = time.monotonic_ns
 
 _SM_FIELDS = ("ingress_port", "egress_spec", "egress_port", "instance_type", "packet_length", "enq_timestamp",
               "enq_qdepth", "deq_timedelta", "deq_qdepth", "ingress_global_timestamp", "egress_global_timestamp",
@@ -142,7 +141,9 @@ class V1Switch:
         self.last_error: str | None = None
         self._trace = trace
         self._l: _Loaded | None = None
-        self._start_ns = time.monotonic_ns()
+        self.clock_ns: Callable[[], int] = time.monotonic_ns
+        """Where the switch's timestamps come from (ns); `set_clock` replaces it (a simulator's virtual time)."""
+        self._start_ns = self.clock_ns()
         self._packet_id = 0
         self._hi: collections.deque = collections.deque()          # resubmitted / recirculated packets
         self._queues: dict[int, collections.deque] = {}             # egress FIFOs per port
@@ -300,7 +301,14 @@ class V1Switch:
     # --- data plane --------------------------------------------------------------------------------------------
     def now_us(self) -> int:
         """Microseconds since the switch started (BMv2's timestamps)."""
-        return (_monotonic_ns() - self._start_ns) // 1000
+        return (self.clock_ns() - self._start_ns) // 1000
+
+    def set_clock(self, clock_ns: Callable[[], int], start_ns: int | None = None) -> None:
+        """Take timestamps from `clock_ns` (nanoseconds) from now on; they count from `start_ns` (default: its present
+        reading, as BMv2's count from the switch's start)."""
+        with self.lock:
+            self.clock_ns = clock_ns
+            self._start_ns = clock_ns() if start_ns is None else start_ns
 
     def process(self, port: int, frame: bytes) -> list[tuple[int, bytes]]:
         """Run one frame through the switch until quiescent; return the (port, frame) pairs transmitted."""
@@ -347,7 +355,7 @@ class V1Switch:
         F[L.s_ingress_port] = port & 0x1FF
         F[L.s_packet_length] = n
         if L.ts_ingress is not None:
-            F[L.ts_ingress] = (_monotonic_ns() - self._start_ns) // 1000
+            F[L.ts_ingress] = (self.clock_ns() - self._start_ns) // 1000
         if self._trace is not None:
             F[P_ID] = f"{self._packet_id}.0"
             self._trace(F[P_ID], f"Processing packet received on port {port}")
@@ -600,7 +608,7 @@ class V1Switch:
             G, d = q.popleft()
             self._run_egress(L, port, G, len(q), d)
         if L.ts_enq is not None:
-            F[L.ts_enq] = ((_monotonic_ns() - self._start_ns) // 1000) & 0xFFFFFFFF
+            F[L.ts_enq] = ((self.clock_ns() - self._start_ns) // 1000) & 0xFFFFFFFF
         if L.s_enq_qdepth is not None:
             F[L.s_enq_qdepth] = len(q)
         q.append((F, depth))
@@ -609,7 +617,7 @@ class V1Switch:
     def _egress(self, L: _Loaded, port: int, F: list, qdepth: int, depth: int) -> None:
         T = self._trace
         if L.egress_clock:
-            now = (_monotonic_ns() - self._start_ns) // 1000
+            now = (self.clock_ns() - self._start_ns) // 1000
             if L.ts_egress is not None:
                 F[L.ts_egress] = now
             if L.deq_td is not None:

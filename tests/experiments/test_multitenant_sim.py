@@ -21,11 +21,13 @@ def run(**kw: object) -> list:
 
 def test_jobs_share_the_switch_and_verify_with_each_protocols_memory() -> None:
     rows = run()
-    assert [(r.protocol, r.job) for r in rows] == [(p, j) for p in ("switchml", "atp", "esa") for j in (1, 2)]
+    assert [(r.protocol, r.job) for r in rows] == [(p, j) for p in ("switchml", "atp", "esa", "release")
+                                                   for j in (1, 2)]
     assert all(r.verified and r.completion_s > 0 and r.wire_frames > 0 for r in rows)
-    sw, atp, esa = rows[0], rows[2], rows[4]
+    sw, atp, esa, release = rows[0], rows[2], rows[4], rows[6]
     assert sw.pool_slots == 1536 // (2 * 2 * 64) and sw.in_switch_fraction == 1.0  # a partition per job
-    assert atp.pool_slots == esa.pool_slots == 1536 // 32 and 0 < atp.in_switch_fraction <= 1.0  # one shared pool
+    assert atp.pool_slots == esa.pool_slots == release.pool_slots == 1536 // 32  # one shared pool
+    assert 0 < atp.in_switch_fraction <= 1.0
     assert atp.ps_link_busy is not None and sw.ps_link_busy is None
     assert run(protocols=["switchml"]) == rows[:2]  # deterministic given the seed
 
@@ -48,6 +50,21 @@ def test_a_straggler_per_job_delays_every_job_and_esa_evicts_for_the_higher_prio
     # equal priorities: no job takes another's aggregators, job 1's packets collide too
     equal = run(protocols=["esa"], ps_per_job=True, window=64, straggler_ms=0.02, equal_priorities=True)
     assert all(r.verified for r in equal) and equal[0].collisions > 0
+
+
+def test_a_release_timeout_hands_a_stragglers_aggregators_to_the_job_on_time() -> None:
+    """Job 1's last worker is 50 us late. Waiting (timeout 0), job 1's partial aggregates hold most of the pool and
+    job 2's packets collide on to its PS; with a 2 us timeout job 2 takes them, and job 1's released partials complete
+    at job 1's PS. Both verified either way; virtual time makes this exact."""
+    kw: dict[str, object] = dict(protocols=["release"], ps_per_job=True, window=64, straggler_ms=0.05,
+                                 straggler_jobs=1)
+    waiting, released = run(**kw, release_us=0), run(**kw, release_us=2)
+    assert all(r.verified for r in waiting + released)
+    assert waiting[0].collisions == 0 and waiting[0].in_switch_fraction == 1.0
+    assert released[1].collisions < waiting[1].collisions / 2 and released[1].completion_s < waiting[1].completion_s
+    assert released[1].in_switch_fraction > 2 * waiting[1].in_switch_fraction
+    assert 0 < released[0].collisions and released[0].in_switch_fraction < 1.0
+    assert released[0].completion_s == pytest.approx(waiting[0].completion_s, rel=0.05)  # it waits for its straggler
 
 
 def test_fewer_partitions_than_jobs_run_in_waves() -> None:
@@ -77,3 +94,10 @@ def test_the_cli_runs_the_simulator_without_root_and_refuses_it_without_a_rate(t
                  "--equal-priorities", "--results", str(tmp_path / "late")]) == 0
     [out] = (tmp_path / "late").glob("multitenant-*")
     assert "every job's last worker 0.01 ms late, every job of the same priority" in (out / "summary.md").read_text()
+    assert main(["--engine", "sim", "--bw", "100000", "--jobs", "2", "--workers", "2", "--size", "2048",
+                 "--cells", "1536", "--reps", "1", "--policies", "static", "release", "--straggler-ms", "0.01",
+                 "--straggler-jobs", "1", "--release-us", "3", "--results", str(tmp_path / "release")]) == 0
+    [out] = (tmp_path / "release").glob("multitenant-*")
+    text = (out / "summary.md").read_text()
+    assert "job 1's last worker 0.01 ms late, every job's release timeout 3 us" in text
+    assert "switchml vs release" in text

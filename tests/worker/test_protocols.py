@@ -23,7 +23,7 @@ def test_every_protocol_names_a_program_and_its_controller() -> None:
 
 
 def test_in_network_protocols_carry_their_packet_facts(program_dir: Path) -> None:
-    assert set(in_network()) == {"switchml", "atp", "esa"} and set(programs()) == {"switchml", "atp", "esa"}
+    assert set(in_network()) == set(programs()) == {"switchml", "atp", "esa", "release"}
     for name in in_network():
         spec = PROTOCOLS[name]
         assert spec.default_window and spec.udp_port
@@ -39,11 +39,11 @@ def test_derived_tables_follow_the_registry() -> None:
 
     assert IN_NETWORK == in_network() == SOAKED
     assert TwoTierFabric.AGGREGATING == tuple(p.name for p in PROTOCOLS.values() if p.levels > 1) == ("atp",)
-    assert [p.name for p in PROTOCOLS.values() if p.needs_ps] == ["atp", "esa"]  # ESA: ATP's hosts
+    assert [p.name for p in PROTOCOLS.values() if p.needs_ps] == ["atp", "esa", "release"]  # ATP's hosts
 
 
 def test_an_unknown_protocol_names_the_choices() -> None:
-    with pytest.raises(ValueError, match="unknown protocol 'nope'; choose one of atp, esa, ps, ring, switchml"):
+    with pytest.raises(ValueError, match="unknown protocol 'nope'; choose one of atp, esa, ps, release, ring, switchml"):
         open_collective("nope", None, 0)  # type: ignore[arg-type]
 
 

@@ -250,6 +250,8 @@ class SimNetwork(InProcessNetwork):
         for p, *_ in table:
             p.max_queue = 0
         busy0 = [s.busy_s for s in switches]
+        for s in switches:  # the programs' timestamps are simulated time, from the network's start
+            s.sw.set_clock(lambda: round(env.now * 1e9), start_ns=0)
         service, cost, limit = self.service_s, self.host_cost_s, self.time_limit
         shared = [_Cpu(self.now) for _ in range(self.host_cpus or 0)]
         for k, (key, h) in enumerate(self.hosts.items()):

@@ -17,4 +17,4 @@ ESA = replace(
     description="ESA-style preemptive aggregator allocation (ATP's hosts and PS; a higher-priority job's packet evicts "
     "a lower-priority partial aggregate to its PS, aggregators freed at completion)",
     codec=EsaCodec, program="esa", program_env="INA_ESA_JSON", levels=1, header_type=ESA_HEADER_TYPE,
-    faults=replace(FAULTS, state=[*FAULTS.state, ("AtpIngress.atp_priority", 1)]))
+    faults=replace(FAULTS, state=[*FAULTS.state, ("AtpIngress.atp_priority", 1), ("AtpIngress.atp_evicted_owner", 1)]))

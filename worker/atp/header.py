@@ -18,13 +18,15 @@ import numpy as np
 from worker.codec import CodecError, HeaderSpec, MalformedPacket, codec_source, load_program
 
 __all__ = ["ATP_UDP_PORT", "ACK", "ECN", "RESEND", "COLLISION", "OVERFLOW", "RAW", "FLOAT", "AtpHeader", "AtpCodec",
-           "EsaCodec", "codec_of_program", "flag_names"]
+           "EsaCodec", "ReleaseCodec", "codec_of_program", "flag_names"]
 
 ATP_UDP_PORT = 48865
 """UDP destination port of every ATP packet (0xBEE1): workers -> PS, PS -> switch (ACK), switch -> workers (source)."""
 ATP_HEADER_TYPE = "atp_h"
 ESA_HEADER_TYPE = "esa_h"
 """esa.p4's header: ATP's, under its own type name (the tools tell the programs apart by it)."""
+RELEASE_HEADER_TYPE = "release_h"
+"""release.p4's header: ATP's, under its own type name."""
 
 ACK = 0x01
 """Parameter packet from the PS: frees the aggregator, multicast to the job's workers."""
@@ -72,6 +74,9 @@ _FIELDS: tuple[str, ...] = tuple(f.name for f in dc_fields(AtpHeader))
 class AtpCodec:
     """Encodes and decodes ATP UDP payloads (header + N int32 elements) for one program layout."""
 
+    HEADER_TYPE = ATP_HEADER_TYPE
+    """The program's header type this codec reads."""
+
     def __init__(self, spec: HeaderSpec, num_elems: int) -> None:
         names = {f.name for f in spec.fields}
         missing = [n for n in _FIELDS if n not in names]
@@ -91,7 +96,7 @@ class AtpCodec:
     @classmethod
     def from_program_json(cls, src: str | Path | Mapping[str, Any]) -> AtpCodec:
         """Derive the codec from a compiled atp.p4 (a path or the parsed dict)."""
-        return cls(*codec_source(src, ATP_HEADER_TYPE))
+        return cls(*codec_source(src, cls.HEADER_TYPE))
 
     def encode(self, hdr: AtpHeader, values: np.ndarray | Sequence[int]) -> bytes:
         """UDP payload: header then exactly num_elems big-endian 32-bit elements (int32, or float32 bits as int32)."""
@@ -128,14 +133,18 @@ class AtpCodec:
 class EsaCodec(AtpCodec):
     """esa.p4's packets: ATP's (`ESA_HEADER_TYPE`)."""
 
-    @classmethod
-    def from_program_json(cls, src: str | Path | Mapping[str, Any]) -> AtpCodec:
-        """Derive the codec from a compiled esa.p4 (a path or the parsed dict)."""
-        return cls(*codec_source(src, ESA_HEADER_TYPE))
+    HEADER_TYPE = ESA_HEADER_TYPE
+
+
+class ReleaseCodec(AtpCodec):
+    """release.p4's packets: ATP's (`RELEASE_HEADER_TYPE`)."""
+
+    HEADER_TYPE = RELEASE_HEADER_TYPE
 
 
 def codec_of_program(src: str | Path | Mapping[str, Any]) -> AtpCodec:
-    """The codec of a compiled program of ATP's packets: esa.p4's, else atp.p4's (its error names the program)."""
+    """The codec of a compiled program of ATP's packets: esa.p4's or release.p4's, else atp.p4's (its error names
+    the program)."""
     prog = load_program(src)
     names = {t.get("name") for t in prog.get("header_types", []) if isinstance(t, dict)}
-    return (EsaCodec if ESA_HEADER_TYPE in names else AtpCodec).from_program_json(prog)
+    return next((c for c in (EsaCodec, ReleaseCodec) if c.HEADER_TYPE in names), AtpCodec).from_program_json(prog)

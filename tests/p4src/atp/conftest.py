@@ -1,4 +1,5 @@
-"""Fixtures for packet-level tests of p4src/atp.p4 (and esa.p4, atp.p4 with ESA's allocation) on the in-process switch.
+"""Fixtures for packet-level tests of p4src/atp.p4 (and esa.p4 and release.p4, atp.p4 with ESA's allocation and a
+release timeout) on the in-process switch.
 
 `atp` is a fresh `AtpSwitch` (N = 16 elements, 64 aggregators) with the engine loaded. `AtpSwitch` installs a job the
 way the controller does (names from p4src/README.md), builds ATP frames with its own struct packing (independent of
@@ -20,8 +21,7 @@ import pytest
 
 from tests.paths import ROOT
 
-P4SRC = ROOT / "p4src" / "atp.p4"
-ESA_SRC = ROOT / "p4src" / "esa.p4"
+P4SRC = ROOT / "p4src"
 
 ATP_PORT = 48865
 HEADER = struct.Struct("!IIBBBBIHHBBH")
@@ -69,10 +69,10 @@ def sat_sums(*vectors: Sequence[int]) -> list[int]:
 
 
 @functools.cache
-def _compiled(num_elems: int, num_agtr: int, esa: bool = False) -> dict[str, Any]:
+def _compiled(num_elems: int, num_agtr: int, program: str = "atp") -> dict[str, Any]:
     import compiler
 
-    return compiler.compile_file(str(ESA_SRC if esa else P4SRC), defines={
+    return compiler.compile_file(str(P4SRC / f"{program}.p4"), defines={
         "ATP_NUM_ELEMS": str(num_elems), "ATP_NUM_AGTR": str(num_agtr)}).json
 
 
@@ -102,12 +102,16 @@ class AtpSwitch:
     ACK, ECN, RESEND, COLLISION, OVERFLOW, RAW, FLOAT = ACK, ECN, RESEND, COLLISION, OVERFLOW, RAW, FLOAT
     INT32_MAX, INT32_MIN, NO_JOB, UPLINK = INT32_MAX, INT32_MIN, NO_JOB, UPLINK
 
-    def __init__(self, num_elems: int = 16, num_agtr: int = 64, ps_port: int = PS_PORT, esa: bool = False) -> None:
+    def __init__(self, num_elems: int = 16, num_agtr: int = 64, ps_port: int = PS_PORT, program: str = "atp") -> None:
         from switch.v1model import V1Switch
 
         self.sw = V1Switch()
-        self.sw.load(_compiled(num_elems, num_agtr, esa))
-        self.esa = esa
+        self.now_ns = 0
+        """The switch's clock (ns; its timestamps count from 0): tests move it."""
+        self.sw.set_clock(lambda: self.now_ns)
+        self.sw.load(_compiled(num_elems, num_agtr, program))
+        self.esa = program in ("esa", "release")
+        self.release = program == "release"
         self.num_elems = num_elems
         self.num_agtr = num_agtr
         self.l2(PS.mac, ps_port)
@@ -119,10 +123,11 @@ class AtpSwitch:
 
     def add_job(self, job_id: int, workers: Sequence[Host], mgid: int, *, level: int = 0, rack: int = 0,
                 ack_port: int = PS_PORT, replicas: Sequence[tuple[int, int]] | None = None, priority: int = 0,
-                ps: Host | None = None) -> None:
+                ps: Host | None = None, timeout_us: int = 0) -> None:
         """This switch's role for the job, its workers (level 0), where ACKs come from, and the multicast group;
-        esa.p4: the job's priority and its PS (`ps`, default the PS on port 9) as esa_servers names it."""
-        params = [level, mgid, rack] + ([priority] if self.esa else [])
+        esa.p4: the job's priority and its PS (`ps`, default the PS on port 9) as esa_servers names it; release.p4:
+        its timeout too."""
+        params = [level, mgid, rack] + ([priority] if self.esa else []) + ([timeout_us] if self.release else [])
         self.sw.tables[IG + "atp_jobs"].insert((job_id,), IG + "atp_set_job", params)
         if self.esa:
             server = ps or PS
@@ -232,4 +237,11 @@ def atp_factory() -> Callable[..., AtpSwitch]:
 @pytest.fixture
 def esa() -> AtpSwitch:
     """A fresh switch running esa.p4 with N = 16 elements and 64 aggregators, the PS reachable on port 9."""
-    return AtpSwitch(16, 64, esa=True)
+    return AtpSwitch(16, 64, program="esa")
+
+
+@pytest.fixture
+def release() -> AtpSwitch:
+    """A fresh switch running release.p4 with N = 16 elements and 64 aggregators, the PS reachable on port 9; its
+    clock stands still until a test moves `now_ns`."""
+    return AtpSwitch(16, 64, program="release")

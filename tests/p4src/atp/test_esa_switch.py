@@ -103,3 +103,22 @@ def test_a_complete_aggregate_is_freed_at_once_and_the_ack_still_reaches_every_w
     c = esa.counts(1)
     assert c["atp_completed"] == 1 and c["atp_acks"] == 1 and c["atp_freed"] == 0 and c["atp_acks_sent"] == 2
     esa.assert_ingress_invariant(1)
+
+
+def test_a_victims_late_contribution_finds_its_ps_even_once_the_aggregator_is_free(esa):
+    """Its partial is at the PS: aggregated here, in a free aggregator, it would wait for contributions that are
+    already there. The PS's ACK for it clears the aggregator's memory of it."""
+    j1, j2, ps2 = two_jobs(esa, low=1, high=2)
+    n = esa.num_elems
+    esa.send(j1[0], esa.data(j1[0], 1, seq=5, agtr=4, values=[1] * n, fan_in0=3))
+    for r in (0, 1):
+        esa.send(j2[r], esa.data(j2[r], 2, seq=8, agtr=4, values=[2] * n, fan_in0=2, ps=ps2))
+    assert esa.owner(4) == (0, 0) and esa.reg("evicted_owner", 4) == (1 << 32) | 5
+    for r in (1, 2):
+        out = esa.send(j1[r], esa.data(j1[r], 1, seq=5, agtr=4, values=[1] * n, fan_in0=3))
+        _, a = esa.parse(out[0][1])
+        assert [p for p, _ in out] == [esa.PS.port] and (a.bitmap0, a.flags) == (1 << r, esa.COLLISION)
+    assert esa.owner(4) == (0, 0) and esa.counts(1)["atp_collisions"] == 2
+    esa.send(esa.PS.port, esa.ack(1, seq=5, agtr=4, values=[3] * n, bitmap0=0b111))
+    assert esa.reg("evicted_owner", 4) == 0
+    esa.assert_ingress_invariant(1)
