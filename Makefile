@@ -71,7 +71,7 @@ help:
 	@echo "                   VALIDATE_MININET=DIR compares a finished sweep instead of running Mininet again,"
 	@echo "                   VALIDATE_SIM=DIR a finished simulation of it instead of simulating again)"
 	@echo "make multitenant   JOBS jobs share one switch: every in-network protocol at equal memory (SwitchML's static"
-	@echo "                   partition, ATP's shared pool + PS, plug-ins); REPS runs, BW=MBIT|auto"
+	@echo "                   partition, ATP's shared pool + PS, plug-ins); REPS runs, BW=MBIT|auto, POLICY=\"static atp esa release\""
 	@echo "make twolevel      ATP on a two-tier network (RACKS rack switches): two-level vs one-level aggregation; REPS runs"
 	@echo "make train         data-parallel training (digits MLP) per algorithm, loss/accuracy plots -> results/"
 	@echo "make torch         install PyTorch (CPU) into the venv (optional extra; make test-torch: DDP through the switch)"

@@ -5,7 +5,8 @@
  *    packet's values become the aggregate of its own (job, seq), and the packet leaves carrying the victim's partial
  *    aggregate (its job, seq, bitmaps, flags | COLLISION) to the victim's PS (esa_servers), which completes it from
  *    there exactly once by its bitmaps, as it completes ATP's flushed partials; the victim's later contributions for
- *    that sequence collide and reach its PS unaggregated. Equal or higher priority owners keep the aggregator (ATP's
+ *    that sequence reach its PS unaggregated (the aggregator remembers the evicted (job, seq) until the PS's ACK for
+ *    it passes, so they do even once the aggregator is free again). Equal or higher priority owners keep the aggregator (ATP's
  *    collision). A packet that would complete an aggregate on its own (fan-in 1) never evicts.
  * 2. Release at completion. A completed aggregate frees its aggregator at once, where ATP holds it until the PS's
  *    ACK passes back: the PS holds the result from then on (a retransmission goes to it).
@@ -17,7 +18,8 @@
  *   AtpIngress.atp_jobs     action atp_set_job(bit<2> level, bit<16> mgid, bit<8> rack, bit<8> priority)
  *   AtpIngress.esa_servers  key meta.victim_job (exact, 8)   action esa_set_server(bit<48> ps_mac, bit<32> ps_ip)
  *                           miss: no eviction (ATP's collision)
- *   Registers: atp_priority (bit<8>, per aggregator: its owner's priority).
+ *   Registers: atp_priority (bit<8>, per aggregator: its owner's priority), atp_evicted_owner (bit<40>, per
+ *   aggregator: the job ++ seq last evicted from it, 0 once its PS's ACK has passed).
  *   Counters: AtpIngress.atp_evicted (index = the victim's job id): partial aggregates evicted. An evicting packet
  *   counts as aggregated for its own job (its ingress invariant is atp.p4's).
  *

@@ -32,7 +32,7 @@ from experiments.config import ExperimentConfig
 from experiments.session import ExperimentNetwork, run_experiment
 from tests.paths import ROOT
 from topo.target import Target
-from worker.protocols import ATP, ESA, SWITCHML, program_paths, programs
+from worker.protocols import ATP, ESA, PROTOCOLS, SWITCHML, program_paths, programs
 
 pytestmark = [pytest.mark.bmv2, pytest.mark.timeout(300)]
 
@@ -106,6 +106,21 @@ def test_esa_evicts_on_real_bmv2(program_dir: Path, tmp_path: Path) -> None:
         assert result.correct, result.table()
     evicted = sum(result.counters.get("atp_evicted", (0, 0))[0] for result in results)
     assert evicted > 0, [r.table() for r in results]
+
+
+@pytest.mark.mininet
+def test_release_hands_a_stragglers_aggregators_over_on_real_bmv2(program_dir: Path, tmp_path: Path) -> None:
+    """release.p4 compiled by p4c on simple_switch_grpc: two jobs, each with its PS, share a pool of 8 aggregators;
+    job 1's last worker is 300 ms late, so its partial aggregates pass their 1 ms deadline (BMv2's
+    ingress_global_timestamp) and job 2's packets release them to job 1's PS; both jobs verify."""
+    cfg = ExperimentConfig(protocol=PROTOCOLS["release"].name, target=Target.BMV2, program_dir=program_dir,
+                           run_dir=tmp_path, workers=2, jobs=2, ps_per_job=True, pool_size=8, size=16384, seed=3,
+                           timeout_s=120.0, straggler_ms=300.0, straggler_jobs=1, job_release_us=1000)
+    with ExperimentNetwork(cfg) as net:
+        results = net.run_jobs(cfg)
+    for result in results:
+        assert result.correct, result.table()
+    assert results[0].counters.get("atp_expired", (0, 0))[0] > 0, [r.table() for r in results]
 
 
 @pytest.mark.mininet
