@@ -745,9 +745,13 @@ class ControlLowerer:
         size = DEFAULT_TABLE_SIZE
         sp = t.get_property("size")
         if isinstance(sp, ast.ValueProperty):
-            size = int(self.info.values.get(sp.value, DEFAULT_TABLE_SIZE))
+            size = int(self.info.values.get(sp.value, DEFAULT_TABLE_SIZE)) or DEFAULT_TABLE_SIZE  # p4c: 0 = default
             if not 0 < size < MAX_SIZE:
-                raise self.lc.error(sp.value, f"table size must be in 1..{MAX_SIZE - 1}")
+                raise self.lc.error(sp.value, f"table size must be in 0..{MAX_SIZE - 1}")
+        json_size = size
+        ents = t.get_property("entries")
+        if not isinstance(sp, ast.ValueProperty) and isinstance(ents, ast.EntriesProperty) and ents.entries:
+            json_size = len(ents.entries)  # p4c-bm2-ss: a table with entries and no size holds them (P4Info: 1024)
         counters = self.property_instance(t, "counters")
         if counters is not None:
             self.lc.bind_direct_counter(counters, name, t.get_property("counters"))
@@ -787,7 +791,7 @@ class ControlLowerer:
             "type": "simple" if implementation is None else ("indirect_ws" if any(
                 "selector" in ap for ap in self.lc.action_profiles if ap["name"] == implementation) else "indirect"),
             **({"action_profile": implementation} if implementation is not None else {}),
-            "max_size": size,
+            "max_size": json_size,
             "with_counters": counters is not None,
             "support_timeout": support_timeout,
             "direct_meters": meters,
@@ -850,7 +854,9 @@ class ControlLowerer:
             a = ke.annotation("name")
             if a is not None and a.string_arg():
                 kname = a.string_arg() or kname
-            out.append({"match_type": ke.match_kind, "name": kname, "target": target,
+            # p4c-bm2-ss 1.2.4.8 writes an optional key as ternary into the BMv2 JSON (P4Info keeps OPTIONAL)
+            kind = "ternary" if ke.match_kind == "optional" else ke.match_kind
+            out.append({"match_type": kind, "name": kname, "target": target,
                         "mask": hexstr(mask, bw) if mask is not None else None})
             cp.append((kname, width if mask is None or isinstance(e, ast.Binary) else width, ke.match_kind, ke))
         return out, cp
@@ -872,8 +878,8 @@ class ControlLowerer:
                 match_key.append(self.entry_key(k, ke.match_kind, w))
             a = self.info.actions[ent.action]
             rec = self.action(a, t, (ent.action.args or [])[:_n_directional(a)])
-            data = [hexstr(int(self.info.values.get(x, 0)), w2)
-                    for x, w2 in zip((ent.action.args or [])[_n_directional(a):], [p[1] for p in rec.params])]
+            data = [hexstr(int(self.info.values.get(x, 0)))  # p4c: unpadded, as a default entry's
+                    for x in (ent.action.args or [])[_n_directional(a):]]
             e: Json = {}
             si = self.lc.source_info(ent, None)
             if si is not None:

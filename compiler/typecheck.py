@@ -865,9 +865,10 @@ class Checker:
             except CheckAbort:
                 pass
         ents = d.entries
-        if ents is not None:
-            if not ents.is_const:
-                self.diags.unsupported(ents.loc, "non-const table entries")
+        if ents is not None and ents.entries and (d.key is None or not d.key.elements):
+            # p4c-bm2-ss 1.2.4.8's words (--Werror=type-error)
+            self.diags.error(d.loc, f"Entries cannot be specified for a table with no key {d.name}")
+        elif ents is not None:  # `entries` without const: initial entries the control plane may change (P4_16 1.2.2)
             for ent in ents.entries:
                 try:
                     self.table_entry(d, ent, key_types, listed, tctx)
@@ -907,8 +908,8 @@ class Checker:
     def table_value_property(self, d: ast.TableDecl, p: ast.ValueProperty, ctx: _Ctx) -> None:
         if p.name == "size":
             v = self.const_int(p.value, ctx, "table size")
-            if v <= 0:
-                self.diags.error(p.value.loc, "table size must be positive")
+            if v < 0:  # p4c-bm2-ss 1.2.4.8 writes -1 as 4294967295; 0 is its default size
+                self.diags.error(p.value.loc, "table size must not be negative")
         elif p.name == "counters":
             t = self.expr(p.value, ctx)
             if not (isinstance(t, ExternT) and t.name == "direct_counter"):

@@ -60,7 +60,7 @@ def match_key(table: TableInfo, entry: p4r.TableEntry) -> tuple[tuple[Any, ...],
             if info.match_type in (MATCH_LPM, MATCH_TERNARY):
                 key.append((0, 0))
             elif info.match_type == MATCH_OPTIONAL:
-                key.append((0, True))
+                key.append((0, 0) if info.ternary_in_json else (0, True))
             elif info.match_type == MATCH_RANGE:
                 key.append((0, mask_of(width)))
             else:
@@ -105,6 +105,8 @@ def match_key(table: TableInfo, entry: p4r.TableEntry) -> tuple[tuple[Any, ...],
             if low > high:
                 raise invalid("Invalid range value, make sure low <= high")
             key.append((low, high))
+        elif info.ternary_in_json:
+            key.append((decode(fm.optional.value, width), mask_of(width)))
         else:
             key.append((decode(fm.optional.value, width), False))
     if matched != len(entry.match):
@@ -144,6 +146,11 @@ def field_matches(table: TableInfo, key: Sequence[Any]) -> list[p4r.FieldMatch]:
                 continue
             fm.range.low = encode(low)
             fm.range.high = encode(high)
+        elif info.ternary_in_json:  # an OPTIONAL field over a JSON ternary key: (value, mask)
+            value, mask = item
+            if mask == 0:
+                continue
+            fm.optional.value = encode(value)
         else:
             value, wildcard = item
             if wildcard:

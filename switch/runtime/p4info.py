@@ -37,6 +37,9 @@ class MatchFieldInfo:
     name: str
     bitwidth: int
     match_type: int
+    ternary_in_json: bool = False
+    """An OPTIONAL field whose BMv2 JSON key is `ternary` (as p4c-bm2-ss writes it): its entries are ternary there,
+    the value with a full mask, a wildcard with mask 0 (PI's bmv2 back end does the same)."""
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ meter must exist in the JSON under the same name, with the same key / parameter 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from finsy.proto import p4r
 
-from switch.runtime.p4info import P4InfoIndex, build_index
+from switch.runtime.p4info import MATCH_OPTIONAL, P4InfoIndex, build_index
 from switch.runtime.packetio import PacketIO
 from switch.runtime.status import invalid
 
@@ -125,7 +125,7 @@ def verify(config: p4r.ForwardingPipelineConfig) -> Pipeline:
         if want not in found:
             raise invalid(f"P4Info action '{act.name}': parameter widths {want} differ from the BMv2 JSON's "
                           f"{' or '.join(map(str, found))}")
-    for tbl in index.tables.values():
+    for tid, tbl in list(index.tables.items()):
         jt = tables.get(tbl.name)
         if jt is None:
             raise invalid(f"P4Info table '{tbl.name}' is not in the device config (BMv2 JSON)")
@@ -140,6 +140,11 @@ def verify(config: p4r.ForwardingPipelineConfig) -> Pipeline:
                 if width is not None and width != mf.bitwidth:
                     raise invalid(f"P4Info table '{tbl.name}': match field '{mf.name}' is {mf.bitwidth} bits, "
                                   f"{width} in the BMv2 JSON")
+        kinds = [jk.get("match_type") if isinstance(jk, dict) else None for jk in key]
+        if any(mf.match_type == MATCH_OPTIONAL and k == "ternary" for mf, k in zip(tbl.match_fields, kinds)):
+            index.tables[tid] = tbl = replace(tbl, match_fields=tuple(
+                replace(mf, ternary_in_json=mf.match_type == MATCH_OPTIONAL and k == "ternary")
+                for mf, k in zip(tbl.match_fields, kinds)))
         json_actions = set(jt.get("actions", []))
         for action_id in tbl.action_scopes:
             name = index.actions[action_id].name

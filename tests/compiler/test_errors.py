@@ -73,6 +73,36 @@ def test_default_action_not_in_list() -> None:
         (LOCALS_LINE, 96, "default action 'a' is not in the actions list of table 't'")
 
 
+@pytest.mark.parametrize("entries", ["const entries = { _ : NoAction(); }", "entries = { _ : NoAction(); }"])
+def test_entries_in_a_keyless_table_are_refused_as_p4c_refuses_them(entries: str) -> None:
+    """Not an AssertionError from the lowering (issue 41): p4c-bm2-ss 1.2.4.8's type error, at the table."""
+    t = f"table t {{ actions = {{ NoAction; }} {entries} }}"
+    assert first_error("t.apply();", locals_=t) == \
+        (LOCALS_LINE, 5, "Entries cannot be specified for a table with no key t")
+
+
+def test_table_sizes_as_p4c_takes_them() -> None:
+    """`size = 0` is p4c's default size (1024); a table with entries and no size holds just them in the BMv2 JSON
+    (its P4Info size stays 1024); a negative size is refused (p4c writes -1 as 4294967295)."""
+    from compiler import compile_source as compile_
+
+    def table(props: str) -> tuple[int, int]:
+        src = TEMPLATE.replace("@DECLS@", "").replace("@BODY@", "t.apply();").replace(
+            "@LOCALS@", f"table t {{ key = {{ meta.a: exact; }} actions = {{ NoAction; }} {props} }}")
+        r = compile_(src, name="t.p4")
+        (jt,) = [x for p in r.json["pipelines"] for x in p["tables"] if x["name"].endswith(".t")]
+        (pt,) = [x for x in r.p4info.tables if x.preamble.name.endswith(".t")]
+        return jt["max_size"], pt.size
+
+    assert table("size = 0;") == (1024, 1024)
+    assert table("size = 7;") == (7, 7)
+    assert table("entries = { 1 : NoAction(); 2 : NoAction(); }") == (2, 1024)
+    assert table("const entries = { 1 : NoAction(); }") == (1, 1024)
+    assert table("entries = { 1 : NoAction(); } size = 64;") == (64, 64)
+    assert first_error("t.apply();", locals_="table t { key = { meta.a: exact; } actions = { NoAction; } "
+                                             "size = -1; }")[2] == "table size must not be negative"
+
+
 def test_sub_control_argument_count() -> None:
     assert first_error("s.apply();", locals_="Sub() s;", decls="control Sub(in bit<8> k) { apply { } }") == \
         (BODY_LINE, 9, "control 'Sub' expects 1 argument(s), got 0")

@@ -163,7 +163,8 @@ def test_p4info_names_equal_json_names(path: Path) -> None:
     for t in r.p4info.tables:
         jt = tables[t.preamble.name]
         assert [m.name for m in t.match_fields] == [k["name"] for k in jt["key"]]
-        assert t.size == jt["max_size"]
+        # p4c-bm2-ss: a table with entries and no `size` holds just them in the JSON (BMv2 sizes it so anyway)
+        assert jt["max_size"] == (len(jt["entries"]) if jt.get("entries") and t.size == 1024 else t.size)
     for a in r.p4info.actions:
         assert a.preamble.name in actions
     assert {c.preamble.name for c in r.p4info.counters} | {c.preamble.name for c in r.p4info.direct_counters} == \
