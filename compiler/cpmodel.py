@@ -172,12 +172,22 @@ class CPControllerHeader:
 
 
 @dataclass
-class CPDigest:
-    """A `digest<T>(receiver, data)` call site's struct type T: `name` is the struct's name, `fields` its
-    bit<W> members in order (P4Info describes them in `type_info.structs`)."""
+class CPStruct:
+    """A struct member of a digest's struct: the member's `name`, its struct type `type_name` and that type's
+    members (P4Info: a `type_info.structs` entry of its own)."""
 
     name: str
-    fields: list[CPField] = field(default_factory=list)
+    type_name: str
+    fields: list[CPField | CPStruct] = field(default_factory=list)
+
+
+@dataclass
+class CPDigest:
+    """A `digest<T>(receiver, data)` call site's struct type T: `name` is the struct's name, `fields` its
+    bit<W> (or struct) members in order (P4Info describes them in `type_info.structs`)."""
+
+    name: str
+    fields: list[CPField | CPStruct] = field(default_factory=list)
     annotations: list[Annotation] = field(default_factory=list)
     loc: SourceLoc | None = None
 

@@ -10,6 +10,8 @@ hash, random, mark_to_drop, clone, clone_preserving_field_list, resubmit/recircu
 
 from __future__ import annotations
 
+from typing import Any
+
 from compiler import ast
 from compiler.lower_context import (
     STD_META,
@@ -26,10 +28,10 @@ from compiler.lower_context import (
     hexstr,
     hexval,
 )
-from compiler.cpmodel import CPDigest, CPField
+from compiler.cpmodel import CPDigest, CPField, CPStruct
 from compiler.lower_expr import ExprLowerer, StackLast
 from compiler.typecheck import TypeInfo, describe
-from compiler.types import (BOOL, BitsT, BoolT, EnumT, ErrorT, ExternT, P4Type, StackT, StructLikeT, TypeT, VarbitT,
+from compiler.types import (BOOL, BitsT, BoolT, EnumT, ErrorT, ExternT, StackT, StructLikeT, TypeT, VarbitT,
                             width_of)
 
 HASH_ALGOS = {"crc32", "crc32_custom", "crc16", "crc16_custom", "random", "identity", "csum16", "xor16"}
@@ -588,33 +590,14 @@ class PrimitiveLowerer:
             raise self.lc.error(call, "digest() is only allowed in the ingress control")
         receiver, data = call.args
         t = self.info.type_bindings.get(call, {}).get("T", self.info.types.get(data))
-        items: list[tuple[Json, P4Type]] = []
-        if isinstance(data, (ast.ListExpr, ast.StructExpr)):
-            exprs = data.elements if isinstance(data, ast.ListExpr) else [f.value for f in data.fields]
-            items = [(self.xl.convert(e, wrap=True, convert_bool=isinstance(self.info.types.get(e), BoolT)),
-                      self.info.types[e]) for e in exprs]
-        else:
-            s = self.xl.locate(data)
-            if not isinstance(s, StructRef):
-                raise self.lc.unsupported(data, "this digest data (a list {...}, a struct expression or a struct)")
-            for fname, ft in s.type.fields:
-                m = s.members[fname]
-                if not isinstance(m, FieldRef):
-                    raise self.lc.unsupported(data, f"digest member '{fname}' of type {ft}")
-                items.append(({"type": "field", "value": [m.header, m.field]}, ft))
-        if not isinstance(t, StructLikeT) or t.kind != "struct" or len(t.fields) != len(items):
-            raise self.lc.unsupported(data, "digest data whose type is not a struct of its members")
+        if not isinstance(t, StructLikeT) or t.kind != "struct":
+            if isinstance(data, (ast.ListExpr, ast.StructExpr)):
+                raise self.lc.unsupported(data, "digest data whose type is not a struct of its members")
+            raise self.lc.unsupported(data, "this digest data (a list {...}, a struct expression or a struct)")
         pre: list[Json] = []
         elements: list[Json] = []
-        fields: list[CPField] = []
-        for (src, et), (fname, ft) in zip(items, t.fields):
-            w = width_of(ft)
-            if not isinstance(ft, (BitsT, BoolT)) or w is None:
-                raise self.lc.unsupported(data, f"digest member '{fname}' of type {ft}")
-            tmp = self.lc.add_scalar("tmp", ft)
-            pre.append(prim("assign", [{"type": "field", "value": [tmp.header, tmp.field]}, src], si))
-            elements.append({"type": "field", "value": [tmp.header, tmp.field]})
-            fields.append(CPField(fname, w))
+        # as p4c: a struct member of the struct (nested any deep) is flattened into the learn list, member by member
+        fields = self._digest_members(data, t, pre, elements, si)
         lid = len(self.lc.learn_lists) + 1
         self.lc.learn_lists.append({"id": lid, "name": t.name, "elements": elements})
         if not any(d.name == t.name for d in self.lc.cp.digests):
@@ -622,6 +605,66 @@ class PrimitiveLowerer:
         rv = self.info.values.get(receiver)
         rj = hexval(int(rv), 32) if isinstance(rv, int) else self.arg(receiver)
         return pre + [prim("generate_digest", [rj, hexval(lid)], si)]
+
+    def _digest_members(self, data: ast.Expr, t: StructLikeT, pre: list[Json], elements: list[Json],
+                        si: Json | None) -> list[CPField | CPStruct]:
+        """The members of digest data `data` of struct type `t`: each bit/bool member copied into a temporary listed in
+        `elements`; the struct's description for the P4Info."""
+        items: list[tuple[ast.Expr | None, Any]] = []
+        if isinstance(data, (ast.ListExpr, ast.StructExpr)):
+            exprs = data.elements if isinstance(data, ast.ListExpr) else [f.value for f in data.fields]
+            items = [(e, None) for e in exprs]
+        else:
+            s = self.xl.locate(data)
+            if not isinstance(s, StructRef):
+                raise self.lc.unsupported(data, "this digest data (a list {...}, a struct expression or a struct)")
+            items = [(None, s.members[fname]) for fname, _ in s.type.fields]
+        if len(t.fields) != len(items):
+            raise self.lc.unsupported(data, "digest data whose type is not a struct of its members")
+        out: list[CPField | CPStruct] = []
+        for (e, member), (fname, ft) in zip(items, t.fields):
+            if isinstance(ft, StructLikeT) and ft.kind == "struct":
+                if e is not None:
+                    sub = self._digest_members(e, ft, pre, elements, si)
+                elif isinstance(member, StructRef):
+                    sub = self._struct_ref_members(member, ft, data, pre, elements, si)
+                else:
+                    raise self.lc.unsupported(data, f"digest member '{fname}' of type {ft}")
+                out.append(CPStruct(fname, ft.name, sub))
+                continue
+            w = width_of(ft)
+            if not isinstance(ft, (BitsT, BoolT)) or w is None:
+                raise self.lc.unsupported(data, f"digest member '{fname}' of type {ft}")
+            if e is not None:
+                src = self.xl.convert(e, wrap=True, convert_bool=isinstance(self.info.types.get(e), BoolT))
+            elif isinstance(member, FieldRef):
+                src = {"type": "field", "value": [member.header, member.field]}
+            else:
+                raise self.lc.unsupported(data, f"digest member '{fname}' of type {ft}")
+            tmp = self.lc.add_scalar("tmp", ft)
+            pre.append(prim("assign", [{"type": "field", "value": [tmp.header, tmp.field]}, src], si))
+            elements.append({"type": "field", "value": [tmp.header, tmp.field]})
+            out.append(CPField(fname, w))
+        return out
+
+    def _struct_ref_members(self, s: StructRef, t: StructLikeT, data: ast.Expr, pre: list[Json],
+                            elements: list[Json], si: Json | None) -> list[CPField | CPStruct]:
+        """`_digest_members` of a struct in storage."""
+        out: list[CPField | CPStruct] = []
+        for fname, ft in t.fields:
+            m = s.members[fname]
+            if isinstance(m, StructRef) and isinstance(ft, StructLikeT):
+                out.append(CPStruct(fname, ft.name, self._struct_ref_members(m, ft, data, pre, elements, si)))
+                continue
+            w = width_of(ft)
+            if not isinstance(m, FieldRef) or not isinstance(ft, (BitsT, BoolT)) or w is None:
+                raise self.lc.unsupported(data, f"digest member '{fname}' of type {ft}")
+            tmp = self.lc.add_scalar("tmp", ft)
+            pre.append(prim("assign", [{"type": "field", "value": [tmp.header, tmp.field]},
+                                       {"type": "field", "value": [m.header, m.field]}], si))
+            elements.append({"type": "field", "value": [tmp.header, tmp.field]})
+            out.append(CPField(fname, w))
+        return out
 
     def field_list(self, call: ast.Node, idx_expr: ast.Expr) -> int:
         idx = self.info.values.get(idx_expr)

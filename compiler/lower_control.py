@@ -433,8 +433,8 @@ class ControlLowerer:
                 bindings[p] = self.xl.locate(a)
             except LowerAbort:
                 self.lc.diags.items.pop()
-                raise self.lc.unsupported(start_of(a), f"argument '{describe(a)}' of a control apply (pass a "
-                                                       "variable, a header or a field)") from None
+                temps.append((p, a))  # a slice, say: copied in (and out) through a temporary, as p4c copies it
+                continue
             if p.direction == "out":
                 resets.extend(header_resets(self.info, a, self.info.types[p]))
         for inst in self.info.ctor_instances.get(sub.decl, {}).values():

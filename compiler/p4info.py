@@ -24,6 +24,7 @@ from compiler.cpmodel import (
     CPActionRef,
     CPField,
     CPModel,
+    CPStruct,
 )
 from compiler.diagnostics import CompileError, Diagnostics
 
@@ -190,6 +191,20 @@ def _field_ids(items: list, diags: Diagnostics, what: str) -> list[int]:  # type
         ids.append(index)
         taken.add(index)
     return ids
+
+
+def _struct_info(info: p4i.P4Info, name: str, fields: list[CPField | CPStruct]) -> None:
+    """`type_info.structs[name]`, and those of its struct members, as p4c describes a digest's struct."""
+    struct = info.type_info.structs[name]
+    del struct.members[:]
+    for f in fields:
+        member = struct.members.add()
+        member.name = f.name
+        if isinstance(f, CPStruct):
+            member.type_spec.struct.name = f.type_name
+            _struct_info(info, f.type_name, f.fields)
+        else:
+            member.type_spec.bitstring.bit.bitwidth = _as_field(f).bitwidth
 
 
 def _as_field(p: CPField | tuple) -> CPField:  # type: ignore[type-arg]
@@ -401,11 +416,7 @@ def build(model: CPModel, diags: Diagnostics | None = None) -> p4i.P4Info:
         msg = info.digests.add()
         _set_preamble(msg.preamble, ids.get(DIGEST, dg.name), dg.name, suffixes.alias(dg.name), dg.annotations)
         msg.type_spec.struct.name = dg.name
-        struct = info.type_info.structs[dg.name]
-        for fld in (_as_field(f) for f in dg.fields):
-            member = struct.members.add()
-            member.name = fld.name
-            member.type_spec.bitstring.bit.bitwidth = fld.bitwidth
+        _struct_info(info, dg.name, dg.fields)
 
     for vs in model.value_sets:
         msg = info.value_sets.add()

@@ -400,12 +400,19 @@ _TOKEN = re.compile(r"\w+|[^\w\s]")
 _LOC = re.compile(r"^[^\n]*:\d+:\d+: (error|unsupported)", re.M)
 
 
-def fuzz_p4_source(examples: int, seed_value: int) -> tuple[int, str | None]:
-    """(sources compiled, failure or None): mutated p4src programs must compile or fail with file:line:col."""
+SOURCE_DIRS = (ROOT / "p4src", ROOT / "tests" / "compiler" / "p4", ROOT / "tests" / "p4")
+"""The P4 programs the source fuzzing mutates: the repository's own."""
+
+
+def fuzz_p4_source(examples: int, seed_value: int, extra_dirs: Sequence[Path] = ()) -> tuple[int, str | None]:
+    """(sources compiled, failure or None): mutated programs (p4src's, the compiler's and switch's test programs, and
+    those of `extra_dirs`, e.g. p4c's testdata/p4_16_samples) must compile or fail with file:line:col, never with
+    another exception."""
     from compiler import compile_source
     from compiler.diagnostics import CompileError
 
-    sources = {p.stem: p.read_text() for p in sorted((ROOT / "p4src").glob("*.p4"))}
+    paths = [p for d in (*SOURCE_DIRS, *extra_dirs) for p in sorted(Path(d).glob("*.p4"))]
+    sources = {str(p): p.read_text(errors="replace") for p in paths}
     done = 0
 
     def compile_mutant(name: str, ops: list[tuple[int, int, int]], cut: float) -> None:
@@ -424,10 +431,12 @@ def fuzz_p4_source(examples: int, seed_value: int) -> tuple[int, str | None]:
         text = text[:max(1, int(len(text) * cut))]
         done += 1
         try:
-            compile_source(text, name=str(ROOT / "p4src" / f"{name}.p4"), include_dirs=[str(ROOT / "p4src")])
+            compile_source(text, name=name, include_dirs=[str(Path(name).parent), str(ROOT / "p4src")])
         except CompileError as e:
             if not _LOC.search(str(e)):
-                raise AssertionError(f"a compile error without file:line:col: {str(e)[:300]}") from None
+                raise AssertionError(f"{name}: a compile error without file:line:col: {str(e)[:300]}") from None
+        except Exception as e:  # noqa: BLE001 - what the fuzz looks for: name the program and the mutation
+            raise AssertionError(f"{name} mutated {ops} cut {cut}: {type(e).__name__}: {e}") from e
 
     fail = _run(compile_mutant, examples, seed_value, st.sampled_from(sorted(sources)),
                 st.lists(st.tuples(st.integers(0, 2), st.integers(0, 10**6), st.integers(0, 10**6)), min_size=1,
@@ -490,9 +499,10 @@ def fuzz_bmv2_json(programs: dict[str, dict[str, Any]], examples: int, seed_valu
 
 
 def fuzz_all(program_dir: Path, examples: int, seed_value: int = 1, requests: int | None = None,
-             sources: int | None = None, jsons: int | None = None) -> FuzzReport:
+             sources: int | None = None, jsons: int | None = None, source_dirs: Sequence[Path] = ()) -> FuzzReport:
     """Every campaign: `examples` frames per program; P4Runtime requests, P4 sources and BMv2 JSON programs as given,
-    else in proportion (examples / 4, / 20, / 10: a volume run sets them apart, JSON loads being ~100x slower)."""
+    else in proportion (examples / 4, / 20, / 10: a volume run sets them apart, JSON loads being ~100x slower);
+    `source_dirs`: more P4 programs for the source fuzzing."""
     requests = max(10, examples // 4) if requests is None else requests
     sources = max(10, examples // 20) if sources is None else sources
     jsons = max(10, examples // 10) if jsons is None else jsons
@@ -504,7 +514,7 @@ def fuzz_all(program_dir: Path, examples: int, seed_value: int = 1, requests: in
                                                           seed_value), "frames")
           for n in PROGRAMS),
         ("P4Runtime requests", lambda: fuzz_p4runtime(program_dir, requests, seed_value), "requests"),
-        ("P4 sources", lambda: fuzz_p4_source(sources, seed_value), "sources"),
+        ("P4 sources", lambda: fuzz_p4_source(sources, seed_value, source_dirs), "sources"),
         ("BMv2 JSON programs", lambda: fuzz_bmv2_json(programs, jsons, seed_value), "jsons"),
     ]
     for what, run, total in campaigns:
@@ -528,8 +538,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--jsons", type=at_least(1), default=None, help="BMv2 JSON programs (default: examples / 10)")
     p.add_argument("--seed", type=at_least(0), default=1)
     p.add_argument("--program-dir", type=Path, default=ROOT / "out")
+    p.add_argument("--p4-sources", type=Path, action="append", default=[], metavar="DIR",
+                   help="also mutate the .p4 programs of DIR (repeatable; e.g. p4c's testdata/p4_16_samples)")
     args = p.parse_args(argv)
-    report = fuzz_all(args.program_dir, args.examples, args.seed, args.requests, args.sources, args.jsons)
+    report = fuzz_all(args.program_dir, args.examples, args.seed, args.requests, args.sources, args.jsons,
+                      args.p4_sources)
     print(report.text())
     return 0 if not report.failures else 1
 

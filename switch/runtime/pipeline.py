@@ -16,7 +16,7 @@ from finsy.proto import p4r
 
 from switch.runtime.p4info import MATCH_OPTIONAL, P4InfoIndex, build_index
 from switch.runtime.packetio import PacketIO
-from switch.runtime.status import invalid
+from switch.runtime.status import Code, P4RuntimeError, invalid
 
 
 def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -166,6 +166,10 @@ def verify(config: p4r.ForwardingPipelineConfig) -> Pipeline:
     for name in list(index.meters.values()) + list(index.direct_meters.values()):
         if name not in meters:
             raise invalid(f"P4Info meter '{name}' is not in the device config (BMv2 JSON)")
+    for dg in config.p4info.digests:  # PI's DigestMgr::p4_change: flat structs of bitstrings only
+        st = config.p4info.type_info.structs.get(dg.type_spec.struct.name)
+        if st is not None and any(not m.type_spec.HasField("bitstring") for m in st.members):
+            raise P4RuntimeError(Code.UNIMPLEMENTED, "Struct can only include bistring members for digests")
     profiles = {a.get("name") for pl in program.get("pipelines", []) if isinstance(pl, dict)
                 for a in pl.get("action_profiles") or [] if isinstance(a, dict)}
     for name in index.action_profiles.values():

@@ -195,3 +195,29 @@ def test_controller_library_receives_and_acks(compiled, tmp_path) -> None:
     finally:
         client.close()
         srv.stop(0)
+
+
+def test_a_digest_of_a_nested_struct_is_flattened_and_its_pipeline_refused_as_pi_refuses_it() -> None:
+    """p4c flattens a struct member of the digest's struct into the learn list; simple_switch sends it, PI's digest
+    manager refuses such a P4Info (UNIMPLEMENTED), and so does ours."""
+    nested = compile_file(PROGRAM.parent / "digest_nested.p4")
+    sw = V1Switch(drop_port=511, cpu_port=CPU_PORT, device_id=0)
+    sw.load(nested.json)
+    sent: list[tuple[int, tuple[int, ...]]] = []
+    sw.digest_sink = lambda lid, values: sent.append((lid, tuple(values)))
+    sw.process(2, bytes([0, 7]))
+    sw.process(2, bytes([5, 7]))
+    assert sent == [(1, (0, 7, 2)), (2, (7, 5, 3))]  # {{a, (bit<16>)b}, port}; {meta.last = {b, a}, 3}
+    srv = P4RuntimeServer(V1Switch(drop_port=511, cpu_port=CPU_PORT, device_id=0), device_id=0, cpu_port=CPU_PORT)
+    c = Client(srv.start("127.0.0.1:0"), nested.p4info)
+    try:
+        s = c.stream()
+        s.arbitrate(1)
+        s.recv_arbitration()
+        c.election_id = 1
+        err = rpc_error(c.set_pipeline, json.dumps(nested.json).encode())
+        assert err.code().value[0] == Code.UNIMPLEMENTED
+        assert "Struct can only include bistring members for digests" in err.details()
+    finally:
+        c.close()
+        srv.stop(0)
