@@ -27,12 +27,15 @@ from compiler.lower_actions import PrimitiveLowerer, needs_jumps, resolve_jumps
 from compiler.lower_calls import copy_in_out, insert_before_exits
 from compiler.lower_context import (
     MAX_SIZE,
+    FieldRef,
+    HeaderRef,
     InstanceRef,
     Json,
     LowerAbort,
     LowerContext,
     RuntimeData,
     Storage,
+    StructRef,
     SubControlRef,
     control_plane_name,
     expr_json,
@@ -143,6 +146,17 @@ def _ref_name(x: object) -> object:
     return x.name if isinstance(x, NodeRef) else x
 
 
+def _storage_sig(s: object) -> object:
+    """What a parameter binding names: the same fields give the same signature."""
+    if isinstance(s, FieldRef):
+        return ("field", s.header, s.field)
+    if isinstance(s, HeaderRef):
+        return ("header", s.name)
+    if isinstance(s, StructRef):
+        return ("struct", tuple(sorted((k, _storage_sig(v)) for k, v in s.members.items())))
+    return ("object", id(s))
+
+
 class ControlLowerer:
     """Lowers one control of the V1Switch package to a pipeline."""
 
@@ -158,6 +172,8 @@ class ControlLowerer:
         self.inst_order = inst_order  # where this (inlined) control's instance is declared, for p4c's orders
         # names visible in this control: its parameters (bound by the caller for a sub-control), locals, instances
         self.xl = ExprLowerer(lc, dict(bindings or {}))
+        # where the parameters live: one BMv2 table cannot serve two applications that bind them differently
+        self.binding_sig = tuple(sorted((id(p), _storage_sig(s)) for p, s in (bindings or {}).items()))
         self.pl = PrimitiveLowerer(lc, self.xl, pipeline)
         if parent is None:
             self.tables: list[tuple[tuple[int, int], Json]] = []
@@ -689,7 +705,8 @@ class ControlLowerer:
         # a BMv2 table is one node with one set of successors: a table applied in several places is that node
         # when every application continues to the same nodes (p4c's check, with its messages); the graph is built
         # back to front, so a later application was emitted first
-        sig = (id(nxt), tuple(sorted((k, id(v)) for k, v in labels.items())), id(default_entry), is_switch)
+        sig = (id(nxt), tuple(sorted((k, id(v)) for k, v in labels.items())), id(default_entry), is_switch,
+               self.binding_sig)
         seen = self.emitted.get((self.prefix, t))
         if seen is not None:
             if seen[1] == sig:

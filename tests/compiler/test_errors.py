@@ -103,6 +103,21 @@ def test_table_sizes_as_p4c_takes_them() -> None:
                                              "size = -1; }")[2] == "table size must not be negative"
 
 
+def test_one_table_applied_with_two_bindings_is_refused_as_p4c_refuses_it() -> None:
+    """An instance's table applied from two places with its parameter bound to different fields would be one BMv2
+    table keyed on one of them: p4c-bm2-ss 1.2.4.8 refuses it (multiple successors), and so do we (we compiled it
+    wrongly before: both applications matched the first binding's field)."""
+    decls = ("control Cnt(inout bit<16> x) { action inc() { x = x + 1; } "
+             "table t { key = { x: exact; } actions = { inc; NoAction; } default_action = NoAction(); } "
+             "apply { t.apply(); } }")
+    same = "if (meta.a == 1) { c.apply(meta.b); } else { c.apply(meta.b); }"
+    src = TEMPLATE.replace("@DECLS@", decls).replace("@LOCALS@", "Cnt() c;").replace("@BODY@", same)
+    compile_source(src, name="t.p4")  # the same binding twice: one table, as p4c
+    other = "if (meta.a == 1) { c.apply(meta.b); } else { c.apply(hdr.eth.type); }"
+    line, _, message = first_error(other, locals_="Cnt() c;", decls=decls)
+    assert message == "Program is not supported by this target, because table I.c.t has multiple successors"
+
+
 def test_sub_control_argument_count() -> None:
     assert first_error("s.apply();", locals_="Sub() s;", decls="control Sub(in bit<8> k) { apply { } }") == \
         (BODY_LINE, 9, "control 'Sub' expects 1 argument(s), got 0")
