@@ -59,6 +59,9 @@ class ReleaseController(EsaController, program="release"):
     def __init__(self, client: Any, registers: Any, *, rng: random.Random | None = None,
                  priorities: dict[int, int] | None = None, timeouts: dict[int, int] | None = None) -> None:
         super().__init__(client, registers, rng=rng, priorities=priorities)
+        for job_id, us in (timeouts or {}).items():
+            if not 0 <= us <= MAX_TIMEOUT_US:
+                raise ValueError(f"job {job_id}: timeout must be 0..{MAX_TIMEOUT_US} us, got {us}")
         self.timeouts = dict(timeouts or {})
         """Job id -> timeout in us, for the jobs installed from now on (before the job file's `release_us`)."""
 

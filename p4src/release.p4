@@ -9,7 +9,9 @@
  * are sent on by the evicted (job, seq) the aggregator remembers until the PS's ACK for it passes. v1model has no
  * timer: nothing is released until a packet finds the deadline passed (Trio's timer threads have no counterpart).
  * Preemption by priority and release at completion are esa.p4's; release.p4's controller gives every job the same
- * priority unless told otherwise, so only the timeout evicts.
+ * priority unless told otherwise, so only the timeout evicts. A passed deadline releases whatever the priorities (a
+ * lower-priority job's packet may take an overdue higher-priority partial), and atp_expired counts every eviction
+ * that found the deadline passed, also one that the priorities alone would have made.
  *
  * Control plane: as esa.p4, with
  *   AtpIngress.atp_jobs     action atp_set_job(bit<2> level, bit<16> mgid, bit<8> rack, bit<8> priority,

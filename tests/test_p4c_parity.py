@@ -84,6 +84,15 @@ def p4c_version(p4c: str) -> Version:
     return tuple(int(x) for x in m.group(1).split(".")) if m else (0,)
 
 
+def _table_keys(program: dict, p4info: p4i.P4Info) -> dict[str, tuple]:
+    """Per control-plane table: its JSON match_type and each key's (name, match_type), as PI and simple_switch_CLI
+    read them (p4c writes an optional key as ternary, drops selector keys). Not compared yet: where a key is read
+    from (p4c copies some keys, slices among them, into temporaries where we read the field under a mask)."""
+    names = {t.preamble.name for t in p4info.tables}
+    return {t["name"]: (t.get("match_type"), tuple((k.get("name"), k.get("match_type")) for k in t.get("key", [])))
+            for pl in program.get("pipelines", []) for t in pl.get("tables", []) if t.get("name") in names}
+
+
 def p4c_parity(p4c: str, program: Path, work: Path) -> None:
     """Compile program with p4c; assert P4Info equality with ours, that p4c's JSON loads (or is refused by name) and
     that both JSONs pass the program's STF tests."""
@@ -103,6 +112,7 @@ def p4c_parity(p4c: str, program: Path, work: Path) -> None:
     compiled = compile_file(str(program), include_dirs=[str(program.parent), str(ROOT / "p4src")])
     assert text_format.MessageToString(compiled.p4info) == text_format.MessageToString(theirs)
     p4c_json = json.loads(out.read_text())
+    assert _table_keys(compiled.json, theirs) == _table_keys(p4c_json, theirs), "JSON match keys differ from p4c's"
     try:
         V1Switch().load(p4c_json)
         loads = True

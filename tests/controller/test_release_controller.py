@@ -87,6 +87,8 @@ def test_jobs_get_their_timeout_and_the_same_priority(rig) -> None:
     with pytest.raises(ValueError, match="timeout must be"):
         fresh.set_timeout(1, -1)
     assert ctl.counters(1)["atp_expired"] == (0, 0) and ctl.counters(1)["atp_evicted"] == (0, 0)
+    with pytest.raises(ValueError, match="job 4: timeout must be"):
+        ReleaseController(client, P4RuntimeRegisters(client), timeouts={4: 2**32})
 
 
 def test_a_job_file_timeout_is_checked_and_kept() -> None:
