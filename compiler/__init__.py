@@ -45,6 +45,9 @@ class CompileResult:
     p4info: Any
     p4info_text: str
     diagnostics: Diagnostics = field(default_factory=Diagnostics)
+    p4runtime_errors: list[str] = field(default_factory=list)
+    """Why p4c-bm2-ss would not write this program's P4Info (`file:line:col: error: ...`; the JSON is fine): a
+    P4Info is then only a description, which `python -m compiler --p4runtime-files` refuses to write, as p4c does."""
 
 
 def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: Mapping[str, str] | Iterable[str],
@@ -60,7 +63,7 @@ def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: 
     program = parse_source(text, name, include_dirs, defines, diags)
     diags.check()
     instantiate_direct_calls(program)
-    name_table_implementations(program)
+    p4runtime_errors = name_table_implementations(program)
     split_parser_ifs(program)
     info = typecheck.check(program, diags)
     diags.check()
@@ -71,7 +74,8 @@ def _compile(text: str | None, name: str, include_dirs: Iterable[str], defines: 
     diags.check()
     msg = p4info.build(model, diags)
     diags.check()
-    return CompileResult(j, msg, p4info.to_text(msg), diags)
+    return CompileResult(j, msg, p4info.to_text(msg), diags,
+                         [f"{loc.file}:{loc.line}:{loc.col}: error: {message}" for loc, message in p4runtime_errors])
 
 
 def compile_file(path: str | os.PathLike[str], include_dirs: Iterable[str] = (),

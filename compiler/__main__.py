@@ -83,7 +83,11 @@ def main(argv: list[str] | None = None) -> int:
         with open(output, "w") as f:
             json.dump(result.json, f, indent=2)
             f.write("\n")
-        for spec in _p4info_outputs(args):
+        specs = _p4info_outputs(args)
+        if specs and result.p4runtime_errors:
+            print("\n".join(result.p4runtime_errors), file=sys.stderr)
+            return 1
+        for spec in specs:
             _write_p4info(result.p4info, spec)
     except CompileError as e:
         print(e.diagnostics.render(), file=sys.stderr)

@@ -49,11 +49,14 @@ def _fresh(base: str, taken: set[str]) -> str:
     return name
 
 
-def name_table_implementations(program: ast.Program) -> None:
+def name_table_implementations(program: ast.Program) -> list[tuple[ast.SourceLoc, str]]:
     """A table's `@name("ap") implementation = action_profile(128);` becomes an instance of the control named `ap`
     (p4c names the profile after the annotation, unprefixed) and the property names it. Without the annotation p4c
-    refuses the table when it writes P4Info, and so does the type checker."""
+    names the BMv2 profile `action_profile_<n>` and compiles the JSON, but refuses to write P4Info: returned are those
+    P4Runtime errors (where, p4c's message), for whoever asks for a P4Info."""
     taken = {d.name for d in program.decls}
+    anonymous = 0
+    p4runtime_errors: list[tuple[ast.SourceLoc, str]] = []
     for d in program.decls:
         if not isinstance(d, ast.ControlDecl):
             continue
@@ -65,12 +68,21 @@ def name_table_implementations(program: ast.Program) -> None:
             for p in t.properties:
                 a = p.annotation("name")
                 if not (p.name == "implementation" and isinstance(p, ast.ValueProperty)
-                        and isinstance(p.value, ast.ConstructorCall) and a is not None and a.string_arg()):
+                        and isinstance(p.value, ast.ConstructorCall)):
                     continue
-                loc, label = p.value.loc, a.string_arg().lstrip(".")
+                loc = p.value.loc
+                if a is not None and a.string_arg():
+                    label = a.string_arg().lstrip(".")
+                else:  # p4c-bm2-ss's refMap->newName("action_profile"): the extern's own name is taken
+                    label = f"action_profile_{anonymous}"
+                    anonymous += 1
+                    p4runtime_errors.append((p.loc, f"Table '{d.name}.{t.name}' has an anonymous table property "
+                                                    "'implementation' with no name annotation, which is not "
+                                                    "supported by P4Runtime"))
                 name = _fresh(f"{t.name}_implementation", taken)
                 added.append(ast.Instantiation(loc, name, p.value.type, p.value.args,
                                                annotations=[ast.Annotation(loc, "name", [ast.StringLit(loc, "." + label)])]))
                 p.value = ast.Name(loc, name)
         for inst in added:  # declared just before the first table, so that every table sees it
             d.locals.insert(next(i for i, x in enumerate(d.locals) if isinstance(x, ast.TableDecl)), inst)
+    return p4runtime_errors

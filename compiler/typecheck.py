@@ -920,11 +920,7 @@ class Checker:
                 self.diags.error(p.value.loc, f"meters property must name a direct_meter, not {t}")
         elif p.name == "support_timeout":
             self.expr(p.value, ctx, BOOL)
-        elif p.name == "implementation":
-            if isinstance(p.value, ast.ConstructorCall):  # p4c: P4Runtime needs the instance's name
-                self.diags.error(p.loc, f"Table '{d.name}' has an anonymous table property 'implementation' with no "
-                                        "name annotation, which is not supported by P4Runtime")
-                return
+        elif p.name == "implementation":  # a constructor call became a named instance (name_table_implementations)
             t = self.expr(p.value, ctx)
             if not (isinstance(t, ExternT) and t.name in ("action_profile", "action_selector")):
                 self.diags.error(p.value.loc, f"implementation must name an action_profile or action_selector, not {t}")

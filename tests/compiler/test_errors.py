@@ -118,6 +118,26 @@ def test_one_table_applied_with_two_bindings_is_refused_as_p4c_refuses_it() -> N
     assert message == "Program is not supported by this target, because table I.c.t has multiple successors"
 
 
+def test_an_anonymous_implementation_compiles_without_a_p4info_as_in_p4c(tmp_path) -> None:
+    """p4c-bm2-ss 1.2.4.8 compiles `implementation = action_profile(...)` without @name into the JSON (the profile
+    named `action_profile_0`) and refuses only to write P4Info (issue 41); so does `python -m compiler`."""
+    from compiler.__main__ import main
+
+    locals_ = ("action_profile(32w4) ap; table t { key = { meta.a: exact; } actions = { NoAction; } "
+               "implementation = action_profile(32w4); }")
+    src = TEMPLATE.replace("@DECLS@", "").replace("@LOCALS@", locals_).replace("@BODY@", "t.apply();")
+    r = compile_source(src, name="t.p4")
+    (t,) = [x for p in r.json["pipelines"] for x in p["tables"] if x["name"] == "I.t"]
+    assert t["type"] == "indirect" and t["action_profile"] == "action_profile_0"
+    assert r.p4runtime_errors == [f"t.p4:{LOCALS_LINE}:89: error: Table 'I.t' has an anonymous table property "
+                                  "'implementation' with no name annotation, which is not supported by P4Runtime"]
+    (tmp_path / "t.p4").write_text(src)
+    out = str(tmp_path / "t.json")
+    assert main([str(tmp_path / "t.p4"), "-o", out]) == 0
+    assert main([str(tmp_path / "t.p4"), "-o", out, "--p4runtime-files", str(tmp_path / "t.txtpb")]) == 1
+    assert not (tmp_path / "t.txtpb").exists()
+
+
 def test_sub_control_argument_count() -> None:
     assert first_error("s.apply();", locals_="Sub() s;", decls="control Sub(in bit<8> k) { apply { } }") == \
         (BODY_LINE, 9, "control 'Sub' expects 1 argument(s), got 0")
@@ -225,10 +245,6 @@ def test_several_errors_are_all_reported() -> None:
     # p4c: "ExpressionValue: unexpected value for property", at the value
     ("", "table t { key = { meta.a: exact; } actions = { NoAction; } implementation = 5; }", "t.apply();",
      LOCALS_LINE, 81, "implementation must name an action_profile or action_selector, not int"),
-    ("", "action_profile(32w4) ap; table t { key = { meta.a: exact; } actions = { NoAction; } "
-         "implementation = action_profile(32w4); }", "t.apply();", LOCALS_LINE, 89,
-     "Table 't' has an anonymous table property 'implementation' with no name annotation, which is not supported by "
-     "P4Runtime"),
     # a table applied twice (one BMv2 node): refused unless every application continues alike (table_twice.p4)
     ("", "table t { key = { meta.a: exact; } actions = { NoAction; } }", "t.apply(); t.apply();", LOCALS_LINE, 5,
      "Program can not be implemented on this target since it contains a path from table I.t back to itself"),
