@@ -201,9 +201,35 @@ def markdown(report: Report, csv_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+HISTORY_FIELDS = ("date", "commit", "cpu", "load_start", "load_end", "compiler", "program", "switch", "base", "rep",
+                  "ratio")
+"""switch-history.csv: one row per repetition's ratio, every run appended (issue 40: figures that hold from day to
+day are quoted as the median and range over recent runs, not one run)."""
+
+
+def append_history(report: Report, path: Path) -> int:
+    """Append the report's per-repetition ratios to `path` (header written when the file is new); the rows added."""
+    m = report.machine
+    fresh = not path.exists() or path.stat().st_size == 0
+    added = 0
+    with path.open("a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=HISTORY_FIELDS)
+        if fresh:
+            w.writeheader()
+        for r in ratios(report):
+            for i, v in enumerate(r.per_rep, 1):
+                w.writerow({"date": m.get("date (UTC)", ""), "commit": m.get("commit", ""), "cpu": m.get("CPU", ""),
+                            "load_start": m.get("load average at start", ""),
+                            "load_end": m.get("load average at end", ""), "compiler": report.compiler,
+                            "program": r.program, "switch": r.switch, "base": r.base, "rep": i, "ratio": f"{v:.4f}"})
+                added += 1
+    return added
+
+
 def write_report(report: Report, out: Path) -> None:
-    """`out` (Markdown) and the CSV next to it."""
+    """`out` (Markdown), the CSV next to it, and the run's ratios appended to switch-history.csv there."""
     out.parent.mkdir(parents=True, exist_ok=True)
     csv_path = out.with_suffix(".csv")
     write_csv(report, csv_path)
     out.write_text(markdown(report, csv_path.name))
+    append_history(report, out.parent / f"{out.stem}-history.csv")

@@ -173,3 +173,9 @@ def test_ratios_pair_the_repetitions_and_the_report_says_what_is_absolute(tmp_pa
     rows = _rows(tmp_path / "switch.csv")
     assert [r["value"] for r in rows if r["kind"] == "ratio" and r["program"] == "agg64"] == \
         ["0.5000", "0.6000", "0.5500"]
+    # every run appends its per-repetition ratios, with its commit and machine, to the history next to the report
+    write_report(report, tmp_path / "switch.md")
+    history = _rows(tmp_path / "switch-history.csv")
+    assert [(h["program"], h["switch"], h["base"], h["rep"], h["ratio"]) for h in history] == \
+        [("agg64", "embedded", "bmv2", "1", "0.5000"), ("agg64", "embedded", "bmv2", "2", "0.6000")] * 2
+    assert {h["commit"] for h in history} == {report.machine["commit"]} and history[0]["cpu"]
