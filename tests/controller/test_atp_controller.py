@@ -4,7 +4,6 @@ inspection, ECN threshold, loss, counters."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -12,9 +11,7 @@ import pytest
 
 from compiler import compile_file
 from controller.atp import ECN_OFF, AtpController
-from controller.client import P4RuntimeClient
 from controller.registers import P4RuntimeRegisters
-from switch.runtime import P4RuntimeServer
 from switch.v1model import V1Switch
 from tests.paths import ROOT
 from topo.inprocess import frame
@@ -43,17 +40,9 @@ def job_config(job_id: int = 3, n: int = 2) -> JobConfig:
 
 
 @pytest.fixture
-def rig(program: tuple[Path, Path]) -> Iterator[tuple[V1Switch, AtpController, AtpCodec]]:
-    sw = V1Switch(device_id=1)
-    server = P4RuntimeServer(sw, device_id=1)
-    port = server.start("127.0.0.1:0")
-    client = P4RuntimeClient(f"127.0.0.1:{port}", device_id=1, election_id=5).connect()
-    client.set_pipeline(*program)
-    try:
-        yield sw, AtpController(client, P4RuntimeRegisters(client)), AtpCodec.from_program_json(program[1])
-    finally:
-        client.close()
-        server.stop()
+def rig(program: tuple[Path, Path], serve) -> tuple[V1Switch, AtpController, AtpCodec]:
+    sw, client = serve(program)
+    return sw, AtpController(client, P4RuntimeRegisters(client)), AtpCodec.from_program_json(program[1])
 
 
 def test_job_aggregates_to_the_ps_and_the_ack_frees_and_reaches_every_worker(rig) -> None:

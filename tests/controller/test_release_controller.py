@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from controller.client import P4RuntimeClient
 from controller.programs import controller_for
 from controller.registers import P4RuntimeRegisters
 from controller.release import DEFAULT_TIMEOUT_US, EQUAL_PRIORITY, ReleaseController
-from switch.runtime import P4RuntimeServer
 from switch.v1model import V1Switch
 from tests.paths import ROOT
 from worker.job import JobConfig, JobConfigError
@@ -45,17 +43,9 @@ def job_config(job_id: int, **extra: object) -> JobConfig:
 
 
 @pytest.fixture
-def rig(program: tuple[Path, Path]) -> Iterator[tuple[V1Switch, P4RuntimeClient]]:
-    sw = V1Switch(device_id=1)
-    server = P4RuntimeServer(sw, device_id=1)
-    port = server.start("127.0.0.1:0")
-    client = P4RuntimeClient(f"127.0.0.1:{port}", device_id=1, election_id=5).connect()
-    client.set_pipeline(*program)
-    try:
-        yield sw, client
-    finally:
-        client.close()
-        server.stop()
+def rig(program: tuple[Path, Path], serve) -> tuple[V1Switch, P4RuntimeClient]:
+    sw, client = serve(program)
+    return sw, client
 
 
 def job_params(sw: V1Switch, job_id: int) -> list[int]:
