@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import controller.atp  # noqa: F401 (registers AtpController)
 import controller.esa  # noqa: F401 (registers EsaController)
+import controller.omnireduce  # noqa: F401 (registers OmniReduceController)
 import controller.release  # noqa: F401 (registers ReleaseController)
 import controller.switchml  # noqa: F401 (registers SwitchMLController)
 import worker.protocols  # noqa: F401 (loads the plug-in protocols, and with them their controllers)

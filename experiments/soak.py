@@ -85,6 +85,8 @@ class Scenario:
     jobs: int
     """Jobs at once: 2 on a protocol whose jobs share the pool (half its scenarios), so its policy between jobs
     (ATP's collisions, ESA's preemption, release.p4's timeout) meets the faults; job 1's last rank straggles."""
+    sparsity: float
+    """Probability that a packet's block of a rank's input is all zero (omnireduce.p4 skips or empties those)."""
 
     def plan(self) -> FaultPlan:
         rules = [loss_rule(self.loss),
@@ -104,7 +106,8 @@ def scenario(protocol: str, seed: int) -> Scenario:
                     jitter=rng.choice([0.0, rng.uniform(0, 200e-6)]),
                     straggler_ms=rng.choice([0.0, 0.0, rng.uniform(0, 20)]),
                     release_us=rng.choice([0, 1, 20, 200]),
-                    jobs=rng.choice([1, 2]) if PROTOCOLS[protocol].shared_pool else 1)
+                    jobs=rng.choice([1, 2]) if PROTOCOLS[protocol].shared_pool else 1,
+                    sparsity=rng.choice([0.0, 0.0, 0.5, 0.9, 1.0]))
 
 
 @dataclass
@@ -165,7 +168,8 @@ def run_one(protocol: str, seed: int, program: dict[str, Any], p4info: Any, *, t
         out.epoch = net.controller.epochs.get(1, 0)
         net.trace = trace
         size = sc.blocks * n_elems + sc.extra
-        inputs = {j: [rank_input(size, seed + 7919 * (j - 1), r, sc.dtype) for r in range(sc.workers)]
+        inputs = {j: [rank_input(size, seed + 7919 * (j - 1), r, sc.dtype, sc.sparsity, n_elems)
+                      for r in range(sc.workers)]
                   for j in range(1, sc.jobs + 1)}
         runs = net.allreduce(inputs, sc.dtype, start_at={(1, sc.workers - 1): sc.straggler_ms / 1e3})
         for job in net.jobs:

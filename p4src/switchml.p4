@@ -80,7 +80,15 @@ parser SwitchMLParser(packet_in packet, out headers_t hdr, inout metadata_t meta
         /* a truncated packet stops here with PacketTooShort: ingress still runs (BMv2 does not drop on
          * parser errors) and finds hdr.ina or hdr.ina_data invalid -> dropped as malformed */
         packet.extract(hdr.ina);
+#ifdef INA_SPARSE
+        /* a zero block travels without payload */
+        transition select(hdr.udp.len) {
+            INA_UDP_LEN_EMPTY: accept;
+            default: parse_ina_data;
+        }
+#else
         transition parse_ina_data;
+#endif
     }
     state parse_ina_data {
         packet.extract(hdr.ina_data);
@@ -99,6 +107,9 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
     register<ina_count_t>(INA_SLOT_REGS) ina_countdown;
     register<bit<8>>(INA_SLOT_REGS) ina_exponent;
     register<bit<32>>(INA_VALUE_REGS) ina_values;
+#ifdef INA_SPARSE
+    register<bit<32>>(INA_SLOT_REGS) ina_next;
+#endif
 
     counter(INA_COUNTER_SIZE, CounterType.packets_and_bytes) ina_received;
     counter(INA_COUNTER_SIZE, CounterType.packets_and_bytes) ina_aggregated;
@@ -246,7 +257,32 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
     action ina_load_result() {
         INA_FOREACH_ELEM(INA_LOAD_ELEM)
         ina_exponent.read(hdr.ina.exponent, meta.idx);
+#ifdef INA_SPARSE
+        ina_next.read(hdr.ina.next_block, meta.idx);
+#endif
     }
+#ifdef INA_SPARSE
+
+#define INA_ZERO_ELEM(i) \
+        hdr.ina_data.d##i = 0;
+
+    /* a DATA packet without payload (the sender's block is zero): from here on it carries N zeros, so that it adds
+     * like any contribution and leaves as a whole RESULT when it completes the set or is answered */
+    action ina_expand_empty() {
+        hdr.ina_data.setValid();
+        INA_FOREACH_ELEM(INA_ZERO_ELEM)
+        hdr.udp.len = INA_UDP_LEN;
+        hdr.ipv4.totalLen = 20 + INA_UDP_LEN;
+    }
+
+    action ina_read_next() {
+        ina_next.read(meta.stored_next, meta.idx);
+    }
+
+    action ina_store_next() {
+        ina_next.write(meta.idx, hdr.ina.next_block);
+    }
+#endif
 
     action ina_multicast_result() {
         hdr.ina.msg_type = INA_MSG_RESULT;
@@ -280,6 +316,11 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
             drop();
         } else if (hdr.udp.isValid() && hdr.udp.dstPort == INA_UDP_PORT) {
             ina_received.count(meta.job_index);
+#ifdef INA_SPARSE
+            if (hdr.ina.isValid() && !hdr.ina_data.isValid() && hdr.udp.len == INA_UDP_LEN_EMPTY) {
+                ina_expand_empty();
+            }
+#endif
             if (!hdr.ina.isValid() || !hdr.ina_data.isValid() || hdr.udp.len != INA_UDP_LEN
                     || hdr.ina.msg_type != INA_MSG_DATA) {
                 ina_drop_malformed.count(meta.job_index);
@@ -308,11 +349,28 @@ control SwitchMLIngress(inout headers_t hdr, inout metadata_t meta,
                         if (meta.bitmap_before == 0) {
                             /* nobody in this set yet: the other workers cleared their bits when they moved on */
                             ina_store_first();
+#ifdef INA_SPARSE
+                            ina_store_next();
+#endif
                         } else {
                             ina_add();
+#ifdef INA_SPARSE
+                            /* the stream's next block is the smallest next_block; its exponent the largest among
+                             * the workers whose next block it is (the others' block there is zero) */
+                            ina_read_next();
+                            if (meta.stored_next < hdr.ina.next_block) {
+                                hdr.ina.next_block = meta.stored_next;
+                                hdr.ina.exponent = meta.stored_exponent;
+                            } else if (meta.stored_next == hdr.ina.next_block
+                                    && meta.stored_exponent > hdr.ina.exponent) {
+                                hdr.ina.exponent = meta.stored_exponent;
+                            }
+                            ina_store_next();
+#else
                             if (meta.stored_exponent > hdr.ina.exponent) {
                                 hdr.ina.exponent = meta.stored_exponent;
                             }
+#endif
                             ina_store_exponent();
                         }
                         /* countdown 0 = idle or complete: this contribution opens the set */

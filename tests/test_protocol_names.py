@@ -14,7 +14,7 @@ from worker.protocols import PROTOCOLS
 
 PACKAGES = ("compiler", "switch", "worker", "controller", "topo", "perf", "experiments")
 OWN = ("worker/protocols.py", "worker/switchml/", "worker/atp/", "worker/host/", "controller/switchml.py",
-       "controller/atp.py", "controller/esa.py", "controller/release.py")
+       "controller/atp.py", "controller/esa.py", "controller/release.py", "controller/omnireduce.py")
 """The registry and each protocol's own modules."""
 ROLE_WORDS = {"ps"}
 """Names that are also a role: "ps" is the parameter server's key in job files and its link's name."""

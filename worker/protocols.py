@@ -11,7 +11,9 @@ Registered here, one line each:
   point, shared aggregator pool; the PS is `python -m worker.atp.ps`);
 - `esa`: ESA-style preemptive, prioritised allocation of that pool (`worker.atp.esa`: ATP's hosts over esa.p4);
 - `release`: straggler-tolerant aggregation, a partial aggregate past its job's timeout released to the PS
-  (`worker.atp.release`: ATP's hosts over release.p4).
+  (`worker.atp.release`: ATP's hosts over release.p4);
+- `omnireduce`: OmniReduce-style sparse blocks, only blocks non-zero in some worker aggregated
+  (`worker.switchml.omnireduce`: SwitchML's slots as streams over omnireduce.p4).
 
 Plug-ins: every directory in `$INA_PROTOCOLS` (separated by `:`) is a Python package whose `PROTOCOL` is a
 `ProtocolSpec`; importing it also defines its controller (docs/adding-a-protocol.md). They are registered after the
@@ -36,6 +38,7 @@ from worker.collective import Collective, CollectiveOptions
 from worker.host.plugin import PS, RING
 from worker.job import JobConfig
 from worker.plugin import ProtocolSpec
+from worker.switchml.omnireduce import OMNIREDUCE
 from worker.switchml.plugin import SWITCHML
 
 __all__ = ["DEFAULT_PROTOCOL", "PLUGIN_PATH_VAR", "PROTOCOLS", "ProtocolSpec", "default_windows", "in_network",
@@ -67,6 +70,7 @@ register(PS)
 register(ATP)
 register(ESA)
 register(RELEASE)
+register(OMNIREDUCE)
 
 
 def load_plugins(paths: str | None = None) -> list[ProtocolSpec]:

@@ -23,10 +23,19 @@ __all__ = ["rank_input", "result_digest", "Verdict", "check_exact", "verify_exac
 INPUT_CHUNK = 1 << 20
 
 
-def rank_input(size: int, seed: int, rank: int, dtype: str) -> np.ndarray:
-    """The input of rank `rank`: float32 ~ N(0, (rank+1)^2), or int32 uniform over the whole int32 range."""
+SPARSE_BLOCK = 64
+"""Elements per block of `rank_input`'s zero blocks: SwitchML's and omnireduce.p4's default packet."""
+
+
+def rank_input(size: int, seed: int, rank: int, dtype: str, sparsity: float = 0.0,
+               block: int = SPARSE_BLOCK) -> np.ndarray:
+    """The input of rank `rank`: float32 ~ N(0, (rank+1)^2), or int32 uniform over the whole int32 range; with
+    `sparsity`, each block of `block` elements is all zero with that probability, drawn for each rank independently
+    (its own stream, so the non-zero values are those of the dense input)."""
     if dtype not in ("float32", "int32"):
         raise ValueError(f"dtype must be float32 or int32, got {dtype!r}")
+    if not 0.0 <= sparsity <= 1.0 or block < 1:
+        raise ValueError(f"sparsity must be within 0..1 and block >= 1, got {sparsity!r} and {block!r}")
     rng = np.random.default_rng([seed, rank])
     out = np.empty(size, dtype=np.float32 if dtype == "float32" else np.int32)
     # generated in chunks (the same stream as one call): the float64/int64 temporaries stay bounded
@@ -36,6 +45,9 @@ def rank_input(size: int, seed: int, rank: int, dtype: str) -> np.ndarray:
             out[start:start + n] = rng.standard_normal(n) * (rank + 1)
         else:
             out[start:start + n] = rng.integers(-(2**31), 2**31, size=n, dtype=np.int64)
+    if sparsity:
+        zero = np.random.default_rng([seed, rank, 1]).random(-(-size // block)) < sparsity
+        out.reshape(-1)[np.repeat(zero, block)[:size]] = 0
     return out
 
 

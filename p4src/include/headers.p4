@@ -11,8 +11,16 @@
 const bit<16> INA_UDP_PORT   = 0xBEE0;    /* 48864: DATA goes to it, RESULT comes from it */
 const bit<8>  INA_MSG_DATA   = 1;
 const bit<8>  INA_MSG_RESULT = 2;
+#ifdef INA_SPARSE
+/* omnireduce.p4: the INA header has next_block (16 bytes); a DATA packet without payload (a zero block) has
+ * INA_UDP_LEN_EMPTY. */
+const bit<16> INA_UDP_LEN       = 8 + 16 + 4 * INA_NUM_ELEMS;
+const bit<16> INA_UDP_LEN_EMPTY = 8 + 16;
+const bit<32> INA_NO_BLOCK      = 0xFFFFFFFF;   /* next_block: the stream has no further non-zero block */
+#else
 /* UDP length of a well-formed INA packet: UDP header + INA header + N int32 elements. */
 const bit<16> INA_UDP_LEN    = 8 + 12 + 4 * INA_NUM_ELEMS;
+#endif
 
 header ina_h {
     bit<8>  msg_type;       /* 1 = DATA (worker -> switch), 2 = RESULT (switch -> worker) */
@@ -22,6 +30,10 @@ header ina_h {
     bit<8>  exponent;       /* block exponent + 128; the switch keeps the max */
     bit<8>  flags;          /* bit 0: retransmission (informational); RESULT bits 7..1: the job's epoch */
     bit<16> worker_rank;    /* informational; the switch identifies workers by table */
+#ifdef INA_SPARSE
+    bit<32> next_block;     /* DATA: the sender's next non-zero block of this stream (INA_NO_BLOCK: none);
+                               RESULT: the stream's next block, the minimum over the workers */
+#endif
 }
 
 #define INA_DECLARE_ELEM(i) bit<32> d##i;
@@ -66,6 +78,9 @@ struct metadata_t {
     ina_count_t  countdown;
     bit<8>  stored_exponent;
     bit<32> value;
+#ifdef INA_SPARSE
+    bit<32> stored_next;
+#endif
     /* forwarding decisions carried to egress */
     bit<1>  unicast_reply;  /* result answered to a retransmission: egress rewrites for meta.rank */
     bit<1>  flood;          /* L2 flood replica: egress prunes the ingress port */

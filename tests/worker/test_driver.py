@@ -308,5 +308,6 @@ def test_help_texts_name_each_protocols_default_window() -> None:
     from worker.atp.worker import ATP_WINDOW
     from worker.protocols import default_windows
 
-    assert default_windows() == f"switchml {SWITCHML_WINDOW}, atp {ATP_WINDOW}, esa {ATP_WINDOW}, release {ATP_WINDOW}"
+    assert default_windows() == (f"switchml {SWITCHML_WINDOW}, atp {ATP_WINDOW}, esa {ATP_WINDOW}, "
+                                 f"release {ATP_WINDOW}, omnireduce {SWITCHML_WINDOW}")
     assert default_windows() in " ".join(build_parser().format_help().split())

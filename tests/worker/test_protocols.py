@@ -23,7 +23,7 @@ def test_every_protocol_names_a_program_and_its_controller() -> None:
 
 
 def test_in_network_protocols_carry_their_packet_facts(program_dir: Path) -> None:
-    assert set(in_network()) == set(programs()) == {"switchml", "atp", "esa", "release"}
+    assert set(in_network()) == set(programs()) == {"switchml", "atp", "esa", "release", "omnireduce"}
     for name in in_network():
         spec = PROTOCOLS[name]
         assert spec.default_window and spec.udp_port
@@ -43,7 +43,7 @@ def test_derived_tables_follow_the_registry() -> None:
 
 
 def test_an_unknown_protocol_names_the_choices() -> None:
-    with pytest.raises(ValueError, match="unknown protocol 'nope'; choose one of atp, esa, ps, release, ring, switchml"):
+    with pytest.raises(ValueError, match="unknown protocol 'nope'; choose one of atp, esa, omnireduce, ps, release, ring, switchml"):
         open_collective("nope", None, 0)  # type: ignore[arg-type]
 
 
