@@ -25,6 +25,7 @@ QUEUE       ?=
 WORKERS     ?= 4
 SIZE        ?= 65536
 LOSS        ?= 0
+SPARSITY    ?= 0
 SEED        ?= 1
 DTYPE       ?= float32
 TARGET      ?=
@@ -138,7 +139,7 @@ $(VENV_SHELL)/.setup-done: tests/switch/runtime/requirements-shell.txt
 run: build
 	$(if $(TLS_ON),$(PY) -m topo.tls $(TLS_DIR))
 	$(PY) -m experiments.run --protocol $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
-	  --window-control $(WINDOW_CONTROL) \
+	  --sparsity $(SPARSITY) --window-control $(WINDOW_CONTROL) \
 	  $(if $(BW),--bw $(BW)) $(if $(QUEUE),--queue $(QUEUE)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --spines $(SPINES) --levels $(LEVELS) \
 	  $(if $(FAULTS),--fault-plan $(FAULTS)) $(if $(filter-out 0,$(PCAP)),--pcap) \
 	  $(if $(filter-out 0,$(TRACE)),--trace results/trace.json) $(if $(TLS_ON),--tls $(TLS_DIR)) --program-dir $(OUT)
@@ -217,6 +218,7 @@ $(OUT)/%.json: p4src/%.p4 $(wildcard p4src/include/*) $(if $(findstring compiler
 	$(P4C) -I p4src $(P4FLAGS) -o $@ --p4runtime-files $(OUT)/$*.p4info.txt $<
 
 $(OUT)/esa.json $(OUT)/release.json: p4src/atp.p4   # esa.p4 and release.p4 are atp.p4 with ATP_ESA (and ATP_RELEASE) defined
+$(OUT)/omnireduce.json: p4src/switchml.p4   # omnireduce.p4 is switchml.p4 with INA_SPARSE defined
 
 # TARGET=bmv2: only the tests marked bmv2 (against real simple_switch_grpc, which then must be on PATH)
 test: setup shell-venv docs

@@ -41,6 +41,8 @@ class ExperimentConfig:
     """A protocol with a PS: one PS host (and link) per job, as ATP runs them, instead of one for every job."""
     size: int = 65536
     loss: float = 0.0
+    sparsity: float = 0.0
+    """Fraction of 64-element blocks that are all zero in each worker's input, drawn per worker (`--sparsity`)."""
     bw: float | None = None
     """Link rate in Mbit/s (htb on every link, both directions); None: unlimited veth links."""
     dtype: str = "float32"
@@ -146,6 +148,8 @@ class ExperimentConfig:
             raise ValueError(f"window must be in [1, pool_size = {self.pool_size}], got {self.window}")
         if not 0 <= self.loss < 1:
             raise ValueError(f"loss must be a probability in [0, 1), got {self.loss}")
+        if not 0 <= self.sparsity <= 1:
+            raise ValueError(f"sparsity must be a fraction in [0, 1], got {self.sparsity}")
         if self.bw is not None and not self.bw > 0:
             raise ValueError(f"link rate must be > 0 Mbit/s, got {self.bw}")
         if self.queue_packets is not None and (self.bw is None or self.queue_packets < 1):

@@ -31,7 +31,8 @@ __all__ = ["write_report", "summary_markdown", "theory_time_s", "IN_NETWORK"]
 IN_NETWORK = in_network()
 """Algorithms that aggregate in the switch (each worker sends its tensor once)."""
 _LABELS = {"size": "tensor size", "workers": "workers", "loss": "loss probability per port and direction",
-           "straggler_ms": "straggler's extra compute time (ms)", "background_mbps": "background UDP flow (Mbit/s)"}
+           "straggler_ms": "straggler's extra compute time (ms)", "background_mbps": "background UDP flow (Mbit/s)",
+           "sparsity": "fraction of all-zero 64-element blocks per worker"}
 
 
 def theory_time_s(protocol: str, size: int, workers: int, bw_mbps: float, itemsize: int = 4) -> float:
@@ -54,7 +55,7 @@ def _fmt_x(axis: str, v: float, itemsize: int = 4) -> str:
             if b >= k:
                 return f"{b / k:g} {unit}"
         return f"{b:g} B"
-    if axis == "loss":
+    if axis in ("loss", "sparsity"):
         return f"{100 * v:g} %"
     return f"{v:g}"
 
@@ -62,7 +63,7 @@ def _fmt_x(axis: str, v: float, itemsize: int = 4) -> str:
 def _facets(sc: Scenario) -> list[str]:
     """Swept axes other than x and workers: each combination of their values is a series of its own."""
     values = {"size": sc.sizes, "loss": sc.loss, "straggler_ms": sc.straggler_ms,
-              "background_mbps": sc.background_mbps}
+              "background_mbps": sc.background_mbps, "sparsity": sc.sparsity}
     return [a for a, v in values.items() if a != sc.x and len(v) > 1]
 
 
@@ -122,8 +123,10 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
     lines += ["## Method", "",
               f"- {len(rows)} runs ({ok} verified): algorithms {', '.join(sc.protocols)}; workers {list(sc.workers)}; "
               f"sizes {[ _fmt_x('size', s) for s in sc.sizes]} of {sc.dtype}; loss {list(sc.loss)}; stragglers "
-              f"{list(sc.straggler_ms)} ms; background {list(sc.background_mbps)} Mbit/s; {sc.repetitions} "
-              "repetitions, interleaved."]
+              f"{list(sc.straggler_ms)} ms; background {list(sc.background_mbps)} Mbit/s; "
+              + (f"sparsity {list(sc.sparsity)} (the fraction of 64-element blocks all zero in each worker's tensor); "
+                 if any(sc.sparsity) else "")
+              + f"{sc.repetitions} repetitions, interleaved."]
     lines += _sim_method(sc, rows) if sc.engine == "sim" else _mininet_method(sc)
     lines += ["## Median time (s), min–max over repetitions", ""]
     series = _all_series(rows, sc)

@@ -8,9 +8,10 @@ The key of a row is the text of its key columns, as runs.csv holds them (`row_ke
 with a key already in runs.csv is done and skipped. A candidate run's key is taken from the row it would write, so
 that the rows and the skip logic cannot disagree about formatting (`sweep_key`). The key columns:
 
-- a sweep (`SWEEP_KEY`): the point (protocol, workers, size_elems, loss, straggler_ms, background_mbps), rep and
-  seed (the scenario's seed + rep; the scenario is the one the directory was made with: a resume with another is
-  refused); dtype and bw_mbps are the scenario's, the same on every row;
+- a sweep (`SWEEP_KEY`): the point (protocol, workers, size_elems, loss, straggler_ms, background_mbps, sparsity),
+  rep and seed (the scenario's seed + rep; the scenario is the one the directory was made with: a resume with another
+  is refused); dtype and bw_mbps are the scenario's, the same on every row; a runs.csv from before the sparsity axis
+  reads as sparsity 0 (`SWEEP_DEFAULTS`);
 - `make multitenant` (`MULTITENANT_KEY`): protocol and rep; every job of a repetition runs at once, so a repetition is
   done when its `jobs` rows are there (the job column tells them apart);
 - `make train` (`TRAIN_KEY`): protocol and seed (a training run that fails stops the study and writes no row).
@@ -37,11 +38,14 @@ from typing import Any
 from experiments.rows import Row
 from experiments.scenario import RunPoint, Scenario
 
-__all__ = ["ARGUMENTS", "MULTITENANT_KEY", "RETRIED", "SWEEP_KEY", "TRAIN_KEY", "Reopened", "ResumeError",
-           "add_resume_argument", "check_arguments", "made_with", "read_rows", "remember", "reopen",
+__all__ = ["ARGUMENTS", "MULTITENANT_KEY", "RETRIED", "SWEEP_DEFAULTS", "SWEEP_KEY", "TRAIN_KEY", "Reopened",
+           "ResumeError", "add_resume_argument", "check_arguments", "made_with", "read_rows", "remember", "reopen",
            "resolve", "resolved", "row_key", "run_name", "sweep_key"]
 
-SWEEP_KEY = ("protocol", "workers", "size_elems", "loss", "straggler_ms", "background_mbps", "rep", "seed")
+SWEEP_KEY = ("protocol", "workers", "size_elems", "loss", "straggler_ms", "background_mbps", "sparsity", "rep",
+             "seed")
+SWEEP_DEFAULTS = {"sparsity": "0.0"}
+"""Key columns an older sweep's runs.csv lacks, as a row of the axis's default value writes them."""
 MULTITENANT_KEY = ("protocol", "rep")
 TRAIN_KEY = ("protocol", "seed")
 ARGUMENTS = "arguments.json"
@@ -100,17 +104,21 @@ class Reopened:
 
 def reopen(path: Path, columns: Sequence[str], key: Sequence[str],
            complete: Callable[[tuple[str, ...], list[dict[str, str]]], bool] = lambda k, rows: True,
-           normalize: Callable[[dict[str, str]], Mapping[str, Any]] = dict) -> Reopened:
+           normalize: Callable[[dict[str, str]], Mapping[str, Any]] = dict,
+           defaults: Mapping[str, str] | None = None) -> Reopened:
     """Prepare `path` (a runs.csv, or another file of rows keyed alike) for a resume: group its rows by `key`, keep
     the groups `complete(key, rows)` accepts, move the others' rows to retried.csv beside it, and rewrite it with
     `columns` as the header and the kept rows (each through `normalize`, which fills a column an older file lacks).
-    ResumeError if the file has columns that `columns` lacks or lacks a key column."""
+    `defaults`: key columns an older file may lack, and their text in its rows (`SWEEP_DEFAULTS`). ResumeError if
+    the file has columns that `columns` lacks or lacks a key column."""
     header, rows = read_rows(path)
+    absent = {c: v for c, v in (defaults or {}).items() if header and c not in header}
+    rows = [{**r, **absent} for r in rows] if absent else rows
     unknown = [c for c in header if c not in columns]
     if unknown:
         raise ResumeError(f"{path} has columns this version does not write ({', '.join(unknown)}): resume it with "
                           "the version that made it")
-    missing = [c for c in key if header and c not in header]
+    missing = [c for c in key if header and c not in header and c not in absent]
     if missing:
         raise ResumeError(f"{path} has no {', '.join(missing)} column: not the table this command writes")
     groups: dict[tuple[str, ...], list[dict[str, str]]] = {}

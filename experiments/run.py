@@ -1,7 +1,7 @@
 """The default experiment: N workers all-reduce a tensor through one P4 switch in Mininet (`make run`).
 
     python -m experiments.run [--protocol switchml|atp|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
-                              [--dtype float32|int32] [--target embedded|bmv2] [--program-dir out]
+                              [--dtype float32|int32] [--sparsity 0.9] [--target embedded|bmv2] [--program-dir out]
                               [--json out/switchml.json --p4info out/switchml.p4info.txt]
                               [--topo star|twotier|leafspine] [--racks 2] [--spines 2] [--levels 1|2]
                               [--ecn-threshold PACKETS]
@@ -67,6 +67,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--size", type=at_least(1), default=d.size, help="tensor elements per worker")
     p.add_argument("--loss", type=probability(below_one=True), default=d.loss,
                    help="drop probability per port and direction, in [0, 1)")
+    p.add_argument("--sparsity", type=probability(), default=d.sparsity, metavar="F",
+                   help="fraction of 64-element blocks that are all zero in each worker's tensor, drawn independently "
+                        "per worker (default 0: dense)")
     p.add_argument("--bw", type=link_rate(), default=None, metavar="MBIT|auto",
                    help="limit every link to MBIT Mbit/s (htb; default: unlimited veth); auto: the highest rate at "
                         "which the switch stays below 60 %% of a CPU with every link full, from a probe run "
@@ -134,8 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # every value checked before anything is started or written
         target, why = Target.explain(args.target)
         cfg = ExperimentConfig(protocol=args.protocol, bw=None if args.bw == "auto" else args.bw,
-                               workers=args.workers, size=args.size,
-                               loss=args.loss, dtype=args.dtype, target=target, program_json=args.program_json,
+                               workers=args.workers, size=args.size, loss=args.loss, sparsity=args.sparsity,
+                               dtype=args.dtype, target=target, program_json=args.program_json,
                                p4info=args.p4info, program_dir=args.program_dir, pool_size=args.pool_size,
                                window=args.window, window_control=args.window_control, timeout_s=args.timeout,
                                seed=args.seed, run_dir=args.run_dir,

@@ -53,9 +53,12 @@
     loss = [0.0]                    # drop probability per worker port and direction (P4 drop simulator)
     straggler_ms = [0]              # extra compute time of the last rank
     background_mbps = [0]           # a competing UDP flow (iperf3) h1 -> h2 at this rate; 0: none
+    sparsity = [0.0]                # fraction of 64-element blocks all zero in each worker's tensor (drawn
+                                    # per worker; worker.verify.rank_input)
 
     [report]
-    x = "size"                      # the axis on the plots' x axis: size, workers, loss, straggler_ms, background_mbps
+    x = "size"                      # the axis on the plots' x axis: size, workers, loss, straggler_ms, background_mbps,
+                                    # sparsity
 
 Every key is checked: an unknown key or a bad value raises `ScenarioError` naming the file and the key. The
 simulator takes up to `SIM_MAX_WORKERS` workers on a star and `TWO_TIER_MAX_WORKERS` on two tiers or leaf-spine (32
@@ -87,7 +90,7 @@ leaf under spines (topo.leafspine)."""
 TWO_TIER_MAX_WORKERS = 1024
 """Workers of the simulator's two-tier network: 32 racks (ATP's rack bitmap) of 32 (its worker bitmap)."""
 
-AXES = ("size", "workers", "loss", "straggler_ms", "background_mbps")
+AXES = ("size", "workers", "loss", "straggler_ms", "background_mbps", "sparsity")
 """Swept quantities a report can put on its x axis."""
 
 
@@ -105,6 +108,8 @@ class RunPoint:
     loss: float
     straggler_ms: float
     background_mbps: float
+    sparsity: float = 0.0
+    """Fraction of 64-element blocks that are all zero in each worker's input (`worker.verify.rank_input`)."""
 
     def value(self, axis: str) -> float:
         return float(getattr(self, axis))
@@ -210,20 +215,23 @@ class Scenario:
     loss: tuple[float, ...] = (0.0,)
     straggler_ms: tuple[float, ...] = (0.0,)
     background_mbps: tuple[float, ...] = (0.0,)
+    sparsity: tuple[float, ...] = (0.0,)
     x: str = "size"
     recovery: Recovery = Recovery()
 
     def runs(self) -> list[RunPoint]:
         """Every point of the product of the axes, algorithms innermost (so that they interleave)."""
-        return [RunPoint(a, n, s, loss, st, bg) for n, s, loss, st, bg, a in itertools.product(
-            self.workers, self.sizes, self.loss, self.straggler_ms, self.background_mbps, self.protocols)]
+        return [RunPoint(a, n, s, loss, st, bg, sp) for n, s, loss, st, bg, sp, a in itertools.product(
+            self.workers, self.sizes, self.loss, self.straggler_ms, self.background_mbps, self.sparsity,
+            self.protocols)]
 
 
 _SECTIONS: dict[str, set[str]] = {
     "scenario": {"name", "description", "repetitions", "seed", "timeout_s"},
     "network": {"engine", "topology", "racks", "spines", "levels", "uplink_mbps", "bw_mbps", "target", "pool_size", "window",
                 "window_control", "cpus"},
-    "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps"},
+    "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps",
+              "sparsity"},
     "report": {"x"},
     "sim": {"delay_us", "buffer_kib", "ecn_kib", "service_ns", "host_cost_ns", "host_cpus", "compute_ms",
             "overhead_bytes", "shaper", "dask"},
@@ -370,6 +378,8 @@ def load_scenario(path: str | Path) -> Scenario:
     if "background_mbps" in sw:
         kw["background_mbps"] = tuple(float(x) for x in r.numbers("sweep.background_mbps", sw["background_mbps"], 0,
                                                                   100_000))
+    if "sparsity" in sw:
+        kw["sparsity"] = tuple(float(x) for x in r.numbers("sweep.sparsity", sw["sparsity"], 0.0, 1.0))
     if "x" in rep:
         kw["x"] = r.choice("report.x", rep["x"], list(AXES))
     if simulated:

@@ -7,11 +7,12 @@ Each run builds a `topo.sim.SimNetwork` for the point: the protocol's P4 program
 wide enough for the point's workers when the program takes `INA_MAX_WORKERS`), one job of `workers` ranks on a
 star whose links have the scenario's rate and the [sim] section's delay, queues, ECN threshold, switch service time
 and host cost; the point's loss is the fault plan's drop rule at every switch port, both directions, as the
-emulator's; the straggler (the last rank) starts `straggler_ms` late. A host baseline (ring, PS) runs its steps over
-the simulator's TCP model (`topo.sim.hosts`) on the program's L2 forwarding, no job installed; its row's
-retransmissions are resent TCP segments and its packets every segment sent, ACKs included, as the emulator counts
-them. A run is deterministic given its seed (the scenario's seed + rep seeds the inputs, the switch's random() and
-the controller's choices).
+emulator's; the straggler (the last rank) starts `straggler_ms` late; the point's sparsity zeroes 64-element blocks
+of every rank's input (`point_inputs`), as the emulator's workers' `--sparsity` does. A host baseline (ring, PS) runs
+its steps over the simulator's TCP model (`topo.sim.hosts`) on the program's L2 forwarding, no job installed; its
+row's retransmissions are resent TCP segments and its packets every segment sent, ACKs included, as the emulator
+counts them. A run is deterministic given its seed (the scenario's seed + rep seeds the inputs, the switch's random()
+and the controller's choices).
 
 With `[network] topology = "two-tier"` the job's workers are spread over `racks` rack switches under the PS's rack
 switch (`topo.sim.fabric`, programmed as Mininet's `make twolevel` network: ATP on `levels` levels), the racks'
@@ -61,7 +62,8 @@ from worker.protocols import PROTOCOLS, program_paths, protocol_of_program
 from worker.stats import RunResult
 from worker.verify import Verdict, check_exact, rank_input, result_digest, verify_float_sum, wrapping_sum
 
-__all__ = ["FULL_CHECK_ELEMENTS", "check_results", "run_point", "run_scenario", "sim_bound", "sim_program"]
+__all__ = ["FULL_CHECK_ELEMENTS", "check_results", "point_inputs", "run_point", "run_scenario", "sim_bound",
+           "sim_program"]
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST_SAMPLE_BLOCK = 256
@@ -148,6 +150,12 @@ def sim_bound(report: SimReport, sent: int, retransmitted: int, **extra: Any) ->
                  queue_drops=report.drops, **extra)
 
 
+def point_inputs(sc: Scenario, point: RunPoint, seed: int) -> list[np.ndarray]:
+    """Every rank's input of a run of `point` seeded by `seed`: the emulator's workers' (`python -m worker --seed
+    --sparsity`), so that the engines and the protocols see identical tensors."""
+    return [rank_input(point.size, seed, r, sc.dtype, point.sparsity) for r in range(point.workers)]
+
+
 def run_point(sc: Scenario, point: RunPoint, rep: int, starts: Sequence[float] | None = None) -> Row:
     """One simulated run of `point` (a failed setup or run is a Row with its error; never raises for one run).
     `starts`: when each rank starts, in seconds (an emulator's run's `Row.starts()`, its straggler's delay included),
@@ -177,7 +185,7 @@ def _run(sc: Scenario, point: RunPoint, rep: int, seed: int, starts: Sequence[fl
                          loss=point.loss, seed=seed, options=options, link=link, service_s=m.service_ns * 1e-9,
                          host_cost_s=m.host_cost_ns * 1e-9, host_cpus=m.host_cpus, compute_s=m.compute_ms * 1e-3)
         hosts = {w.switch_port for w in jobs[0].workers}  # the star's hosts are keyed by their switch port
-    inputs = [rank_input(point.size, seed, r, sc.dtype) for r in range(point.workers)]
+    inputs = point_inputs(sc, point, seed)
     if starts is not None:
         if len(starts) != point.workers:
             raise ValueError(f"{len(starts)} start times for {point.workers} workers")

@@ -32,8 +32,8 @@ from tqdm import tqdm
 from experiments.rows import CSV_FIELDS, SETUP_ATTEMPTS, CsvLog, Row, results_dir
 from experiments.config import ROOT, ExperimentConfig
 from experiments.interrupt import interrupted, stopping_cleanly
-from experiments.resume import (SWEEP_KEY, ResumeError, add_resume_argument, made_with, read_rows, remember, reopen,
-                                resolve, resolved, run_name, sweep_key)
+from experiments.resume import (SWEEP_DEFAULTS, SWEEP_KEY, ResumeError, add_resume_argument, made_with, read_rows,
+                                remember, reopen, resolve, resolved, run_name, sweep_key)
 from experiments.session import ExperimentNetwork
 from experiments.scenario import Scenario, ScenarioError, load_scenario
 from topo.star import host_ip
@@ -105,7 +105,7 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
             try:
                 for rep, p in runs:
                     cfg = replace(shape, protocol=p.protocol, size=p.size, loss=p.loss, straggler_ms=p.straggler_ms,
-                                  seed=sc.seed + rep)
+                                  sparsity=p.sparsity, seed=sc.seed + rep)
                     try:
                         result = net.run(cfg, background_commands(p.background_mbps, sc.timeout_s))
                         record(Row.of(p, rep, sc, result))
@@ -252,7 +252,7 @@ def _sweep(sc: Scenario, args: argparse.Namespace, argv: list[str]) -> int:
         out = args.resume
         try:
             kept = reopen(out / "runs.csv", CSV_FIELDS, SWEEP_KEY, verified,
-                          normalize=lambda d: Row.from_csv(d).csv_row())
+                          normalize=lambda d: Row.from_csv(d).csv_row(), defaults=SWEEP_DEFAULTS)
         except ResumeError as exc:
             return fail(PROG, str(exc))
         old, done = [Row.from_csv(d) for d in kept.rows], kept.done

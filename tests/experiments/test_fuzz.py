@@ -18,7 +18,7 @@ def test_a_small_campaign_finds_nothing(program_dir: Path) -> None:
     assert "fuzz failures: 0" in report.text()
 
 
-@pytest.mark.parametrize("name", ["switchml", "atp", "esa", "release"])
+@pytest.mark.parametrize("name", ["switchml", "atp", "esa", "release", "omnireduce"])
 def test_a_frame_of_the_protected_job_is_noticed(program_dir: Path, name: str) -> None:
     """The isolation check can fail: the job's own worker sending its contribution (its rank's first packet, to the
     slot or aggregator job 2's state is in) changes that state."""

@@ -21,11 +21,11 @@ def run(**kw: object) -> list:
 
 def test_jobs_share_the_switch_and_verify_with_each_protocols_memory() -> None:
     rows = run()
-    assert [(r.protocol, r.job) for r in rows] == [(p, j) for p in ("switchml", "atp", "esa", "release")
+    assert [(r.protocol, r.job) for r in rows] == [(p, j) for p in ("switchml", "atp", "esa", "release", "omnireduce")
                                                    for j in (1, 2)]
     assert all(r.verified and r.completion_s > 0 and r.wire_frames > 0 for r in rows)
-    sw, atp, esa, release = rows[0], rows[2], rows[4], rows[6]
-    assert sw.pool_slots == 1536 // (2 * 2 * 64) and sw.in_switch_fraction == 1.0  # a partition per job
+    sw, atp, esa, release, omni = rows[0], rows[2], rows[4], rows[6], rows[8]
+    assert sw.pool_slots == omni.pool_slots == 1536 // (2 * 2 * 64) and sw.in_switch_fraction == 1.0  # per job
     assert atp.pool_slots == esa.pool_slots == release.pool_slots == 1536 // 32  # one shared pool
     assert 0 < atp.in_switch_fraction <= 1.0
     assert atp.ps_link_busy is not None and sw.ps_link_busy is None

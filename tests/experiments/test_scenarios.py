@@ -55,8 +55,8 @@ x = "loss"
 @pytest.mark.parametrize("text, message", [
     ("[sweep]\nalgo = ['ring']\n", "s.toml: sweep.algo: unknown key (expected one of"),
     ("[sweeps]\n", "s.toml: sweeps: unknown section"),
-    ("[sweep]\nalgos = ['nccl']\n", "sweep.algos[0]: expected one of atp, esa, ps, release, ring, switchml"),
-    ("[sweep]\nprotocols = ['nccl']\n", "sweep.protocols[0]: expected one of atp, esa, ps, release, ring, switchml"),
+    ("[sweep]\nalgos = ['nccl']\n", "sweep.algos[0]: expected one of atp, esa, omnireduce, ps, release, ring, switchml"),
+    ("[sweep]\nprotocols = ['nccl']\n", "sweep.protocols[0]: expected one of atp, esa, omnireduce, ps, release, ring, switchml"),
     ("[sweep]\nprotocols = ['ring']\nalgos = ['ring']\n", "give protocols (or its old name algos), not both"),
     ("[sweep]\nworkers = [2, 64]\n", "sweep.workers[1]: 64 out of range [1, 32]"),
     ("[sweep]\nworkers = 2.5\n", "sweep.workers: expected an integer, got 2.5"),
