@@ -26,6 +26,7 @@ WORKERS     ?= 4
 SIZE        ?= 65536
 LOSS        ?= 0
 SPARSITY    ?= 0
+SPARSE_OVERLAP ?= 0
 SEED        ?= 1
 DTYPE       ?= float32
 TARGET      ?=
@@ -139,7 +140,7 @@ $(VENV_SHELL)/.setup-done: tests/switch/runtime/requirements-shell.txt
 run: build
 	$(if $(TLS_ON),$(PY) -m topo.tls $(TLS_DIR))
 	$(PY) -m experiments.run --protocol $(ALGO) --workers $(WORKERS) --size $(SIZE) --loss $(LOSS) --dtype $(DTYPE) --seed $(SEED) \
-	  --sparsity $(SPARSITY) --window-control $(WINDOW_CONTROL) \
+	  --sparsity $(SPARSITY) --sparse-overlap $(SPARSE_OVERLAP) --window-control $(WINDOW_CONTROL) \
 	  $(if $(BW),--bw $(BW)) $(if $(QUEUE),--queue $(QUEUE)) $(if $(TARGET),--target $(TARGET)) --topo $(TOPO) --racks $(RACKS) --spines $(SPINES) --levels $(LEVELS) \
 	  $(if $(FAULTS),--fault-plan $(FAULTS)) $(if $(filter-out 0,$(PCAP)),--pcap) \
 	  $(if $(filter-out 0,$(TRACE)),--trace results/trace.json) $(if $(TLS_ON),--tls $(TLS_DIR)) --program-dir $(OUT)

@@ -43,6 +43,9 @@ class ExperimentConfig:
     loss: float = 0.0
     sparsity: float = 0.0
     """Fraction of 64-element blocks that are all zero in each worker's input, drawn per worker (`--sparsity`)."""
+    sparse_overlap: float = 0.0
+    """Probability that a block's zero/non-zero draw is one all workers share instead of their own
+    (`--sparse-overlap`; 0: independent per worker, 1: every worker has the same zero blocks)."""
     bw: float | None = None
     """Link rate in Mbit/s (htb on every link, both directions); None: unlimited veth links."""
     dtype: str = "float32"
@@ -150,6 +153,8 @@ class ExperimentConfig:
             raise ValueError(f"loss must be a probability in [0, 1), got {self.loss}")
         if not 0 <= self.sparsity <= 1:
             raise ValueError(f"sparsity must be a fraction in [0, 1], got {self.sparsity}")
+        if not 0 <= self.sparse_overlap <= 1:
+            raise ValueError(f"sparse_overlap must be a probability in [0, 1], got {self.sparse_overlap}")
         if self.bw is not None and not self.bw > 0:
             raise ValueError(f"link rate must be > 0 Mbit/s, got {self.bw}")
         if self.queue_packets is not None and (self.bw is None or self.queue_packets < 1):

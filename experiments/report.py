@@ -2,7 +2,7 @@
 
 Only verified runs count. A point's time is the median over its repetitions of the slowest worker's all-reduce time,
 shown with the min-max range. Ratios compare each in-network algorithm of the scenario with each host baseline, and
-each later in-network algorithm with the first, at every x value ("switchml / ring time at 8 workers, 64 MiB: 0.6x",
+each later in-network algorithm with the first of the same series (facets), at every x value ("switchml / ring time at 8 workers, 64 MiB: 0.6x",
 "omnireduce / switchml time at 4 workers, 90 %: 0.4x"). With a link rate the theory lines are the time
 to move the data once at that rate per worker: 1x the tensor for in-network aggregation, 2(n-1)/n x for ring and
 the sharded PS (header overheads left out).
@@ -33,7 +33,8 @@ IN_NETWORK = in_network()
 """Algorithms that aggregate in the switch (each worker sends its tensor once)."""
 _LABELS = {"size": "tensor size", "workers": "workers", "loss": "loss probability per port and direction",
            "straggler_ms": "straggler's extra compute time (ms)", "background_mbps": "background UDP flow (Mbit/s)",
-           "sparsity": "fraction of all-zero 64-element blocks per worker"}
+           "sparsity": "fraction of all-zero 64-element blocks per worker",
+           "overlap": "fraction of blocks whose zero/non-zero draw all workers share"}
 
 
 def theory_time_s(protocol: str, size: int, workers: int, bw_mbps: float, itemsize: int = 4) -> float:
@@ -56,7 +57,7 @@ def _fmt_x(axis: str, v: float, itemsize: int = 4) -> str:
             if b >= k:
                 return f"{b / k:g} {unit}"
         return f"{b:g} B"
-    if axis in ("loss", "sparsity"):
+    if axis in ("loss", "sparsity", "overlap"):
         return f"{100 * v:g} %"
     return f"{v:g}"
 
@@ -64,7 +65,7 @@ def _fmt_x(axis: str, v: float, itemsize: int = 4) -> str:
 def _facets(sc: Scenario) -> list[str]:
     """Swept axes other than x and workers: each combination of their values is a series of its own."""
     values = {"size": sc.sizes, "loss": sc.loss, "straggler_ms": sc.straggler_ms,
-              "background_mbps": sc.background_mbps, "sparsity": sc.sparsity}
+              "background_mbps": sc.background_mbps, "sparsity": sc.sparsity, "overlap": sc.overlap}
     return [a for a, v in values.items() if a != sc.x and len(v) > 1]
 
 
@@ -127,6 +128,8 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
               f"{list(sc.straggler_ms)} ms; background {list(sc.background_mbps)} Mbit/s; "
               + (f"sparsity {list(sc.sparsity)} (the fraction of 64-element blocks all zero in each worker's tensor); "
                  if any(sc.sparsity) else "")
+              + (f"overlap {list(sc.overlap)} (the fraction of blocks whose zero/non-zero draw all workers share); "
+                 if any(sc.overlap) else "")
               + f"{sc.repetitions} repetitions, interleaved."]
     lines += _sim_method(sc, rows) if sc.engine == "sim" else _mininet_method(sc)
     lines += ["## Median time (s), min–max over repetitions", ""]
@@ -152,8 +155,9 @@ def summary_markdown(sc: Scenario, rows: list[Row], machine: dict[str, str]) -> 
                 for a in ina:
                     ra = g.get((n, x, a), [])
                     others = [h for h in host if h.split()[1:] == a.split()[1:]]
-                    if a != ina[0] and ina[0].split()[1:] == a.split()[1:]:
-                        others.insert(0, ina[0])
+                    first = next(b for b in ina if b.split()[1:] == a.split()[1:])
+                    if first != a:
+                        others.insert(0, first)
                     for b in others:
                         rb = g.get((n, x, b), [])
                         ta = [r.elapsed_s for r in ra if r.bound == "network"]

@@ -8,10 +8,10 @@ The key of a row is the text of its key columns, as runs.csv holds them (`row_ke
 with a key already in runs.csv is done and skipped. A candidate run's key is taken from the row it would write, so
 that the rows and the skip logic cannot disagree about formatting (`sweep_key`). The key columns:
 
-- a sweep (`SWEEP_KEY`): the point (protocol, workers, size_elems, loss, straggler_ms, background_mbps, sparsity),
-  rep and seed (the scenario's seed + rep; the scenario is the one the directory was made with: a resume with another
-  is refused); dtype and bw_mbps are the scenario's, the same on every row; a runs.csv from before the sparsity axis
-  reads as sparsity 0 (`SWEEP_DEFAULTS`);
+- a sweep (`SWEEP_KEY`): the point (protocol, workers, size_elems, loss, straggler_ms, background_mbps, sparsity,
+  overlap), rep and seed (the scenario's seed + rep; the scenario is the one the directory was made with: a resume
+  with another is refused); dtype and bw_mbps are the scenario's, the same on every row; a runs.csv from before the
+  sparsity or the overlap axis reads as sparsity 0 or overlap 0 (`SWEEP_DEFAULTS`);
 - `make multitenant` (`MULTITENANT_KEY`): protocol and rep; every job of a repetition runs at once, so a repetition is
   done when its `jobs` rows are there (the job column tells them apart);
 - `make train` (`TRAIN_KEY`): protocol and seed (a training run that fails stops the study and writes no row).
@@ -42,9 +42,9 @@ __all__ = ["ARGUMENTS", "MULTITENANT_KEY", "RETRIED", "SWEEP_DEFAULTS", "SWEEP_K
            "ResumeError", "add_resume_argument", "check_arguments", "made_with", "read_rows", "remember", "reopen",
            "resolve", "resolved", "row_key", "run_name", "sweep_key"]
 
-SWEEP_KEY = ("protocol", "workers", "size_elems", "loss", "straggler_ms", "background_mbps", "sparsity", "rep",
-             "seed")
-SWEEP_DEFAULTS = {"sparsity": "0.0"}
+SWEEP_KEY = ("protocol", "workers", "size_elems", "loss", "straggler_ms", "background_mbps", "sparsity", "overlap",
+             "rep", "seed")
+SWEEP_DEFAULTS = {"sparsity": "0.0", "overlap": "0.0"}
 """Key columns an older sweep's runs.csv lacks, as a row of the axis's default value writes them."""
 MULTITENANT_KEY = ("protocol", "rep")
 TRAIN_KEY = ("protocol", "seed")

@@ -1,7 +1,8 @@
 """The default experiment: N workers all-reduce a tensor through one P4 switch in Mininet (`make run`).
 
     python -m experiments.run [--protocol switchml|atp|ring|ps] [--workers 4] [--size 65536] [--loss 0.01] [--bw MBIT]
-                              [--dtype float32|int32] [--sparsity 0.9] [--target embedded|bmv2] [--program-dir out]
+                              [--dtype float32|int32] [--sparsity 0.9] [--sparse-overlap 0.5]
+                              [--target embedded|bmv2] [--program-dir out]
                               [--json out/switchml.json --p4info out/switchml.p4info.txt]
                               [--topo star|twotier|leafspine] [--racks 2] [--spines 2] [--levels 1|2]
                               [--ecn-threshold PACKETS]
@@ -70,6 +71,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--sparsity", type=probability(), default=d.sparsity, metavar="F",
                    help="fraction of 64-element blocks that are all zero in each worker's tensor, drawn independently "
                         "per worker (default 0: dense)")
+    p.add_argument("--sparse-overlap", type=probability(), default=d.sparse_overlap, metavar="F",
+                   help="with --sparsity: probability that a block's zero/non-zero draw is one all workers share "
+                        "instead of each worker's own (default 0: independent; 1: the same zero blocks everywhere)")
     p.add_argument("--bw", type=link_rate(), default=None, metavar="MBIT|auto",
                    help="limit every link to MBIT Mbit/s (htb; default: unlimited veth); auto: the highest rate at "
                         "which the switch stays below 60 %% of a CPU with every link full, from a probe run "
@@ -138,8 +142,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         target, why = Target.explain(args.target)
         cfg = ExperimentConfig(protocol=args.protocol, bw=None if args.bw == "auto" else args.bw,
                                workers=args.workers, size=args.size, loss=args.loss, sparsity=args.sparsity,
-                               dtype=args.dtype, target=target, program_json=args.program_json,
-                               p4info=args.p4info, program_dir=args.program_dir, pool_size=args.pool_size,
+                               sparse_overlap=args.sparse_overlap, dtype=args.dtype, target=target,
+                               program_json=args.program_json, p4info=args.p4info, program_dir=args.program_dir,
+                               pool_size=args.pool_size,
                                window=args.window, window_control=args.window_control, timeout_s=args.timeout,
                                seed=args.seed, run_dir=args.run_dir,
                                topo=args.topo, racks=args.racks, levels=args.levels, spines=args.spines,

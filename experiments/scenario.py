@@ -55,10 +55,12 @@
     background_mbps = [0]           # a competing UDP flow (iperf3) h1 -> h2 at this rate; 0: none
     sparsity = [0.0]                # fraction of 64-element blocks all zero in each worker's tensor (drawn
                                     # per worker; worker.verify.rank_input)
+    overlap = [0.0]                 # probability that a block's zero/non-zero draw is one all workers share
+                                    # instead of their own (0: independent; 1: the same zero blocks everywhere)
 
     [report]
     x = "size"                      # the axis on the plots' x axis: size, workers, loss, straggler_ms, background_mbps,
-                                    # sparsity
+                                    # sparsity, overlap
 
 Every key is checked: an unknown key or a bad value raises `ScenarioError` naming the file and the key. The
 simulator takes up to `SIM_MAX_WORKERS` workers on a star and `TWO_TIER_MAX_WORKERS` on two tiers or leaf-spine (32
@@ -90,7 +92,7 @@ leaf under spines (topo.leafspine)."""
 TWO_TIER_MAX_WORKERS = 1024
 """Workers of the simulator's two-tier network: 32 racks (ATP's rack bitmap) of 32 (its worker bitmap)."""
 
-AXES = ("size", "workers", "loss", "straggler_ms", "background_mbps", "sparsity")
+AXES = ("size", "workers", "loss", "straggler_ms", "background_mbps", "sparsity", "overlap")
 """Swept quantities a report can put on its x axis."""
 
 
@@ -110,6 +112,9 @@ class RunPoint:
     background_mbps: float
     sparsity: float = 0.0
     """Fraction of 64-element blocks that are all zero in each worker's input (`worker.verify.rank_input`)."""
+    overlap: float = 0.0
+    """Probability that a block's zero/non-zero draw is one all workers share instead of their own
+    (`worker.verify.rank_input`'s `overlap`)."""
 
     def value(self, axis: str) -> float:
         return float(getattr(self, axis))
@@ -216,13 +221,14 @@ class Scenario:
     straggler_ms: tuple[float, ...] = (0.0,)
     background_mbps: tuple[float, ...] = (0.0,)
     sparsity: tuple[float, ...] = (0.0,)
+    overlap: tuple[float, ...] = (0.0,)
     x: str = "size"
     recovery: Recovery = Recovery()
 
     def runs(self) -> list[RunPoint]:
         """Every point of the product of the axes, algorithms innermost (so that they interleave)."""
-        return [RunPoint(a, n, s, loss, st, bg, sp) for n, s, loss, st, bg, sp, a in itertools.product(
-            self.workers, self.sizes, self.loss, self.straggler_ms, self.background_mbps, self.sparsity,
+        return [RunPoint(a, n, s, loss, st, bg, sp, ov) for n, s, loss, st, bg, sp, ov, a in itertools.product(
+            self.workers, self.sizes, self.loss, self.straggler_ms, self.background_mbps, self.sparsity, self.overlap,
             self.protocols)]
 
 
@@ -231,7 +237,7 @@ _SECTIONS: dict[str, set[str]] = {
     "network": {"engine", "topology", "racks", "spines", "levels", "uplink_mbps", "bw_mbps", "target", "pool_size", "window",
                 "window_control", "cpus"},
     "sweep": {"protocols", "algos", "workers", "sizes", "sizes_kib", "dtype", "loss", "straggler_ms", "background_mbps",
-              "sparsity"},
+              "sparsity", "overlap"},
     "report": {"x"},
     "sim": {"delay_us", "buffer_kib", "ecn_kib", "service_ns", "host_cost_ns", "host_cpus", "compute_ms",
             "overhead_bytes", "shaper", "dask"},
@@ -380,6 +386,8 @@ def load_scenario(path: str | Path) -> Scenario:
                                                                   100_000))
     if "sparsity" in sw:
         kw["sparsity"] = tuple(float(x) for x in r.numbers("sweep.sparsity", sw["sparsity"], 0.0, 1.0))
+    if "overlap" in sw:
+        kw["overlap"] = tuple(float(x) for x in r.numbers("sweep.overlap", sw["overlap"], 0.0, 1.0))
     if "x" in rep:
         kw["x"] = r.choice("report.x", rep["x"], list(AXES))
     if simulated:

@@ -46,7 +46,7 @@ def _worker_argv(cfg: ExperimentConfig, job_path: Path, rank: int, barrier: Path
     trace = ["--trace", str(trace_dir(cfg) / f"{job_path.stem}-rank{rank}.json")] if cfg.trace else []
     return worker_argv(job_path, rank, cfg.protocol, cfg.size, dtype=cfg.dtype, seed=cfg.seed, window=cfg.window,
                        program_json=cfg.program_files[0], barrier=barrier, barrier_timeout=min(cfg.timeout_s, 60.0),
-                       delay_ms=delay, sparsity=cfg.sparsity,
+                       delay_ms=delay, sparsity=cfg.sparsity, sparse_overlap=cfg.sparse_overlap,
                        extra=[*layout_worker_args(layout), *(["--adaptive-window"] if cfg.window_control == "adaptive"
                                                              else []), *trace, *cfg.worker_args])
 
@@ -95,8 +95,8 @@ class ExperimentNetwork:
     of runs: the jobs' files, the worker processes, the parameter server, fault injection and the results.
 
     The network's shape comes from the config it is opened with (workers, link rate, target, program, pool);
-    each `run(cfg)` may change what a run is (algorithm, size, dtype, loss, sparsity, seed, straggler, window) and
-    resets the job's switch state first. Holds MININET_LOCK while open.
+    each `run(cfg)` may change what a run is (algorithm, size, dtype, loss, sparsity and its overlap, seed,
+    straggler, window) and resets the job's switch state first. Holds MININET_LOCK while open.
     """
 
     def __init__(self, cfg: ExperimentConfig) -> None:

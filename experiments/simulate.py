@@ -8,11 +8,11 @@ wide enough for the point's workers when the program takes `INA_MAX_WORKERS`), o
 star whose links have the scenario's rate and the [sim] section's delay, queues, ECN threshold, switch service time
 and host cost; the point's loss is the fault plan's drop rule at every switch port, both directions, as the
 emulator's; the straggler (the last rank) starts `straggler_ms` late; the point's sparsity zeroes 64-element blocks
-of every rank's input (`point_inputs`), as the emulator's workers' `--sparsity` does. A host baseline (ring, PS) runs
-its steps over the simulator's TCP model (`topo.sim.hosts`) on the program's L2 forwarding, no job installed; its
-row's retransmissions are resent TCP segments and its packets every segment sent, ACKs included, as the emulator
-counts them. A run is deterministic given its seed (the scenario's seed + rep seeds the inputs, the switch's random()
-and the controller's choices).
+of every rank's input, its overlap shares their draw among the ranks (`point_inputs`), as the emulator's workers'
+`--sparsity` and `--sparse-overlap` do. A host baseline (ring, PS) runs its steps over the simulator's TCP model
+(`topo.sim.hosts`) on the program's L2 forwarding, no job installed; its row's retransmissions are resent TCP
+segments and its packets every segment sent, ACKs included, as the emulator counts them. A run is deterministic given
+its seed (the scenario's seed + rep seeds the inputs, the switch's random() and the controller's choices).
 
 With `[network] topology = "two-tier"` the job's workers are spread over `racks` rack switches under the PS's rack
 switch (`topo.sim.fabric`, programmed as Mininet's `make twolevel` network: ATP on `levels` levels), the racks'
@@ -152,8 +152,9 @@ def sim_bound(report: SimReport, sent: int, retransmitted: int, **extra: Any) ->
 
 def point_inputs(sc: Scenario, point: RunPoint, seed: int) -> list[np.ndarray]:
     """Every rank's input of a run of `point` seeded by `seed`: the emulator's workers' (`python -m worker --seed
-    --sparsity`), so that the engines and the protocols see identical tensors."""
-    return [rank_input(point.size, seed, r, sc.dtype, point.sparsity) for r in range(point.workers)]
+    --sparsity --sparse-overlap`), so that the engines and the protocols see identical tensors."""
+    return [rank_input(point.size, seed, r, sc.dtype, point.sparsity, overlap=point.overlap)
+            for r in range(point.workers)]
 
 
 def run_point(sc: Scenario, point: RunPoint, rep: int, starts: Sequence[float] | None = None) -> Row:

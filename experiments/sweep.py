@@ -105,7 +105,7 @@ def run_scenario(sc: Scenario, out: Path, *, program_json: Path, p4info: Path, p
             try:
                 for rep, p in runs:
                     cfg = replace(shape, protocol=p.protocol, size=p.size, loss=p.loss, straggler_ms=p.straggler_ms,
-                                  sparsity=p.sparsity, seed=sc.seed + rep)
+                                  sparsity=p.sparsity, sparse_overlap=p.overlap, seed=sc.seed + rep)
                     try:
                         result = net.run(cfg, background_commands(p.background_mbps, sc.timeout_s))
                         record(Row.of(p, rep, sc, result))

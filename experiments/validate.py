@@ -114,13 +114,14 @@ class Check:
 
 
 def _point(row: Row) -> RunPoint:
-    return RunPoint(row.protocol, row.workers, row.size, row.loss, row.straggler_ms, row.background_mbps, row.sparsity)
+    return RunPoint(row.protocol, row.workers, row.size, row.loss, row.straggler_ms, row.background_mbps, row.sparsity,
+                    row.overlap)
 
 
 def _label(p: RunPoint) -> str:
     extra = [f"loss {p.loss:g}" if p.loss else "", f"straggler {p.straggler_ms:g} ms" if p.straggler_ms else "",
              f"background {p.background_mbps:g} Mbit/s" if p.background_mbps else "",
-             f"sparsity {p.sparsity:g}" if p.sparsity else ""]
+             f"sparsity {p.sparsity:g}" if p.sparsity else "", f"overlap {p.overlap:g}" if p.overlap else ""]
     return " ".join([p.protocol, f"n={p.workers}", f"{p.size} elems", *filter(None, extra)])
 
 

@@ -1,7 +1,7 @@
 """Command line of one worker: all-reduce a generated tensor through the switch (or a host baseline) and report.
 
     python -m worker --job job.json --rank R [--protocol switchml|atp|ring|ps] [--size N] [--seed S]
-                     [--dtype float32|int32] [--sparsity F] [--verify]
+                     [--dtype float32|int32] [--sparsity F] [--sparse-overlap F] [--verify]
                      [--window W] [--timeout-ms T] [--min-timeout-ms T] [--max-timeout-ms T] [--backoff F]
                      [--max-retries K] [--fixed-timeout] [--fast-retransmit K] [--rx-coalesce F]
                      [--program-json out/switchml.json]
@@ -72,6 +72,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sparsity", type=probability(), default=0.0, metavar="F",
                    help="fraction of 64-element blocks that are all zero in each rank's input, drawn independently "
                         "per rank (default 0: dense)")
+    p.add_argument("--sparse-overlap", type=probability(), default=0.0, metavar="F",
+                   help="with --sparsity: probability that a block's zero/non-zero draw is one all ranks share instead "
+                        "of the rank's own (default 0: independent per rank; 1: every rank has the same zero blocks)")
     p.add_argument("--verify", action="store_true",
                    help="compute every rank's input and check the result against the float64 reference and bound")
     p.add_argument("--window", type=int, default=None,
@@ -187,7 +190,7 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
                                   timeline=timeline)
     except (JobConfigError, ValueError) as exc:
         return _fail(EXIT_CONFIG, str(exc), args.json)
-    data = rank_input(args.size, args.seed, args.rank, args.dtype, args.sparsity)
+    data = rank_input(args.size, args.seed, args.rank, args.dtype, args.sparsity, overlap=args.sparse_overlap)
     try:
         with open_collective(args.protocol, job, args.rank, copts) as coll:
             barrier_wait = None
@@ -209,8 +212,8 @@ def _main(args: argparse.Namespace, passed: list[bool], timeline: Timeline | Non
             peak_rss_kb = _peak_rss_kb()  # before --verify's own arrays
             verdict = None
             if args.verify:
-                inputs = [rank_input(args.size, args.seed, r, args.dtype, args.sparsity)
-                          for r in range(job.num_workers)]
+                inputs = [rank_input(args.size, args.seed, r, args.dtype, args.sparsity,
+                                     overlap=args.sparse_overlap) for r in range(job.num_workers)]
                 verdict = coll.verify(run, inputs, args.dtype)
     except (BarrierTimeout, PeerFailed) as exc:
         return _fail(EXIT_UNREACHABLE, str(exc), args.json)

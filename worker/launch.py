@@ -18,12 +18,13 @@ __all__ = ["WorkerOutcome", "collect", "worker_argv"]
 def worker_argv(job: Path, rank: int, protocol: str, size: int, *, dtype: str = "float32", seed: int = 1,
                 window: int | None = None, program_json: Path | None = None, barrier: Path | None = None,
                 barrier_timeout: float = 60.0, delay_ms: float = 0.0, sparsity: float = 0.0,
-                extra: tuple[str, ...] | list[str] = ()) -> list[str]:
-    """One rank's command line: verify its result and print the JSON report (`--verify --json`); `--sparsity` only
-    when non-zero."""
+                sparse_overlap: float = 0.0, extra: tuple[str, ...] | list[str] = ()) -> list[str]:
+    """One rank's command line: verify its result and print the JSON report (`--verify --json`); `--sparsity` and
+    `--sparse-overlap` only when non-zero."""
     return [sys.executable, "-m", "worker", "--job", str(job), "--rank", str(rank), "--protocol", protocol,
             "--size", str(size), *(["--delay-ms", f"{delay_ms:g}"] if delay_ms else []),
             *(["--sparsity", repr(float(sparsity))] if sparsity else []),
+            *(["--sparse-overlap", repr(float(sparse_overlap))] if sparse_overlap else []),
             "--dtype", dtype, "--seed", str(seed), *(["--window", str(window)] if window is not None else []),
             "--verify", "--json", *(["--program-json", str(program_json)] if program_json else []),
             *(["--barrier", str(barrier), "--barrier-timeout", f"{barrier_timeout:g}"] if barrier else []), *extra]

@@ -161,6 +161,11 @@ class ReliableWindow:
             self._rearm_from_first_sample()
         return True
 
+    def _lower_total(self, by: int) -> None:
+        """A run whose packet count depends on the data (omnireduce's rounds) starts from an upper bound and lowers it
+        as it learns; fast retransmit's end-of-run rule applies once the bound is exact."""
+        self._total -= by
+
     def _finish(self, now: float) -> None:
         """Statistics at the end of the run."""
         self.stats.elapsed = now - self._start

@@ -27,15 +27,26 @@ SPARSE_BLOCK = 64
 """Elements per block of `rank_input`'s zero blocks: SwitchML's and omnireduce.p4's default packet."""
 
 
+_NO_RANK = 2**32 - 1
+"""The rank in the seeds of `rank_input`'s streams that every rank shares (no job has 2^32 ranks)."""
+
+
 def rank_input(size: int, seed: int, rank: int, dtype: str, sparsity: float = 0.0,
-               block: int = SPARSE_BLOCK) -> np.ndarray:
+               block: int = SPARSE_BLOCK, overlap: float = 0.0) -> np.ndarray:
     """The input of rank `rank`: float32 ~ N(0, (rank+1)^2), or int32 uniform over the whole int32 range; with
     `sparsity`, each block of `block` elements is all zero with that probability, drawn for each rank independently
-    (its own stream, so the non-zero values are those of the dense input)."""
+    (its own stream, so the non-zero values are those of the dense input).
+
+    `overlap`: the probability that a block's zero/non-zero draw is one every rank shares (from streams seeded by
+    `seed`, not the rank) instead of the rank's own, so that the ranks' zero blocks coincide as real gradients' do.
+    Each rank's marginal sparsity stays `sparsity`; at overlap 1 every rank has the same zero blocks; at overlap 0
+    (the default) the input is exactly the one without it (the shared streams are not drawn)."""
     if dtype not in ("float32", "int32"):
         raise ValueError(f"dtype must be float32 or int32, got {dtype!r}")
     if not 0.0 <= sparsity <= 1.0 or block < 1:
         raise ValueError(f"sparsity must be within 0..1 and block >= 1, got {sparsity!r} and {block!r}")
+    if not 0.0 <= overlap <= 1.0:
+        raise ValueError(f"overlap must be within 0..1, got {overlap!r}")
     rng = np.random.default_rng([seed, rank])
     out = np.empty(size, dtype=np.float32 if dtype == "float32" else np.int32)
     # generated in chunks (the same stream as one call): the float64/int64 temporaries stay bounded
@@ -46,7 +57,12 @@ def rank_input(size: int, seed: int, rank: int, dtype: str, sparsity: float = 0.
         else:
             out[start:start + n] = rng.integers(-(2**31), 2**31, size=n, dtype=np.int64)
     if sparsity:
-        zero = np.random.default_rng([seed, rank, 1]).random(-(-size // block)) < sparsity
+        nb = -(-size // block)
+        zero = np.random.default_rng([seed, rank, 1]).random(nb) < sparsity
+        if overlap:  # keyed by a rank no job has: (seed, 2) and (seed, 3) are rank 2 and rank 3 value streams
+            shared = np.random.default_rng([seed, _NO_RANK, 2]).random(nb) < sparsity
+            use_shared = np.random.default_rng([seed, _NO_RANK, 3]).random(nb) < overlap
+            zero = np.where(use_shared, shared, zero)
         out.reshape(-1)[np.repeat(zero, block)[:size]] = 0
     return out
 

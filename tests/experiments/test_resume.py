@@ -43,7 +43,7 @@ def test_the_key_is_the_key_columns_as_runs_csv_holds_them(tmp_path: Path, scena
     assert [row_key(r, SWEEP_KEY) for r in rows] == [sweep_key(p, rep, sc) for rep in (1, 2) for p in sc.runs()]
     assert len({row_key(r, SWEEP_KEY) for r in rows}) == 2 * len(sc.runs()) == 8
     assert sweep_key(RunPoint("ring", 2, 256, 0.01, 0.0, 0.0), 2, sc) == (
-        "ring", "2", "256", "0.01", "0.0", "0.0", "0.0", "2", str(sc.seed + 2))
+        "ring", "2", "256", "0.01", "0.0", "0.0", "0.0", "0.0", "2", str(sc.seed + 2))
     assert row_key({"protocol": "ps", "seed": None}, TRAIN_KEY) == ("ps", "")
 
 

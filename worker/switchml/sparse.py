@@ -348,7 +348,7 @@ class StreamWindow(ReliableWindow):
         out: list[SparseOut] = []
         if nxt == NO_BLOCK:
             # the stream is over: the bound counted one round per block, it took self.rounds[i]
-            self._total -= 1 + plan.stream_blocks(i) - self.rounds[i]
+            self._lower_total(1 + plan.stream_blocks(i) - self.rounds[i])
         else:
             if (nxt >= plan.num_blocks or nxt % self.width != i
                     or (p.block != NO_BLOCK and nxt <= p.block)):
