@@ -26,6 +26,7 @@ anywhere, traced code included, become `int(R[i])`, so no numpy scalar leaks int
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -123,6 +124,15 @@ def _vsat32(cells: np.ndarray, fields: np.ndarray) -> None:
     cells[:] = s.astype(np.int32).view(U32)
 
 
+@functools.cache
+def _vfill(n: int, c: int) -> np.ndarray:
+    """The n-element array of constant c (a header zeroed by add_header, or every field set to one constant),
+    read-only and shared: arrays in F are never changed in place."""
+    a = np.full(n, c, dtype=U32)
+    a.setflags(write=False)
+    return a
+
+
 def _vtake(values: Any) -> np.ndarray:
     """A new array from n Python ints or an array."""
     return np.array(values, dtype=U32)
@@ -165,7 +175,7 @@ def join_columns(regs: list[Any]) -> np.ndarray:
 
 def namespace(vectors: list[VectorHeader]) -> dict[str, Any]:
     ns: dict[str, Any] = {"_vbytes": _vbytes_fn(), "_vput": _vput, "_vsplice": _vsplice, "_vtake": _vtake,
-                          "_vsat32": _vsat32}
+                          "_vsat32": _vsat32, "_vfill": _vfill}
     for v in vectors:
         ns[f"_vload{v.n}"] = _vload_fn(v.n)
     return ns
@@ -260,6 +270,13 @@ class _Rewriter(ast.NodeTransformer):
         out: list[ast.stmt] = []
         i = 0
         while i < len(stmts):
+            fill = self.header_fill(stmts, i)
+            if fill is not None:
+                v, c = fill
+                value = _call("_vfill", ast.Constant(v.n), ast.Constant(c))
+                out.append(ast.copy_location(ast.Assign(targets=[_vec_ref(v, ast.Store())], value=value), stmts[i]))
+                i += v.n
+                continue
             copy = self.header_copy(stmts, i)
             if copy is not None:
                 dst, src = copy
@@ -271,6 +288,23 @@ class _Rewriter(ast.NodeTransformer):
             out.extend(r if isinstance(r, list) else [r])
             i += 1
         return out
+
+    def header_fill(self, stmts: list[ast.stmt], i: int) -> tuple[VectorHeader, int] | None:
+        """(header, c) when stmts[i:] start with `F[d + k] = c` for every field k of a vector header and one constant
+        c (add_header's zeroing, or a program setting every element): one shared constant array."""
+        st = stmts[i]
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.value, ast.Constant)):
+            return None
+        d, c = _phv_slot(st.targets[0]), st.value.value
+        v = next((v for v in self.vectors if v.first == d), None)
+        if v is None or type(c) is not int or not 0 <= c < 1 << 32 or i + v.n > len(stmts):
+            return None
+        for k in range(v.n):
+            x = stmts[i + k]
+            if not (isinstance(x, ast.Assign) and len(x.targets) == 1 and _phv_slot(x.targets[0]) == d + k
+                    and isinstance(x.value, ast.Constant) and x.value.value == c):
+                return None
+        return v, c
 
     def header_copy(self, stmts: list[ast.stmt], i: int) -> tuple[VectorHeader, VectorHeader] | None:
         """(dst, src) when stmts[i:] start with `F[d + k] = F[s + k]` for every field k of two vector headers of the

@@ -133,19 +133,68 @@ def test_repeated_frames_accumulate_exactly(load_compiled):
 
 
 def test_which_programs_get_vector_headers():
-    """switchml.p4's and atp.p4's payload headers and value registers are arrays (atp.p4's sums saturate and set an
-    overflow flag: `_vsat32` and `any()`)."""
+    """switchml.p4's, atp.p4's and omnireduce.p4's payload headers and value registers are arrays (atp.p4's sums
+    saturate and set an overflow flag: `_vsat32` and `any()`; omnireduce.p4 zeroes its payload for a header-only
+    packet: `_vfill`)."""
     from compiler import compile_file
     from switch.v1model import V1Switch
 
     p4src = ROOT / "p4src"
     made = {}
-    for name in ("switchml", "atp"):
+    for name in ("switchml", "atp", "omnireduce"):
         sw = V1Switch()
         sw.load(compile_file(str(p4src / f"{name}.p4")).json)
         made[name] = ([v.name for v in sw._l.cg.vectors], sorted(r.name for r in sw.registers.values() if r.is_vector))
     assert made["switchml"] == (["ina_data"], ["SwitchMLIngress.ina_values"])
     assert made["atp"] == (["atp_data"], ["AtpIngress.atp_values"])
+    assert made["omnireduce"] == (["ina_data"], ["SwitchMLIngress.ina_values"])
+
+
+def test_a_header_set_to_one_constant_is_one_shared_array():
+    """add_header's zeroing (and a program setting every element to one constant) is one read-only array, not an
+    element-wise run that would keep the header scalar; a run that differs in one element stays element-wise."""
+    v = VectorHeader("h", 10, 16, 40)
+    zero = "def A(F, D):\n    if not F[3]:\n        F[3] = 1\n" + "".join(
+        f"        F[{10 + k}] = 0\n" for k in range(16)) + "        F[1] += 64\n"
+    out = finish_module(zero, [v], set())
+    assert "F[40] = _vfill(16, 0)" in out and "F[10]" not in out
+    a = namespace([v])["_vfill"](16, 7)
+    assert a.tolist() == [7] * 16 and not a.flags.writeable
+    mixed = "def A(F, D):\n" + "".join(f"    F[{10 + k}] = {int(k == 5)}\n" for k in range(16))
+    with pytest.raises(NotVectorizable):
+        finish_module(mixed, [v], set())
+
+
+def test_a_header_only_omnireduce_packet_is_the_same_frame_fast_and_traced():
+    """omnireduce.p4 expands a header-only DATA packet into N zeros: the vector build's RESULT equals the traced
+    code's, byte for byte, and so do the registers."""
+    from compiler import compile_file
+    from switch.v1model import V1Switch
+    from topo.inprocess import frame
+
+    program = compile_file(str(ROOT / "p4src" / "omnireduce.p4")).json
+    out = []
+    for trace in (None, lambda pid, msg: None):
+        sw = V1Switch()
+        sw.load(program)
+        sw.trace = trace
+        sw.tables["SwitchMLIngress.ina_jobs"].insert((1,), "SwitchMLIngress.ina_set_job", [2, 5, 0, 8])
+        sw.tables["SwitchMLIngress.ina_epochs"].insert((1,), "SwitchMLIngress.ina_set_epoch", [3])
+        for r in range(2):
+            sw.tables["SwitchMLIngress.ina_workers"].insert((r + 1, 0x0A000001 + r, 4000 + r, 1),
+                                                             "SwitchMLIngress.ina_set_worker", [r])
+            sw.tables["SwitchMLEgress.ina_destinations"].insert((1, r), "SwitchMLEgress.ina_set_destination",
+                                                                [1, 2, 3 + r, 4 + r, 5 + r])
+        sw.pre.set_group(5, [(1, 0), (2, 1)])
+        got = []
+        for r, payload in ((0, b""), (1, struct.pack("!64i", *range(-32, 32)))):
+            ina = struct.pack("!BBHIBBHI", 1, 1, 2, 9, 130, 0, r, 17) + payload
+            got.append(sw.process(r + 1, frame(f"00:00:00:00:00:0{r + 1}", "00:00:00:00:00:fe", f"10.0.0.{r + 1}",
+                                               "10.0.0.254", 4000 + r, 48864, ina)))
+        out.append((got, sw.registers["SwitchMLIngress.ina_values"].cells()[4 * 64:5 * 64]))
+    fast, traced = out
+    assert fast == traced and fast[0][0] == [] and len(fast[0][1]) == 2
+    assert fast[1] == [x & M32 for x in range(-32, 32)]
 
 
 def test_element_wise_common_paths_keep_a_header_scalar():

@@ -32,7 +32,6 @@ class SparseWorker:
     sets from one all-reduce to the next as SwitchML's `Worker` does."""
 
     accept_any_source = False
-    decode_batch = None
 
     def __init__(self, job: JobConfig, rank: int, codec: SparseCodec, options: WindowOptions | None = None, *,
                  timeline: Timeline | None = None, clock: Callable[[], float] = time.monotonic) -> None:
@@ -45,6 +44,7 @@ class SparseWorker:
         self.timeline, self.clock = timeline, clock
         self._next_set = [0] * job.pool.size
         self.decode = codec.decode
+        self.decode_batch = codec.decode_batch
 
     def destination(self) -> tuple[str, str, int]:
         return self.job.switch.mac, self.job.switch.ip, INA_UDP_PORT

@@ -136,6 +136,22 @@ class SparseCodec:
             return hdr, np.zeros(self.num_elems, dtype=np.int32)
         return hdr, np.frombuffer(data, dtype=WIRE_INT32, offset=self.header_len).astype(np.int32)
 
+    def decode_batch(self, datagrams: Sequence[bytes]) -> tuple[list[SparseFields], np.ndarray, int]:
+        """The datagrams of one receive at once: (header values per valid datagram, in `SparseHeader` order; their
+        payloads as one (k, N) big-endian int32 array, zeros for a header-only one; how many were malformed)."""
+        size, head = self.packet_len, self.header_len
+        good = [d for d in datagrams if len(d) == size or len(d) == head]
+        rows = np.zeros((len(good), self.num_elems), dtype=WIRE_INT32)
+        headers: list[SparseFields] = []
+        unpack = self._struct.unpack_from if self._struct is not None else self.spec.unpack
+        order = self._slot_of
+        for i, d in enumerate(good):
+            wire = unpack(d)
+            headers.append(tuple(wire[pos] for pos in order))  # type: ignore[arg-type]
+            if len(d) == size:
+                rows[i] = np.frombuffer(d, dtype=WIRE_INT32, offset=head)
+        return headers, rows, len(datagrams) - len(good)
+
     def __repr__(self) -> str:
         layout = ", ".join(f"{f.name}:{f.width}" for f in self.spec.fields)
         return f"SparseCodec({self.spec.name}[{layout}] + 0 or {self.num_elems} x int32)"
@@ -322,30 +338,42 @@ class StreamWindow(ReliableWindow):
         return out
 
     def on_packet(self, hdr: SparseHeader, values: np.ndarray, now: float) -> list[SparseOut]:
+        """Take one received packet; returns the packets to send."""
+        return self.on_packets([astuple_sparse(hdr)], np.asarray(values)[None], now)
+
+    def on_packets(self, headers: Sequence[SparseFields], values: np.ndarray, now: float) -> list[SparseOut]:
+        """Take the packets of one receive (header values, (k, N) payloads); returns the packets to send."""
+        out: list[SparseOut] = []
+        for row, fields in enumerate(headers):
+            self._take(fields, values[row], now, out)
+        while self._ready and self._room():
+            out.append(self._book(self._ready.popleft(), now).out)
+        return out
+
+    def _take(self, fields: Sequence[int], values: np.ndarray, now: float, out: list[SparseOut]) -> None:
+        msg_type, job, pool, block, exponent, flags, _rank, nxt = fields
         stats = self.stats
-        if hdr.msg_type != MSG_RESULT or hdr.job_id != self.job_id:
+        if msg_type != MSG_RESULT or job != self.job_id:
             stats.foreign_ignored += 1
-            return []
-        epoch = hdr.flags >> 1
+            return
+        epoch = flags >> 1
         if epoch != self._epoch:
             if self._epoch:
                 raise SwitchRestarted(self.job_id, self._epoch, epoch)
             self._epoch = epoch
-        i = self._index_of.get(hdr.pool_index, -1)
+        i = self._index_of.get(pool, -1)
         p = self._pending.get(i)
-        if p is None or p.pool_index != hdr.pool_index or p.block != hdr.packet_id:
+        if p is None or p.pool_index != pool or p.block != block:
             stats.duplicates_ignored += 1
-            return []
+            return
         del self._pending[i]
         if self.timeline is not None:
-            self.timeline.span(f"block {p.block}" if p.block != NO_BLOCK else "announce", (p.pool_index & 0x7FFF) + 1,
+            self.timeline.span(f"block {p.block}" if p.block != NO_BLOCK else "announce", (pool & 0x7FFF) + 1,
                                p.first_sent, now, "packet", round=p.round, retransmissions=p.retries + p.fast_count)
         self._answer(p, now)
         plan = self.plan
         if p.block != NO_BLOCK:
             plan.result(p.block, values)
-        nxt = hdr.next_block
-        out: list[SparseOut] = []
         if nxt == NO_BLOCK:
             # the stream is over: the bound counted one round per block, it took self.rounds[i]
             self._lower_total(1 + plan.stream_blocks(i) - self.rounds[i])
@@ -356,14 +384,11 @@ class StreamWindow(ReliableWindow):
                                     f"{'its announcement' if p.block == NO_BLOCK else f'block {p.block}'}: the "
                                     "workers disagree on the tensor's size or window (same --size, --dtype and "
                                     "--window everywhere?)")
-            plan.agree(nxt, hdr.exponent)
+            plan.agree(nxt, exponent)
             self._send(self._round(i, nxt, now), now, out)
         if self._answered == self._total:
             self._finish(now)
         out.extend(self._fast_retransmits(now))
-        while self._ready and self._room():
-            out.append(self._book(self._ready.popleft(), now).out)
-        return out
 
     def _flag(self, p: _Round) -> SparseOut:
         f = p.out.fields
