@@ -60,7 +60,8 @@ all: help
 help:
 	@echo "make run           all-reduce through the switch in Mininet; prints which switch it chose and why (knobs PROTO/ALGO"
 	@echo "                   WORKERS SIZE LOSS BW=MBIT|auto QUEUE=PACKETS DTYPE SEED TARGET TOPO=star|twotier|leafspine RACKS SPINES LEVELS FAULTS=plan.toml PCAP=1"
-	@echo "                   WINDOW_CONTROL=fixed|adaptive TRACE=1: timeline -> results/trace.json, opens in Perfetto;"
+	@echo "                   WINDOW_CONTROL=fixed|adaptive SPARSITY=F SPARSE_OVERLAP=F (zero blocks; PROTO=omnireduce skips them)"
+	@echo "                   TRACE=1: timeline -> results/trace.json, opens in Perfetto;"
 	@echo "                   TLS=1: P4Runtime over TLS with client certificates, CA and certificates in TLS_DIR=out/tls)"
 	@echo "make test          set up and run the test suite"
 	@echo "make perf          nccl-tests' all_reduce_perf columns for ALGO on WORKERS hosts (BW, PERF_ARGS=\"-b 4K -e 1M -f 4\")"
