@@ -522,6 +522,33 @@ class PrimitiveLowerer:
             return e.member
         raise self.lc.unsupported(e, f"'{describe(e)}' (expected an enum constant)")
 
+    def mark_to_drop(self, call: ast.MethodCall, si: Json | None) -> list[Json]:
+        """mark_to_drop(sm): simple_switch's primitive on a standard_metadata_t header instance. p4c passes an
+        action's or function's copy of standard_metadata (a metadata header of its own); ours lives in scalars, so the
+        primitive marks the real one and the copy takes its egress_spec and mcast_grp, the real ones restored after
+        (the switch's own drop port, as the primitive writes it; the copy-out then writes them back)."""
+        where = self.xl.locate(call.args[0])
+        if isinstance(where, HeaderRef):
+            return [prim("mark_to_drop", [{"type": "header", "value": where.name}], si)]
+        if not (isinstance(where, StructRef) and all(isinstance(where.members.get(f), FieldRef)
+                                                     for f in ("egress_spec", "mcast_grp"))):
+            raise self.lc.unsupported(call.args[0], f"mark_to_drop of '{describe(call.args[0])}'")
+        out: list[Json] = []
+        saved = []
+        for f in ("egress_spec", "mcast_grp"):
+            dst = where.members[f]
+            assert isinstance(dst, FieldRef)
+            tmp = self.lc.add_scalar(f"mark_to_drop_{f}", dst.type)
+            real = {"type": "field", "value": [STD_META, f]}
+            out.append(prim("assign", [{"type": "field", "value": [tmp.header, tmp.field]}, real], si))
+            saved.append((f, dst, tmp, real))
+        out.append(prim("mark_to_drop", [{"type": "header", "value": STD_META}], si))
+        for f, dst, tmp, real in saved:
+            out.append(prim("assign", [{"type": "field", "value": [dst.header, dst.field]}, real], si))
+        for f, dst, tmp, real in saved:
+            out.append(prim("assign", [real, {"type": "field", "value": [tmp.header, tmp.field]}], si))
+        return out
+
     def extern_function(self, call: ast.MethodCall, name: str, si: Json | None) -> list[Json]:
         a = call.args
         if self.gress != "parser":
@@ -532,7 +559,7 @@ class PrimitiveLowerer:
                     self.lc.diags.warning(call.loc, "mark_to_drop: Using deprecated feature mark_to_drop. Please use "
                                           "mark_to_drop(standard_metadata) instead.", "deprecated")
                 return [prim("drop", [], si)]
-            return [prim("mark_to_drop", [{"type": "header", "value": STD_META}], si)]
+            return self.mark_to_drop(call, si)
         if name == "random":
             return [prim("modify_field_rng_uniform", [self.xl.lvalue(a[0]), self.arg(a[1]), self.arg(a[2])], si)]
         if name == "hash":
