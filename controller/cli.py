@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from finsy import P4Schema
+from controller.schema import P4Schema
 
 from controller.base import CliCommand, ProgramController
 from controller.client import ControllerError, P4RuntimeClient

@@ -19,7 +19,7 @@ from typing import Any
 
 import finsy
 import grpc
-from finsy import P4Schema
+from controller.schema import P4Schema
 from finsy.p4entity import decode_entity
 from finsy.proto import p4r, p4r_grpc, rpc_status
 from google.protobuf import any_pb2

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from finsy import P4Schema
+from controller.schema import P4Schema
 from finsy.p4entity import decode_entity
 from finsy.proto import p4i, p4r
 from google.protobuf import text_format

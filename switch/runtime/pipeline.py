@@ -135,7 +135,8 @@ def verify(config: p4r.ForwardingPipelineConfig) -> Pipeline:
                           f"the BMv2 JSON table {len(key)}")
         for mf, jk in zip(tbl.match_fields, key):
             target = jk.get("target") if isinstance(jk, dict) else None
-            if jk.get("mask") is None and isinstance(target, list) and len(target) == 2:
+            if jk.get("mask") is None and isinstance(target, list) and len(target) == 2 and mf.bitwidth:
+                # bitwidth 0: a key of a type P4Runtime gives no width (p4c's P4Info for an `error` key), as PI takes it
                 width = widths.get((target[0], target[1]))
                 if width is not None and width != mf.bitwidth:
                     raise invalid(f"P4Info table '{tbl.name}': match field '{mf.name}' is {mf.bitwidth} bits, "

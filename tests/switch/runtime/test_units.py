@@ -154,3 +154,29 @@ def test_device_config_raw_and_legacy_wrapper() -> None:
         with pytest.raises(P4RuntimeError) as exc:
             pipeline.device_config_json(bad)
         assert exc.value.code == Code.INVALID_ARGUMENT
+
+
+def test_a_key_p4runtime_gives_no_width_is_accepted_as_pi_accepts_it() -> None:
+    """p4c writes an `error`-typed key into the P4Info without a bitwidth (issue1062-1-bmv2.p4) and into the JSON as
+    32 bits: the pipeline is set, as PI sets it; a real width mismatch is still refused."""
+    from finsy.proto import p4i
+
+    program = {"header_types": [{"name": "m_t", "id": 0, "fields": [["my_err", 32, False]]}],
+               "headers": [{"name": "m", "id": 0, "header_type": "m_t", "metadata": True}],
+               "actions": [{"name": "NoAction", "id": 0, "runtime_data": [], "primitives": []}],
+               "pipelines": [{"name": "ingress", "tables": [{"name": "ingress.t", "id": 0, "actions": ["NoAction"],
+                                                             "key": [{"match_type": "exact", "name": "m.my_err",
+                                                                      "target": ["m", "my_err"], "mask": None}]}]}]}
+    info = p4i.P4Info()
+    act = info.actions.add()
+    act.preamble.id, act.preamble.name = 0x01000001, "NoAction"
+    tbl = info.tables.add()
+    tbl.preamble.id, tbl.preamble.name = 0x02000001, "ingress.t"
+    mf = tbl.match_fields.add()
+    mf.id, mf.name, mf.match_type = 1, "m.my_err", p4i.MatchField.EXACT
+    tbl.action_refs.add().id = 0x01000001
+    config = p4r.ForwardingPipelineConfig(p4info=info, p4_device_config=json.dumps(program).encode())
+    assert pipeline.verify(config).index.tables[0x02000001].name == "ingress.t"
+    config.p4info.tables[0].match_fields[0].bitwidth = 16
+    with pytest.raises(P4RuntimeError, match="is 16 bits, 32 in the BMv2 JSON"):
+        pipeline.verify(config)
