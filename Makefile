@@ -100,7 +100,8 @@ help:
 	@echo "                   elements/s, ratios; writes results/bench/switch.{md,csv} (BENCH_SWITCH_ARGS=\"--compare CMD\";"
 	@echo "                   BENCH_COMPARE=DIR|REV adds that version's embedded switch)"
 	@echo "make difftest      the same frames through the embedded switch and real BMv2 (else p4c's JSON), outputs compared"
-	@echo "                   (DIFFTEST_PROGRAMS, TUTORIALS=<p4lang/tutorials checkout>, DIFFTEST_ARGS)"
+	@echo "                   (DIFFTEST_PROGRAMS, TUTORIALS=<p4lang/tutorials checkout>, P4C_SAMPLES=<p4lang/p4c checkout>,"
+	@echo "                   DIFFTEST_ARGS)"
 	@echo "make docs          build the documentation site (docs/, mkdocs.yml; mkdocs build --strict) -> site/"
 	@echo "make clean         remove build outputs and emulation leftovers"
 
@@ -275,10 +276,12 @@ bench-loss: build
 
 # the same program, entries and frames on two switches, every output compared (root for bmv2): real simple_switch_grpc
 # when on PATH, else p4c's JSON against ours; DIFFTEST_PROGRAMS (default: the test programs), TUTORIALS=<a
-# p4lang/tutorials checkout> adds its solutions with their s1-runtime.json; DIFFTEST_ARGS="--against process --packets 500"
+# p4lang/tutorials checkout> adds its solutions with their s1-runtime.json, P4C_SAMPLES=<a p4lang/p4c checkout> its
+# v1model samples that have an STF test (their STF frames first); DIFFTEST_ARGS="--against p4c --packets 500"
 DIFFTEST_PROGRAMS ?= $(wildcard tests/p4/*.p4) $(wildcard tests/compiler/p4/*.p4)
 difftest: setup
-	$(PY) -m perf.difftest $(DIFFTEST_PROGRAMS) $(if $(TUTORIALS),--tutorials $(TUTORIALS)) $(DIFFTEST_ARGS)
+	$(PY) -m perf.difftest $(DIFFTEST_PROGRAMS) $(if $(TUTORIALS),--tutorials $(TUTORIALS)) \
+	  $(if $(P4C_SAMPLES),--p4c-samples $(P4C_SAMPLES)) $(DIFFTEST_ARGS)
 
 # the packet simulator at scale: one verified all-reduce of 4 MiB per worker at 100 Gbit/s, per worker count
 # -> results/bench/sim.md (wall time, events/s, peak RSS) and sim-history.csv

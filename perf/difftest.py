@@ -3,6 +3,8 @@ output compared.
 
     python -m perf.difftest PROGRAM.p4 [--runtime s1-runtime.json] [--packets 300] [--seed 1] [--ports 4]
                             [--against bmv2|p4c|self] [--json A.json] [--other-json B.json]
+    python -m perf.difftest --tutorials P4LANG_TUTORIALS_CHECKOUT     # their solutions, each with s1-runtime.json
+    python -m perf.difftest --p4c-samples P4C_CHECKOUT [--samples-all] # p4c's v1model samples, their STF packets first
 
 The program is compiled once with the toolchain in use (`p4c-bm2-ss` when on PATH, else `python -m compiler`), loaded
 into both switches over P4Runtime with the same entries (a P4 tutorials `sN-runtime.json`: table entries, default
@@ -20,7 +22,10 @@ bytes, as a multiset: replicas may leave in any order) must be equal. The refere
 
 Frames are structured-random (`frames`): a walk of the program's parser from its start state, each extracted header
 drawn at random, a select's key fields set to one of its cases (or left to the default), fields of table keys drawn
-from the values the entries use, then 0-32 random payload bytes; some frames are cut short.
+from the values the entries use, then 0-32 random payload bytes; some frames are cut short. A program of p4c's
+samples (`--p4c-samples`) first gets the frames of its STF test (`packet` lines), the ones p4c's own BMv2 test sends;
+its STF's table entries are not installed (few samples have any). Its switch ports are 0..N-1, where the other
+programs' are 1..N: a v1model program that never sets `egress_spec` sends to port 0, as most samples do.
 """
 
 from __future__ import annotations
@@ -284,10 +289,11 @@ class Switch(Protocol):
 
 class EngineSwitch:
     """The embedded switch's engine in this process, programmed over P4Runtime (controller.local). With `ports`, what
-    it sends to a port outside 1..ports, or shorter than an Ethernet header, is not an output (a switch process has
-    no interface there, and no interface sends such a frame: it is lost)."""
+    it sends to a port outside first..first+ports-1, or shorter than an Ethernet header, is not an output (a switch
+    process has no interface there, and no interface sends such a frame: it is lost)."""
 
-    def __init__(self, name: str, compiled: Compiled, runtime: Runtime, ports: int | None = None) -> None:
+    def __init__(self, name: str, compiled: Compiled, runtime: Runtime, ports: int | None = None,
+                 first: int = 1) -> None:
         from switch.v1model import V1Switch
 
         self.name = name
@@ -296,6 +302,7 @@ class EngineSwitch:
         self.sw.load(program)
         self.client = LocalClient(self.sw, compiled.p4info, program)
         self.ports = ports
+        self.first = first
         if runtime.updates:
             self.client.write(runtime.updates)
 
@@ -303,8 +310,10 @@ class EngineSwitch:
         out = self.sw.process(port, frame)
         if self.ports is None:
             return out
-        # a port has an interface only for 1..ports, and no interface sends a frame shorter than an Ethernet header
-        return [(p, f) for p, f in out if 1 <= p <= self.ports and len(f) >= MIN_FRAME]
+        # a port has an interface only for first..first+ports-1, and no interface sends a frame shorter than an
+        # Ethernet header
+        lo = self.first
+        return [(p, f) for p, f in out if lo <= p < lo + self.ports and len(f) >= MIN_FRAME]
 
     def close(self) -> None:
         pass
@@ -316,13 +325,13 @@ class VethSwitch:
     in and come out through an exchange helper in that namespace (perf.traffic exchange-server)."""
 
     def __init__(self, name: str, command: Sequence[str], compiled: Compiled, runtime: Runtime, ports: int,
-                 quiet: float = 0.05) -> None:
+                 quiet: float = 0.05, first: int = 1) -> None:
         self.name = name
         self.quiet = quiet
         """Seconds without a frame that end one frame's outputs (longer for programs that loop a packet)."""
         self._stack = contextlib.ExitStack()
         try:
-            peers = self._stack.enter_context(_veths(ports))
+            peers = self._stack.enter_context(_veths(ports, first))
             self.proc, client, _ = self._stack.enter_context(
                 running_switch(SwitchUnderTest(name, tuple(command)), peers, compiled, start_timeout=30.0))
             if runtime.updates:
@@ -354,16 +363,16 @@ class VethSwitch:
 
 
 @contextlib.contextmanager
-def _veths(count: int) -> Iterator[list[Host]]:
-    """Ports 1..count: veth pairs whose switch ends stay in the root namespace and whose far ends (the `Host`s, no
-    addresses) share one fresh namespace."""
+def _veths(count: int, first: int = 1) -> Iterator[list[Host]]:
+    """Ports first..first+count-1: veth pairs whose switch ends stay in the root namespace and whose far ends (the
+    `Host`s, no addresses) share one fresh namespace."""
     tag = secrets.token_hex(3)
     ns = f"inadt-{tag}"
     made: list[str] = []
     sh("ip", "netns", "add", ns)
     try:
         out = []
-        for p in range(1, count + 1):
+        for p in range(first, first + count):
             sw_if, h_if = f"dt{tag}s{p}", f"dt{tag}h{p}"
             sh("ip", "link", "add", sw_if, "type", "veth", "peer", "name", h_if)
             made.append(sw_if)
@@ -449,21 +458,69 @@ def tutorial_programs(root: Path) -> list[tuple[Path, Path | None]]:
     return out
 
 
-def difftest_program(program: Path, runtime_file: Path | None, against: str, args: argparse.Namespace) -> Report:
+SAMPLES_DIR = Path("testdata") / "p4_16_samples"
+"""Where a p4lang/p4c checkout keeps its P4_16 test programs (each `X.p4` with its STF test `X.stf` when it has one)."""
+
+
+def sample_programs(root: Path, with_stf_only: bool = True) -> list[tuple[Path, Path | None, Path | None]]:
+    """p4c's v1model samples under a p4lang/p4c checkout (or its testdata/p4_16_samples itself): (program, no
+    entries, its STF test or None), only those with an STF test unless `with_stf_only` is False (the ones p4c's own
+    suite runs on BMv2)."""
+    folder = root / SAMPLES_DIR if (root / SAMPLES_DIR).is_dir() else root
+    if not folder.is_dir():
+        raise ValueError(f"{root}: no {SAMPLES_DIR} (a p4lang/p4c checkout) and not a folder of samples either")
+    out: list[tuple[Path, Path | None, Path | None]] = []
+    for prog in sorted(folder.glob("*.p4")):
+        try:
+            text = prog.read_text(errors="replace")
+        except OSError:
+            continue
+        if "v1model.p4" not in text:
+            continue
+        stf = prog.with_suffix(".stf")
+        if stf.is_file() or not with_stf_only:
+            out.append((prog, None, stf if stf.is_file() else None))
+    return out
+
+
+def stf_frames(stf: Path, ports: int, first: int = 0) -> list[tuple[int, bytes]]:
+    """The frames an STF test sends (`packet <port> <hex>`), in order, each port folded into first..first+ports-1;
+    frames shorter than an Ethernet header are left out (a veth does not carry them), and so are lines that do not
+    parse."""
+    from switch.stf import commands as stf_commands
+    from switch.stf.parser import parse_line
+
+    out = []
+    for n, line in enumerate(stf.read_text(errors="replace").splitlines(), start=1):
+        try:
+            cmd = parse_line(line, n)
+        except ValueError:
+            continue
+        if isinstance(cmd, stf_commands.Packet) and len(cmd.data) >= MIN_FRAME:
+            out.append(((cmd.port - first) % ports + first, cmd.data))
+    return out
+
+
+def difftest_program(program: Path, runtime_file: Path | None, against: str, args: argparse.Namespace,
+                     stf: Path | None = None) -> Report:
     """One program through both switches (module docstring); RuntimeError, OSError, ValueError or ControllerError
-    when it cannot be compiled, loaded or programmed."""
+    when it cannot be compiled, loaded or programmed. `stf`: its STF test, whose frames go first."""
     work = (args.work_dir or Path("/tmp/ina-difftest")) / program.stem
     runtime = load_runtime(runtime_file)
     ours = _compile(program, work / "ours", [sys.executable, "-m", "compiler"] if against == "p4c" else None)
     prog = json.loads(ours.json.read_text())
     rng = random.Random(args.seed)
-    inputs = [(rng.randrange(1, args.ports + 1), f) for f in frames(prog, rng, args.packets, runtime.key_values)]
-    a = EngineSwitch("embedded", ours, runtime, args.ports if against in ("bmv2", "process") else None)
+    first = 0 if stf is not None else 1  # a sample's ports are 0..N-1 (module docstring)
+    inputs = stf_frames(stf, args.ports, first) if stf is not None else []
+    inputs += [(rng.randrange(first, first + args.ports), f)
+               for f in frames(prog, rng, args.packets, runtime.key_values)]
+    a = EngineSwitch("embedded", ours, runtime, args.ports if against in ("bmv2", "process") else None, first)
     b: Switch
     if against == "bmv2":
-        b = VethSwitch("bmv2", ["simple_switch_grpc"], ours, runtime, args.ports, args.quiet)
+        b = VethSwitch("bmv2", ["simple_switch_grpc"], ours, runtime, args.ports, args.quiet, first)
     elif against == "process":
-        b = VethSwitch("embedded process", [sys.executable, "-m", "switch"], ours, runtime, args.ports, args.quiet)
+        b = VethSwitch("embedded process", [sys.executable, "-m", "switch"], ours, runtime, args.ports, args.quiet,
+                       first)
     elif against == "p4c":
         b = EngineSwitch("embedded+p4c-json", _compile(program, work / "p4c", ["p4c-bm2-ss"]), runtime)
         a.name = "embedded+our-json"
@@ -483,9 +540,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--runtime", type=Path, default=None, help="entries: a P4 tutorials sN-runtime.json (one program)")
     p.add_argument("--tutorials", type=Path, default=None, metavar="DIR",
                    help="also every solution of a p4lang/tutorials checkout, with its s1-runtime.json")
+    p.add_argument("--p4c-samples", type=Path, default=None, metavar="DIR",
+                   help="also p4c's v1model samples (a p4lang/p4c checkout, or its testdata/p4_16_samples) that have "
+                        "an STF test, its frames sent first")
+    p.add_argument("--samples-all", action="store_true",
+                   help="with --p4c-samples: every v1model sample, also those without an STF test")
     p.add_argument("--packets", type=int, default=300)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--ports", type=int, default=4, help="switch ports 1..N (frames enter on any of them)")
+    p.add_argument("--ports", type=int, default=4,
+                   help="switch ports 1..N, 0..N-1 for p4c's samples (frames enter on any of them)")
     p.add_argument("--against", choices=("bmv2", "p4c", "process", "self"), default=None,
                    help="the reference (default: bmv2 if simple_switch_grpc is on PATH, else p4c if p4c-bm2-ss is)")
     p.add_argument("--other-json", type=Path, default=None, help="self: the second engine's JSON instead")
@@ -502,18 +565,29 @@ def main(argv: Sequence[str] | None = None) -> int:
               "(--against self compares the embedded switch with itself, --against process its process over veths)",
               file=sys.stderr)
         return 2
-    todo: list[tuple[Path, Path | None]] = [(prog, args.runtime) for prog in args.programs]
+    todo: list[tuple[Path, Path | None, Path | None]] = [(prog, args.runtime, None) for prog in args.programs]
     if args.tutorials is not None:
-        todo += tutorial_programs(args.tutorials)
-    if not todo:
-        p.error("give programs or --tutorials DIR")
-    alike = differ = failed = stopped = 0
-    for prog, rt in todo:
+        todo += [(prog, rt, None) for prog, rt in tutorial_programs(args.tutorials)]
+    if args.p4c_samples is not None:
         try:
-            report = difftest_program(prog, rt, against, args)
+            todo += sample_programs(args.p4c_samples, with_stf_only=not args.samples_all)
+        except ValueError as err:
+            p.error(str(err))
+    if not todo:
+        p.error("give programs, --tutorials DIR or --p4c-samples DIR")
+    alike = differ = failed = stopped = 0
+    for prog, rt, stf in todo:
+        try:
+            report = difftest_program(prog, rt, against, args, stf)
         except (OSError, RuntimeError, ValueError, ControllerError, LoadError) as err:
             failed += 1
-            print(f"{prog}: not compared: {str(err).strip().splitlines()[-1][:300]}")
+            lines = str(err).strip().splitlines() or [""]
+            why = next((ln for ln in lines if "error" in ln.lower()), lines[-1]).strip()
+            failed_at = why.find(" failed (")  # a compiler's command line, then its first message
+            if failed_at >= 0:
+                who = "p4c-bm2-ss" if "p4c-bm2-ss" in why[:failed_at] else "our compiler"
+                why = f"{who}: {why[why.find(': ', failed_at) + 2:]}"
+            print(f"{prog}: not compared: {why[:300]}")
             continue
         print(report.describe(args.show), flush=True)
         alike += report.ok

@@ -137,3 +137,29 @@ def test_a_reference_that_dies_ends_the_comparison_with_the_reason() -> None:
     rep = run_difftest(_Echo(), _Dying(), [(1, bytes([i]) * 14) for i in range(6)], "p.p4")
     assert (rep.frames, rep.same, rep.differences) == (2, 2, [])
     assert not rep.ok and "ref stopped by frame 2 (exit code -6)" in rep.describe()
+
+
+def test_p4c_samples_are_the_v1model_ones_with_an_stf_and_its_frames_go_first(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--p4c-samples`: a p4c checkout's v1model samples that have an STF test, each sent its STF's packets (ports
+    folded into 0..N-1, frames shorter than Ethernet left out) before the random frames."""
+    samples = tmp_path / "p4c" / "testdata" / "p4_16_samples"
+    samples.mkdir(parents=True)
+    source = PROGRAM.read_text()
+    (samples / "fwd-bmv2.p4").write_text(source)
+    (samples / "fwd-bmv2.stf").write_text("# a test\nadd ignored 1 2\npacket 0 00000000000a 00000000000b 0800 45\n"
+                                           "expect 1 ***\npacket 6 " + "ab" * 13 + "\npacket 2 " + "cd" * 20 + "\n")
+    (samples / "nostf-bmv2.p4").write_text(source)
+    (samples / "psa.p4").write_text("#include <psa.p4>\n")
+    (samples / "psa.stf").write_text("packet 0 00\n")
+    found = difftest.sample_programs(tmp_path / "p4c")
+    assert [(p.name, rt, stf.name if stf else None) for p, rt, stf in found] == [("fwd-bmv2.p4", None, "fwd-bmv2.stf")]
+    assert [p.name for p, _, _ in difftest.sample_programs(samples, with_stf_only=False)] == ["fwd-bmv2.p4",
+                                                                                            "nostf-bmv2.p4"]
+    assert difftest.stf_frames(samples / "fwd-bmv2.stf", 4) == [
+        (0, bytes.fromhex("00000000000a00000000000b080045")), (2, bytes.fromhex("cd" * 20))]
+    assert difftest.main(["--p4c-samples", str(tmp_path / "p4c"), "--against", "self", "--packets", "20",
+                          "--work-dir", str(tmp_path / "w")]) == 0
+    assert "fwd-bmv2.p4: embedded vs embedded (again): 22 of 22 frames alike" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        difftest.main(["--p4c-samples", str(tmp_path / "nowhere"), "--against", "self"])
