@@ -565,9 +565,10 @@ class PacketGen:
             return [f"if not {c}: raise ParserError({e})"]
         if op in ("advance", "shift"):
             n = self.expr(params[0], where, parser=True)[0]
-            if op == "advance":
-                return [f"pos += ({n}) >> 3", "if pos > n_: raise ParserError(_PE_SHORT)"]
-            return [f"pos += {n}", "if pos > n_: raise ParserError(_PE_SHORT)"]
+            if op == "advance":  # BMv2's ParserOpAdvance: checked before it moves, whole bytes only
+                return [f"e = {n}", "if e & 7: raise ParserError(_PE_INVARG)", "e = pos + (e >> 3)",
+                        "if e > n_: raise ParserError(_PE_SHORT)", "pos = e"]
+            return [f"e = pos + {n}", "if e > n_: raise ParserError(_PE_SHORT)", "pos = e"]  # ParserOpShift, bytes
         if op == "primitive":
             return self.primitive(params[0], where, parser=True)
         raise LoadError(f"unsupported parser operation {op!r} in {where}")
