@@ -491,6 +491,8 @@ class ExprLowerer:
         jop = {"&&": "and", "||": "or"}.get(op, op)
         rv = self.info.values.get(e.right)
         if op in ("<<", ">>"):
+            if self.info.values.get(e.left) == 0 and not isinstance(rv, int):  # p4c's strength reduction: 0 >> x
+                return hexval(0, width_of(t) if isinstance(t, BitsT) else None)
             self.check_shift(e, rv)
         if op == "-" and isinstance(t, BitsT) and not t.signed and isinstance(rv, int) and not isinstance(rv, bool):
             # p4c's strength reduction: x - c == x + (2^W - c) modulo 2^W
