@@ -57,6 +57,20 @@ def test_a_zero_shifted_by_a_wide_amount_is_zero_as_p4c_folds_it() -> None:
     assert any(p["parameters"][1] == {"type": "hexstr", "value": "0x0000"} for p in prims), prims
 
 
+def test_a_passed_control_instance_applied_twice_is_refused_as_p4c_refuses_it() -> None:
+    """tests/compiler/p4/control_instance_arg.p4 with its instance applied twice: p4c-bm2-ss 1.2.4.8 says "Program can
+    not be implemented on this target since it contains a path from table Ing.l.t back to itself", at the table."""
+    from tests.paths import TESTS
+
+    src = (TESTS / "compiler" / "p4" / "control_instance_arg.p4").read_text().replace(
+        "apply { l.apply(hdr); hdr.h.b = hdr.h.b + 1; }", "apply { l.apply(hdr); l.apply(hdr); }")
+    with pytest.raises(CompileError) as exc:
+        compile_source(src, name="t.p4")
+    line = next(i for i, text in enumerate(src.splitlines(), 1) if "table t {" in text)
+    assert f"t.p4:{line}:5: error: Program can not be implemented on this target since it contains a path from " \
+           "table Ing.l.t back to itself" in str(exc.value)
+
+
 def test_assigning_an_in_parameter() -> None:
     src = TEMPLATE.replace("@DECLS@", "").replace("@LOCALS@", "").replace("@BODY@", "")
     src = src.replace("apply { pkt.emit(hdr.eth); }", "apply { hdr.eth.dst = 0; pkt.emit(hdr.eth); }")
