@@ -46,7 +46,7 @@ from experiments.study import needs_root, study_parser  # noqa: E402
 from perf.machine import machine_info  # noqa: E402
 from worker.arguments import at_least, fail, in_range, link_rate, positive_float, probability  # noqa: E402
 from worker.job import MAX_WORKERS  # noqa: E402
-from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths  # noqa: E402
+from worker.protocols import DEFAULT_PROTOCOL, PROTOCOLS, program_paths, protocol_of_program  # noqa: E402
 from worker.training.trainer import TrainConfig  # noqa: E402
 
 MODULE = "experiments.train"
@@ -233,8 +233,9 @@ def plot(runs: Sequence[TrainRun], path: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = study_parser("experiments.train", __doc__)
-    p.add_argument("--protocols", "--algos", dest="protocols", nargs="+", choices=sorted(PROTOCOLS),
-                   default=[p for p in PROTOCOLS if not PROTOCOLS[p].needs_ps])
+    p.add_argument("--protocols", "--algos", dest="protocols", nargs="+", choices=sorted(PROTOCOLS), default=None,
+                   help="default: the host baselines and the in-network protocols that run the --json program "
+                        "without a parameter server")
     p.add_argument("--workers", type=in_range(1, MAX_WORKERS), default=4)
     p.add_argument("--epochs", type=at_least(1), default=20)
     p.add_argument("--bw", type=link_rate(zero=True), default=10.0, metavar="MBIT|auto",
@@ -260,6 +261,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                            program_json=args.program_json, p4info=args.p4info, run_dir=Path("/tmp/ina-testbed/train"))
     try:
         cfg.check()
+        program = str(protocol_of_program(args.program_json)[0].program)
+        if args.protocols is None:
+            args.protocols = [n for n, spec in PROTOCOLS.items() if not spec.needs_ps
+                              and (not spec.in_network or spec.program == program)]
+        other = [n for n in args.protocols if PROTOCOLS[n].in_network and PROTOCOLS[n].program != program]
+        if other:
+            raise ValueError(f"{args.program_json} is the {program} program, one program for every protocol of the "
+                             f"study; {', '.join(other)} {'needs its' if len(other) == 1 else 'need their'} own "
+                             "(--json out/<program>.json, in a run of its own)")
         if args.batch < args.workers:
             raise ValueError(f"--batch {args.batch} is smaller than the {args.workers} workers")
         for protocol in args.protocols:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from experiments.bound import Bound
 from experiments.train import Training, TrainRun, summary, tta_lines
 
@@ -32,3 +36,15 @@ def test_the_ratio_uses_only_seeds_network_bound_on_both_sides() -> None:
     assert "left out of the switchml / ring ratio (a run not network-bound or not reaching the target): 2." in text
     md = summary(runs, 4, 20.0, Training(5, 6800, 128, 0.1, 1, 0.95), {"CPU": "test"}, "auto, 20 Mbit/s")
     assert "an MLP 64-6800-10 (510,010 parameters)" in md and "Link rate: auto, 20 Mbit/s" in md
+
+
+def test_the_study_runs_one_program_and_says_which_protocols_it_cannot_run(
+        program_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`make train` gives every protocol one program (--json): by default the host baselines and the in-network
+    protocols of that program; one of another program (omnireduce.p4's) is refused before anything starts."""
+    from experiments.train import main
+
+    switchml = ["--json", str(program_dir / "switchml.json"), "--p4info", str(program_dir / "switchml.p4info.txt")]
+    assert main(["--protocols", "switchml", "omnireduce", *switchml]) != 0
+    err = capsys.readouterr().err
+    assert "switchml.json is the switchml program" in err and "omnireduce needs its own" in err
