@@ -236,14 +236,16 @@ def test_the_worker_cli_draws_its_input_and_the_references_sparse(tmp_path: Path
     assert exc.value.code == cli.EXIT_CONFIG
 
 
-def test_the_sweep_gives_each_run_its_points_sparsity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _sweep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sweep_keys: str) -> tuple[list, list, list, list]:
+    """A one-protocol Mininet sweep whose network only records each run's config: (configs, rows, CSV header, CSV
+    rows)."""
     sc = load_scenario(write(tmp_path, "[scenario]\nrepetitions = 1\n[sweep]\nprotocols = ['switchml']\nworkers = [2]\n"
-                                       "sizes = [256]\nsparsity = [0.0, 0.9]\n"))
-    ran: list[float] = []
+                                       "sizes = [256]\n" + sweep_keys))
+    ran: list[ExperimentConfig] = []
 
     class Net:
         def run(self, cfg: ExperimentConfig, background: object) -> None:
-            ran.append(cfg.sparsity)
+            ran.append(cfg)
             raise RuntimeError("no network here")
 
         def close(self) -> None:
@@ -254,31 +256,20 @@ def test_the_sweep_gives_each_run_its_points_sparsity(tmp_path: Path, monkeypatc
         (tmp_path / name).write_text("{}")
     rows = sweep.run_scenario(sc, tmp_path, program_json=tmp_path / "p.json", p4info=tmp_path / "p.p4info.txt",
                               progress=False)
-    assert ran == [0.0, 0.9] and [r.sparsity for r in rows] == [0.0, 0.9]
     header, got = read_rows(tmp_path / "runs.csv")
+    return ran, rows, header, got
+
+
+def test_the_sweep_gives_each_run_its_points_sparsity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ran, rows, header, got = _sweep(tmp_path, monkeypatch, "sparsity = [0.0, 0.9]\n")
+    assert [c.sparsity for c in ran] == [0.0, 0.9] and [r.sparsity for r in rows] == [0.0, 0.9]
     assert "sparsity" in header and header == list(CSV_FIELDS) and [r["sparsity"] for r in got] == ["0.0", "0.9"]
 
 
 def test_the_sweep_gives_each_run_its_points_overlap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    sc = load_scenario(write(tmp_path, "[scenario]\nrepetitions = 1\n[sweep]\nprotocols = ['switchml']\nworkers = [2]\n"
-                                       "sizes = [256]\nsparsity = [0.9]\noverlap = [0.0, 0.5]\n"))
-    ran: list[tuple[float, float]] = []
-
-    class Net:
-        def run(self, cfg: ExperimentConfig, background: object) -> None:
-            ran.append((cfg.sparsity, cfg.sparse_overlap))
-            raise RuntimeError("no network here")
-
-        def close(self) -> None:
-            pass
-
-    monkeypatch.setattr(sweep, "open_network", lambda cfg, log: Net())
-    for name in ("p.json", "p.p4info.txt"):
-        (tmp_path / name).write_text("{}")
-    rows = sweep.run_scenario(sc, tmp_path, program_json=tmp_path / "p.json", p4info=tmp_path / "p.p4info.txt",
-                              progress=False)
-    assert ran == [(0.9, 0.0), (0.9, 0.5)] and [r.overlap for r in rows] == [0.0, 0.5]
-    header, got = read_rows(tmp_path / "runs.csv")
+    ran, rows, header, got = _sweep(tmp_path, monkeypatch, "sparsity = [0.9]\noverlap = [0.0, 0.5]\n")
+    assert [(c.sparsity, c.sparse_overlap) for c in ran] == [(0.9, 0.0), (0.9, 0.5)]
+    assert [r.overlap for r in rows] == [0.0, 0.5]
     assert header.index("overlap") == header.index("sparsity") + 1 and [r["overlap"] for r in got] == ["0.0", "0.5"]
 
 

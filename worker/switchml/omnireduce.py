@@ -5,58 +5,29 @@ are SwitchML's."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from switch.timeline import Timeline
-from worker.codec import CodecError
-from worker.driver import WindowOptions
 from worker.job import JobConfig
 from worker.stats import RunResult
 from worker.switchml.faults import FAULTS
-from worker.switchml.header import INA_UDP_PORT
 from worker.switchml.plugin import SWITCHML
-from worker.switchml.sparse import NO_BLOCK, OMNIREDUCE_HEADER_TYPE, SparseCodec, SparseOut, SparsePlan, StreamWindow
-from worker.switchml.verify import verify
-from worker.switchml.worker import SWITCHML_WINDOW
-from worker.verify import Verdict
+from worker.switchml.sparse import NO_BLOCK, OMNIREDUCE_HEADER_TYPE, SparseCodec, SparsePlan, StreamWindow
+from worker.switchml.worker import Worker
 
 __all__ = ["OMNIREDUCE", "SparseWorker"]
 
 
-class SparseWorker:
-    """One rank of an omnireduce.p4 job: a `StreamWindow` per all-reduce (`begin`/`end`), slots continuing their
-    sets from one all-reduce to the next as SwitchML's `Worker` does."""
+class SparseWorker(Worker):
+    """One rank of an omnireduce.p4 job: SwitchML's `Worker` (addresses, codec checks, sets continuing from one
+    all-reduce to the next, verification) with a `StreamWindow` per all-reduce."""
 
-    accept_any_source = False
-
-    def __init__(self, job: JobConfig, rank: int, codec: SparseCodec, options: WindowOptions | None = None, *,
-                 timeline: Timeline | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        job.worker(rank)
-        if codec.num_elems != job.num_elems:
-            raise CodecError(f"job {job.job_id} says num_elems={job.num_elems} but the compiled program carries "
-                             f"{codec.num_elems} elements per packet (compile with -D INA_NUM_ELEMS={job.num_elems})")
-        self.job, self.rank, self.codec = job, rank, codec
-        self.options = options or WindowOptions()
-        self.timeline, self.clock = timeline, clock
-        self._next_set = [0] * job.pool.size
-        self.decode = codec.decode
-        self.decode_batch = codec.decode_batch
-
-    def destination(self) -> tuple[str, str, int]:
-        return self.job.switch.mac, self.job.switch.ip, INA_UDP_PORT
-
-    def encode(self, out: SparseOut) -> bytes:
-        return self.codec.encode_fields(out.fields, out.values)
-
-    def begin(self, array: np.ndarray, dtype: str | None = None) -> StreamWindow:
+    def begin(self, array: np.ndarray, dtype: str | None = None) -> StreamWindow:  # type: ignore[override]
         arr = np.asarray(array)
         mode = dtype or ("int32" if np.issubdtype(arr.dtype, np.integer) else "float32")
-        num_blocks = -(-arr.size // self.job.num_elems)
-        w = max(1, min(self.options.width(self.job.pool.size, SWITCHML_WINDOW), num_blocks))
+        w = self.window_for(-(-arr.size // self.job.num_elems))
         plan = SparsePlan(arr, self.job.num_elems, self.job.num_workers, w, mode)
         base = self.job.pool.base
         win = StreamWindow(plan=plan, job_id=self.job.job_id, rank=self.rank, slots=[base + i for i in range(w)],
@@ -64,15 +35,11 @@ class SparseWorker:
         win.stats.elements = arr.size
         return win
 
-    def end(self, win: StreamWindow) -> RunResult:
+    def end(self, win: StreamWindow) -> RunResult:  # type: ignore[override]
         self._next_set[: win.width] = win.next_first_set()
         plan = win.plan
         return RunResult(array=plan.output(), stats=win.stats,
                          exponents=plan.agreed if plan.mode == "float32" else None)
-
-    def verify(self, run: RunResult, inputs: list[np.ndarray], dtype: str) -> Verdict:
-        """int32 exact, float32 within SwitchML's block floating point bound, with the exponents agreed."""
-        return verify(run.array, inputs, self.job.num_elems, dtype, run.exponents)
 
 
 def accounting(job: JobConfig, run: Any) -> str:
@@ -90,7 +57,7 @@ OMNIREDUCE = replace(
     SWITCHML, name="omnireduce",
     description="OmniReduce-style sparse blocks through the P4 switch (SwitchML's slots as streams; only blocks "
     "non-zero in some worker get a round, a zero block travels as a header)",
-    rank=lambda job, rank, codec, o: SparseWorker(job, rank, codec, o.window, timeline=o.timeline),
+    rank=lambda job, rank, codec, o: SparseWorker(job, rank, None, codec, o.window, timeline=o.timeline),
     codec=SparseCodec, program="omnireduce", program_env="INA_OMNIREDUCE_JSON", header_type=OMNIREDUCE_HEADER_TYPE,
     trace_fields=("ina.msg_type", "ina.packet_id", "ina.pool_index", "ina.next_block", "ina.worker_rank"),
     faults=replace(FAULTS, state=[*FAULTS.state, ("SwitchMLIngress.ina_next", 2)]),

@@ -201,7 +201,6 @@ class SparsePlan:
         self.num_blocks = self.blocks.shape[0]
         self.streams = streams
         nonzero = np.flatnonzero(np.any(self.blocks != 0, axis=1))
-        self.nonzero = nonzero.size
         self._next = [nonzero[nonzero % streams == i].tolist() for i in range(streams)]
         """Per stream, its non-zero blocks in order."""
         self._is_nz = np.zeros(self.num_blocks, dtype=bool)
