@@ -3,6 +3,8 @@ P4Runtime, identically for every switch; the frames a sender offers and how the 
 
 - basic_forward (tests/p4/basic_forward.p4): IPv4 LPM forwarding, two /32 routes; h1 → h2.
 - agg64 (tests/p4/agg64.p4): 64 int32 elements added into registers per packet, the sums reflected to the sender.
+- the family (perf.family, generated): the same aggregation written in other styles (`agg_*`, every 4th frame
+  restarting its slot), and an L2/L3/ACL forwarding pipeline (`l2l3_acl`, h1 → h2).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class PacketProgram:
     key: str
     title: str
     source: Path
+    """The P4 source (for a generated program: where `text` is written, under the bench's work directory)."""
     frames: Callable[[Host, Host], list[bytes]]
     """The frames h1 sends (in turn)."""
     match_offset: int
@@ -79,6 +82,17 @@ class PacketProgram:
     """Table entries over P4Runtime (after the pipeline)."""
     engine_setup: Callable[[Any, Host, Host], None]
     """The same entries on an in-process engine (switch.v1model.V1Switch)."""
+    text: Callable[[], str] | None = None
+    """A generated program's source (perf.family); None for a file in the repository."""
+
+    def source_in(self, work_dir: Path) -> Path:
+        """The source to compile: the repository's file, or the generated text written to work_dir/<key>.p4."""
+        if self.text is None:
+            return self.source
+        work_dir.mkdir(parents=True, exist_ok=True)
+        path = work_dir / f"{self.key}.p4"
+        path.write_text(self.text())
+        return path
 
 
 def _forward_frames(h1: Host, h2: Host) -> list[bytes]:
@@ -96,12 +110,25 @@ def forward_engine_setup(sw: Any, h1: Host, h2: Host) -> None:
         table.insert(((ip_int(h.ip), 32),), FORWARD_ACTION, [mac_int(h.mac), h.port])
 
 
-def _agg_frames(h1: Host, h2: Host) -> list[bytes]:
-    """DATA packets of slots 0..15, encoded by the codec of agg64's own INA header (its compiled fixture)."""
+def agg_frame(h1: Host, h2: Host, slot: int, elements: list[int], first: bool = False, sport: int = 20000) -> bytes:
+    """One DATA packet of agg64's INA header (its compiled fixture's codec) for `slot`; `first` sets flags bit 0
+    (the family's programs restart the slot)."""
     codec = Codec.from_program_json(FIXTURES / "agg64.json")
-    return [udp_frame(SWITCH_MAC, h1.mac, h1.ip, h2.ip, 20000 + i, INA_UDP_PORT,
-                      codec.encode(InaHeader(pool_index=i, packet_id=i, exponent=EXPONENT_BIAS),
-                                   [(i * 64 + k) % 1000 - 500 for k in range(INA_ELEMS)])) for i in range(16)]
+    return udp_frame(SWITCH_MAC, h1.mac, h1.ip, h2.ip, sport, INA_UDP_PORT,
+                     codec.encode(InaHeader(pool_index=slot, packet_id=slot, exponent=EXPONENT_BIAS,
+                                            flags=int(first)), elements))
+
+
+def _agg_frames(h1: Host, h2: Host) -> list[bytes]:
+    """DATA packets of slots 0..15."""
+    return [agg_frame(h1, h2, i, [(i * 64 + k) % 1000 - 500 for k in range(INA_ELEMS)], sport=20000 + i)
+            for i in range(16)]
+
+
+def _family_agg_frames(h1: Host, h2: Host) -> list[bytes]:
+    """agg64's frames, every 4th one starting its slot over."""
+    return [agg_frame(h1, h2, i, [(i * 64 + k) % 1000 - 500 for k in range(INA_ELEMS)], i % 4 == 0, 20000 + i)
+            for i in range(16)]
 
 
 def _nothing(*_: Any) -> None:
@@ -113,6 +140,56 @@ BASIC_FORWARD = PacketProgram("basic_forward", "basic_forward (IPv4 LPM)", REPO 
 AGG64 = PacketProgram("agg64", "agg64 (64 × int32 into registers)", REPO / "tests" / "p4" / "agg64.p4", _agg_frames,
                       42, b"\x02", 0, _nothing, _nothing)
 PACKET_PROGRAMS = {p.key: p for p in (BASIC_FORWARD, AGG64)}
+
+
+def l2l3_entries(h1: Host, h2: Host) -> list[tuple[str, dict[str, Any], str, dict[str, int], int]]:
+    """l2l3_acl's entries as (table, {key field: value}, action, {param: value}, priority): both ports in VLAN 10,
+    a /32 route and a next hop per host, an ACL entry denying UDP port 23, the egress source MACs."""
+    out: list[tuple[str, dict[str, Any], str, dict[str, int], int]] = []
+    for n, h in enumerate((h1, h2), start=1):
+        out += [("MyIngress.port_vlan", {"standard_metadata.ingress_port": h.port}, "MyIngress.set_vlan",
+                 {"vlan": 10}, 0),
+                ("MyIngress.ipv4_lpm", {"meta.vlan": 10, "hdr.ipv4.dstAddr": (ip_int(h.ip), 32)},
+                 "MyIngress.set_nhop", {"nhop": n}, 0),
+                ("MyIngress.nexthop", {"meta.nhop": n}, "MyIngress.set_port", {"dmac": mac_int(h.mac), "port": h.port},
+                 0),
+                ("MyEgress.smac", {"standard_metadata.egress_port": h.port}, "MyEgress.set_smac",
+                 {"smac": mac_int(SWITCH_MAC)}, 0)]
+    out.append(("MyIngress.acl", {"hdr.udp.dstPort": (23, 0xFFFF)}, "MyIngress.deny", {}, 10))
+    return out
+
+
+def _l2l3_p4rt(client: P4RuntimeClient, h1: Host, h2: Host) -> None:
+    client.insert(*[finsy.P4TableEntry(t, match=finsy.P4TableMatch(m), action=finsy.P4TableAction(a, **d),
+                                       priority=prio)
+                    for t, m, a, d, prio in l2l3_entries(h1, h2)])
+
+
+def l2l3_engine_setup(sw: Any, h1: Host, h2: Host) -> None:
+    """l2l3_acl's entries inserted into an engine's tables directly (key fields in the table's order)."""
+    for t, m, a, d, prio in l2l3_entries(h1, h2):
+        table = sw.tables[t]
+        full = {k.name: m.get(k.name, (0, 0) if k.match_type == "ternary" else None) for k in table.key}
+        table.insert(tuple(full.values()), a, list(d.values()), prio)
+
+
+def _family() -> dict[str, PacketProgram]:
+    from perf import family
+
+    out = {}
+    for key, text in family.SOURCES.items():
+        doc = (text.__doc__ or key).split(":")[0].split(".")[0]
+        if key.startswith("agg_"):
+            out[key] = PacketProgram(key, f"{key} ({doc[0].lower() + doc[1:]})", Path(f"{key}.p4"),
+                                     _family_agg_frames, 42, b"\x02", 0, _nothing, _nothing, text)
+        else:
+            out[key] = PacketProgram(key, f"{key} (L2/L3/ACL, 5 tables)", Path(f"{key}.p4"), _forward_frames, 36,
+                                     (4321).to_bytes(2, "big"), 1, _l2l3_p4rt, l2l3_engine_setup, text)
+    return out
+
+
+FAMILY = _family()
+"""The generated programs (perf.family), by key."""
 
 
 def placeholder_hosts() -> tuple[Host, Host]:
