@@ -27,6 +27,14 @@ class EngineResult:
     cpu_share: float
     """This process's CPU time / wall time (below 1.0: other processes took part of the CPU)."""
     how: str
+    compiler: str = "ours"
+    """Who wrote the JSON (perf.harness.COMPILERS)."""
+    shape: str = ""
+    """The JSON's tables and conditionals (perf.family.JsonShape)."""
+
+    @property
+    def us_per_frame(self) -> float:
+        return 1e6 / self.pps if self.pps else float("inf")
 
 
 def _repeated(run: Callable[[float], int], seconds: float, repeats: int) -> tuple[list[float], int, float, float]:
@@ -43,9 +51,13 @@ def _repeated(run: Callable[[float], int], seconds: float, repeats: int) -> tupl
     return rates, packets, wall, cpu / wall
 
 
-def _result(prog: PacketProgram, mode: str, how: str, runs: tuple[list[float], int, float, float]) -> EngineResult:
+def _result(prog: PacketProgram, mode: str, how: str, runs: tuple[list[float], int, float, float],
+            program_json: Path, compiler: str) -> EngineResult:
+    from perf.family import JsonShape
+
     rates, packets, wall, share = runs
-    return EngineResult(prog.key, mode, statistics.median(rates), tuple(rates), packets, wall, share, how)
+    return EngineResult(prog.key, mode, statistics.median(rates), tuple(rates), packets, wall, share, how, compiler,
+                        str(JsonShape.of(json.loads(program_json.read_text()))))
 
 
 def loaded_engine(prog: PacketProgram, program_json: Path):  # -> switch.v1model.V1Switch
@@ -58,7 +70,8 @@ def loaded_engine(prog: PacketProgram, program_json: Path):  # -> switch.v1model
     return sw
 
 
-def bench_in_process(prog: PacketProgram, program_json: Path, seconds: float, repeats: int = 5) -> EngineResult:
+def bench_in_process(prog: PacketProgram, program_json: Path, seconds: float, repeats: int = 5,
+                     compiler: str = "ours") -> EngineResult:
     """`sw.process` on pre-built frames: `repeats` runs sharing `seconds`; the median rate."""
     sw = loaded_engine(prog, program_json)
     frames = prog.frames(*placeholder_hosts())
@@ -80,10 +93,12 @@ def bench_in_process(prog: PacketProgram, program_json: Path, seconds: float, re
             if time.perf_counter() >= end:
                 return n
 
-    return _result(prog, "in-process", "sw.process() loop, no I/O", _repeated(run, seconds, repeats))
+    return _result(prog, "in-process", "sw.process() loop, no I/O", _repeated(run, seconds, repeats), program_json,
+                   compiler)
 
 
-def bench_loop(prog: PacketProgram, program_json: Path, seconds: float, repeats: int = 5) -> EngineResult:
+def bench_loop(prog: PacketProgram, program_json: Path, seconds: float, repeats: int = 5,
+               compiler: str = "ours") -> EngineResult:
     """PacketLoop (receive batch → drain) on in-memory ports: engine + loop overhead, no kernel I/O."""
     from switch.ports import MemoryPort, PacketLoop
 
@@ -112,4 +127,4 @@ def bench_loop(prog: PacketProgram, program_json: Path, seconds: float, repeats:
         runs = _repeated(run, seconds, repeats)
     finally:
         loop.close()
-    return _result(prog, "loop", "PacketLoop batches of 257 on in-memory ports", runs)
+    return _result(prog, "loop", "PacketLoop batches of 257 on in-memory ports", runs, program_json, compiler)

@@ -7,12 +7,17 @@ import shlex
 import sys
 from typing import Sequence
 
+from perf.family import SOURCES as FAMILY_SOURCES
 from perf.switchml_job import WORKLOAD
 
-__all__ = ["PROGRAMS", "Measurement", "Settings", "SwitchUnderTest"]
+__all__ = ["COMPILERS", "PACKET_KEYS", "PROGRAMS", "Measurement", "Settings", "SwitchUnderTest"]
 
-PROGRAMS = ("basic_forward", "agg64", WORKLOAD)
-"""The workloads: two packet programs, and a SwitchML all-reduce on its program (`perf.switchml_job`)."""
+PACKET_KEYS = ("basic_forward", "agg64", *FAMILY_SOURCES)
+"""The packet programs: two from tests/p4 and the generated family (perf.family), measured in frames/s."""
+PROGRAMS = (*PACKET_KEYS, WORKLOAD)
+"""The workloads: the packet programs, and a SwitchML all-reduce on its program (`perf.switchml_job`)."""
+COMPILERS = ("ours", "p4c")
+"""Who writes the JSON: `python -m compiler`, and p4c-bm2-ss where it is on PATH (perf.workloads)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +65,18 @@ class Measurement:
     probes: int = 0
     sender_limited: bool = False
     note: str = ""
+    compiler: str = "ours"
+    """Who wrote the JSON the switch ran (COMPILERS)."""
+    mode: str = "loss-free"
+    """loss-free (the highest rate delivered with < 0.1 % loss) | overload (delivered when offered Settings.overload
+    times that) | job (the SwitchML all-reduce)"""
+    sender_cpu: float | None = None
+    receiver_cpu: float | None = None
+
+    @property
+    def series(self) -> tuple[str, str, str]:
+        """What repetitions of the same measurement share: (program, compiler, mode)."""
+        return self.program, self.compiler, self.mode
 
 
 @dataclasses.dataclass
@@ -79,6 +96,10 @@ class Settings:
     max_probes: int = 12
     start_timeout: float = 30.0
     job_timeout: float = 120.0
+    compilers: tuple[str, ...] = COMPILERS
+    """Compilers to use where available (p4c-bm2-ss only when on PATH)."""
+    overload: float = 3.0
+    """After each loss-free search, one probe offering this multiple of the rate found (0: none)."""
     warmup: bool = True
     """An unreported round before rep 1 (quarter-length probes, a quarter of the job): the first switch run of a
     program measured low without it, whichever switch it was."""

@@ -38,6 +38,10 @@ class Probe:
     """The switch process's CPU time / wall time during the probe (1.0: one core), when known."""
     backlog_s: float = 0.0
     """How long results kept arriving after the sender stopped: a queue that built up during the probe."""
+    sender_cpu: float | None = None
+    """The sender's CPU time / its sending time (near 1.0: the traffic generator, not the switch, may be the limit)."""
+    receiver_cpu: float | None = None
+    """The receiver's CPU time / the probe's wall time, when known."""
 
     @property
     def offered_pps(self) -> float:

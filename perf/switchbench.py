@@ -42,7 +42,8 @@ from perf.harness import PROGRAMS, Measurement, Settings, SwitchUnderTest
 from perf.machine import load_average, machine_info, proc_cpu_seconds
 from perf.ratesearch import Probe, SearchResult, find_max_rate
 from perf.switchreport import Report, write_report
-from perf.workloads import PACKET_PROGRAMS, Compiled, PacketProgram, compile_program, compiler_command
+from perf.workloads import (PACKET_PROGRAMS, Compiled, PacketProgram, available_compilers, compile_program,
+                            compiler_argv)
 from perf.traffic import NsProcess
 from topo.netns import EMBEDDED_SWITCH, Host, SwitchProcess, free_tcp_port, hosts
 
@@ -132,7 +133,8 @@ class PacketPath:
               drain_limit: float = 5.0) -> Probe:
         """Offer `rate` frames/s for `seconds`, wait until results stop arriving (`quiet` s without one, at most
         `drain_limit` s), count them; the backlog is how long after the sender's end the last one came."""
-        before = self.receiver.ask({})["received"]
+        first = self.receiver.ask({})
+        before = first["received"]
         cpu0, t0 = (proc_cpu_seconds(switch_pid) if switch_pid else 0.0), time.monotonic()
         sent = self.sender.ask({"rate": rate, "duration": seconds}, timeout=seconds + 30)
         cpu1, t1 = (proc_cpu_seconds(switch_pid) if switch_pid else 0.0), time.monotonic()
@@ -143,10 +145,14 @@ class PacketPath:
             if age is None or age >= quiet or time.monotonic() > end:
                 break
             time.sleep(quiet - age)
+        t2 = time.monotonic()
         received = now["received"] - before
         backlog = max(0.0, now["last_rx"] - sent["end"]) if received and now["last_rx"] is not None else 0.0
+        rx_cpu = now.get("cpu_s", 0.0) - first.get("cpu_s", 0.0)
         return Probe(rate, sent["sent"] + sent["send_errors"], received, sent["seconds"],
-                     (cpu1 - cpu0) / (t1 - t0) if switch_pid and t1 > t0 else None, backlog)
+                     (cpu1 - cpu0) / (t1 - t0) if switch_pid and t1 > t0 else None, backlog,
+                     sent.get("cpu_s", 0.0) / sent["seconds"] if sent["seconds"] > 0 else None,
+                     rx_cpu / (t2 - t0) if t2 > t0 else None)
 
     def close(self) -> None:
         self.sender.close()
@@ -154,8 +160,10 @@ class PacketPath:
 
 
 def search_once(prog: PacketProgram, path: PacketPath, sut: SwitchUnderTest, compiled: Compiled,
-                h1: Host, h2: Host, s: Settings, duration: float, log: Callable[[str], None]) -> SearchResult:
-    """Start `sut`, install the program, warm up at 2 kpps, search its highest loss-free rate, stop it."""
+                h1: Host, h2: Host, s: Settings, duration: float,
+                log: Callable[[str], None]) -> tuple[SearchResult, Probe | None]:
+    """Start `sut`, install the program, warm up at 2 kpps, search its highest loss-free rate, then (with
+    `s.overload`) offer that multiple of it once; stop it. The search and the overload probe."""
     with running_switch(sut, (h1, h2), compiled, s.start_timeout) as (proc, client, _):
         try:
             prog.p4rt_setup(client, h1, h2)
@@ -169,14 +177,24 @@ def search_once(prog: PacketProgram, path: PacketPath, sut: SwitchUnderTest, com
         def probe(rate: float) -> Probe:
             p = path.probe(rate, duration, proc.proc.pid)
             log(f"    {rate / 1000:8.1f} kpps offered: {p.delivered_pps / 1000:8.1f} delivered, loss "
-                f"{100 * p.loss:6.3f} %, backlog {1000 * p.backlog_s:5.0f} ms" + ("" if p.passes() else "  (fails)"))
+                f"{100 * p.loss:6.3f} %, backlog {1000 * p.backlog_s:5.0f} ms, CPU switch/sender/receiver "
+                f"{_cpu(p.switch_cpu)}/{_cpu(p.sender_cpu)}/{_cpu(p.receiver_cpu)}"
+                + ("" if p.passes() else "  (fails)"))
             return p
 
         result = find_max_rate(probe, start=s.start_rate, tolerance=s.tolerance, max_probes=s.max_probes)
+        over = None
+        if s.overload > 0 and result.best is not None and not result.sender_limited:
+            log(f"  overload, {s.overload:g} × the loss-free rate:")
+            over = probe(s.overload * result.best.delivered_pps)
         if proc.proc.poll() is not None:
             raise HarnessError(f"switch {sut.name!r} exited (code {proc.proc.returncode}) during the {prog.key} "
                                f"search; its last output:\n{proc.output_tail()}")
-    return result
+    return result, over
+
+
+def _cpu(v: float | None) -> str:
+    return "–" if v is None else f"{v:.2f}"
 
 
 def _rep_label(rep: int, s: Settings) -> str:
@@ -190,38 +208,54 @@ def turn_order(suts: Sequence[SwitchUnderTest], rep: int) -> list[SwitchUnderTes
     return [*suts[k:], *suts[:k]]
 
 
-def measure_packet_program(prog: PacketProgram, compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Settings,
-                           log: Callable[[str], None]) -> list[Measurement]:
-    """Interleaved repetitions of the rate search on every switch, over one pair of namespaces; first an unreported
-    warm-up round with shorter probes (`s.warmup`)."""
+def measure_packet_program(prog: PacketProgram, compiled: dict[str, Compiled], suts: Sequence[SwitchUnderTest],
+                           s: Settings, log: Callable[[str], None]) -> list[Measurement]:
+    """For each compiler's JSON, interleaved repetitions of the rate search on every switch, over one pair of
+    namespaces; first an unreported warm-up round with shorter probes (`s.warmup`)."""
     out: list[Measurement] = []
     with hosts(2) as (h1, h2):
         path = PacketPath(prog, h1, h2)
         try:
-            for rep in range(0 if s.warmup else 1, s.reps + 1):
-                for sut in turn_order(suts, rep):
-                    log(f"{prog.key} {_rep_label(rep, s)}, {sut.name}:")
-                    duration = s.duration if rep else max(0.25, s.duration / 4)
-                    result = search_once(prog, path, sut, compiled, h1, h2, s, duration, log)
-                    if rep:
-                        out.append(_search_measurement(prog, sut, rep, result))
-                    log(f"  → {result.delivered_pps / 1000:.1f} kpps")
+            for comp, c in compiled.items():
+                for rep in range(0 if s.warmup else 1, s.reps + 1):
+                    for sut in turn_order(suts, rep):
+                        log(f"{prog.key} [{comp}] {_rep_label(rep, s)}, {sut.name}:")
+                        duration = s.duration if rep else max(0.25, s.duration / 4)
+                        result, over = search_once(prog, path, sut, c, h1, h2, s, duration, log)
+                        if rep:
+                            out.append(_search_measurement(prog, sut, rep, result, comp))
+                            if over is not None:
+                                out.append(_overload_measurement(prog, sut, rep, over, comp, s.overload))
+                        log(f"  → {result.delivered_pps / 1000:.1f} kpps"
+                            + (f", {over.delivered_pps / 1000:.1f} kpps under overload" if over else ""))
         finally:
             path.close()
     return out
 
 
-def _search_measurement(prog: PacketProgram, sut: SwitchUnderTest, rep: int, r: SearchResult) -> Measurement:
+def _search_measurement(prog: PacketProgram, sut: SwitchUnderTest, rep: int, r: SearchResult,
+                        compiler: str = "ours") -> Measurement:
     b = r.best
     if b is None:
-        return Measurement(prog.key, sut.name, rep, None, "frames/s", probes=len(r.probes),
+        return Measurement(prog.key, sut.name, rep, None, "frames/s", probes=len(r.probes), compiler=compiler,
                            note=f"no probe passed (lowest tried {min(p.rate for p in r.probes) / 1000:.1f} kpps)")
     failed = [p.rate for p in r.probes if not p.passes()]
     note = f"lowest failing offer {min(failed) / 1000:.1f} kpps" if failed else "no probe failed"
     if r.sender_limited:
         note = "the sender could not offer more: a lower bound"
     return Measurement(prog.key, sut.name, rep, b.delivered_pps, "frames/s", b.offered_pps, b.loss, b.switch_cpu,
-                       len(r.probes), r.sender_limited, note)
+                       len(r.probes), r.sender_limited, note, compiler, "loss-free", b.sender_cpu, b.receiver_cpu)
+
+
+def _overload_measurement(prog: PacketProgram, sut: SwitchUnderTest, rep: int, p: Probe, compiler: str,
+                          factor: float) -> Measurement:
+    """The delivered rate when offered `factor` × the loss-free rate (what a saturated emulation gets)."""
+    note = f"offered {p.offered_pps / 1000:.1f} kpps ({factor:g} × loss-free)"
+    if p.sender_limited:
+        note += f"; the sender reached only {p.offered_pps / p.rate:.0%} of its target"
+    return Measurement(prog.key, sut.name, rep, p.delivered_pps if p.received else None, "frames/s", p.offered_pps,
+                       p.loss, p.switch_cpu, 1, p.sender_limited, note, compiler, "overload", p.sender_cpu,
+                       p.receiver_cpu)
 
 
 def job_once(sut: SwitchUnderTest, hs: list[Host], setup: switchml_job.JobSetup, compiled: Compiled, size: int,
@@ -242,23 +276,25 @@ def job_once(sut: SwitchUnderTest, hs: list[Host], setup: switchml_job.JobSetup,
     return run, cpu
 
 
-def measure_switchml(compiled: Compiled, suts: Sequence[SwitchUnderTest], s: Settings, work_dir: Path,
+def measure_switchml(compiled: dict[str, Compiled], suts: Sequence[SwitchUnderTest], s: Settings, work_dir: Path,
                      log: Callable[[str], None]) -> list[Measurement]:
-    """Interleaved repetitions of one verified 4-worker all-reduce on every switch (after an unreported warm-up
-    round with a quarter of the elements)."""
+    """For each compiler's JSON, interleaved repetitions of one verified 4-worker all-reduce on every switch (after
+    an unreported warm-up round with a quarter of the elements)."""
     out: list[Measurement] = []
     with hosts(4, address=switchml_job.star_address) as hs:
-        setup = switchml_job.prepare_job(hs, compiled.json, work_dir)
-        for rep in range(0 if s.warmup else 1, s.reps + 1):
-            for sut in turn_order(suts, rep):
-                run, cpu = job_once(sut, hs, setup, compiled, s.size if rep else max(1024, s.size // 4), s, work_dir)
-                note = (f"{run.size} float32 elements, {len(hs)} workers, slowest {run.elapsed_s:.3f} s, "
-                        f"{run.retransmissions} retransmissions") if run.elements_per_s else f"failed: {run.error}"
-                if rep:
-                    out.append(Measurement(switchml_job.WORKLOAD, sut.name, rep, run.elements_per_s, "elements/s",
-                                           switch_cpu=cpu, note=note))
-                log(f"switchml {_rep_label(rep, s)}, {sut.name}: "
-                    + (f"{run.elements_per_s:,.0f} elements/s" if run.elements_per_s else note))
+        for comp, c in compiled.items():
+            setup = switchml_job.prepare_job(hs, c.json, work_dir / comp)
+            for rep in range(0 if s.warmup else 1, s.reps + 1):
+                for sut in turn_order(suts, rep):
+                    run, cpu = job_once(sut, hs, setup, c, s.size if rep else max(1024, s.size // 4), s,
+                                        work_dir / comp)
+                    note = (f"{run.size} float32 elements, {len(hs)} workers, slowest {run.elapsed_s:.3f} s, "
+                            f"{run.retransmissions} retransmissions") if run.elements_per_s else f"failed: {run.error}"
+                    if rep:
+                        out.append(Measurement(switchml_job.WORKLOAD, sut.name, rep, run.elements_per_s,
+                                               "elements/s", switch_cpu=cpu, note=note, compiler=comp, mode="job"))
+                    log(f"switchml [{comp}] {_rep_label(rep, s)}, {sut.name}: "
+                        + (f"{run.elements_per_s:,.0f} elements/s" if run.elements_per_s else note))
     return out
 
 
@@ -269,19 +305,30 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
     info = machine_info()
     t_start = time.monotonic()
     wanted = [p for p in PROGRAMS if p in s.programs]
-    compiled: dict[str, Compiled] = {}
+    compilers = available_compilers(s.compilers)
+    if not compilers:
+        raise HarnessError(f"none of the compilers {', '.join(s.compilers)} is available (p4c-bm2-ss not on PATH)")
+    compiled: dict[str, dict[str, Compiled]] = {}
     for key in wanted:
-        if key in PACKET_PROGRAMS:
-            compiled[key] = compile_program(PACKET_PROGRAMS[key].source, work_dir)
-        else:  # the all-reduce job's program
-            compiled[key] = compile_program(switchml_job.SOURCE, work_dir, include=switchml_job.SOURCE.parent)
+        compiled[key] = {}
+        for comp in compilers:
+            out_dir = work_dir / comp
+            if key in PACKET_PROGRAMS:
+                src = PACKET_PROGRAMS[key].source_in(work_dir / "generated")
+                compiled[key][comp] = compile_program(src, out_dir, command=compiler_argv(comp))
+            else:  # the all-reduce job's program
+                compiled[key][comp] = compile_program(switchml_job.SOURCE, out_dir, include=switchml_job.SOURCE.parent,
+                                                      command=compiler_argv(comp))
     engine: list[EngineResult] = []
     if s.engine_seconds > 0:
         for key in wanted:
-            if key in PACKET_PROGRAMS:
-                log(f"{key}: in-process engine ...")
-                engine.append(bench_in_process(PACKET_PROGRAMS[key], compiled[key].json, s.engine_seconds))
-                engine.append(bench_loop(PACKET_PROGRAMS[key], compiled[key].json, s.engine_seconds))
+            if key not in PACKET_PROGRAMS:
+                continue
+            for comp, c in compiled[key].items():
+                log(f"{key} [{comp}]: in-process engine ...")
+                engine.append(bench_in_process(PACKET_PROGRAMS[key], c.json, s.engine_seconds, compiler=comp))
+                if key in ("basic_forward", "agg64"):
+                    engine.append(bench_loop(PACKET_PROGRAMS[key], c.json, s.engine_seconds, compiler=comp))
     rows: list[Measurement] = []
     for key in wanted:
         if key in PACKET_PROGRAMS:
@@ -292,8 +339,8 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
     info["run time"] = f"{time.monotonic() - t_start:.0f} s"
     info["note"] = ("the machine is shared; a load average above the CPU count means other processes took CPU time "
                     "from these measurements")
-    report = Report(info, s, list(suts), rows, engine, " ".join(compiler_command()).replace(sys.executable, "python"),
-                    command)
+    report = Report(info, s, list(suts), rows, engine, ", ".join(
+        f"{c}: `{' '.join(compiler_argv(c)).replace(sys.executable, 'python')}`" for c in compilers), command)
     write_report(report, out)
     log(f"wrote {out} and {out.with_suffix('.csv')}")
     return 0 if all(m.value for m in rows) else 1
@@ -302,12 +349,14 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
 def settings_from(args: argparse.Namespace) -> Settings:
     """--quick first, then explicit flags on top."""
     s = Settings(reps=1, duration=0.5, size=16384, engine_seconds=0.2, max_probes=10) if args.quick else Settings()
-    for name in ("reps", "duration", "size", "engine_seconds", "max_probes", "start_timeout"):
+    for name in ("reps", "duration", "size", "engine_seconds", "max_probes", "start_timeout", "overload"):
         value = getattr(args, name)
         if value is not None:
             setattr(s, name, value)
     if args.programs:
         s.programs = tuple(args.programs)
+    if args.compilers:
+        s.compilers = tuple(args.compilers)
     s.warmup = not args.no_warmup
     return s
 
@@ -326,6 +375,10 @@ def parser() -> argparse.ArgumentParser:
                         "directory or a git revision (exported for the run, perf.checkout)")
     p.add_argument("--no-bmv2", action="store_true", help="leave simple_switch_grpc out even when it is on PATH")
     p.add_argument("--programs", nargs="+", choices=PROGRAMS, help="default: all")
+    p.add_argument("--compilers", nargs="+", choices=("ours", "p4c"),
+                   help="who writes the JSON (default: both; p4c only where p4c-bm2-ss is on PATH)")
+    p.add_argument("--overload", type=float,
+                   help="after each search, offer this multiple of the loss-free rate once (default 3; 0: no)")
     p.add_argument("--reps", type=int, help="interleaved repetitions per program (default 3)")
     p.add_argument("--duration", type=float, help="seconds per rate probe (default 2)")
     p.add_argument("--size", type=int, help="SwitchML job: elements per worker (default 262144)")

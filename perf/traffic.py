@@ -49,13 +49,14 @@ def send_frames(sock: socket.socket, frames: Sequence[bytes], *, rate: float = 0
                 count: int = 0, burst_s: float = BURST_S) -> dict[str, Any]:
     """Send `frames` (cycled) for `count` frames or `duration` seconds at `rate` frames/s (0: as fast as possible, in
     chunks of 64), paced against the clock in bursts of what falls due in `burst_s`. Returns {"sent", "seconds",
-    "send_errors", "end"}: frames the kernel refused are counted in send_errors, not in sent; `end` is
-    time.monotonic() when sending stopped (CLOCK_MONOTONIC: comparable across the namespaces' processes)."""
+    "send_errors", "end", "cpu_s"}: frames the kernel refused are counted in send_errors, not in sent; `end` is
+    time.monotonic() when sending stopped (CLOCK_MONOTONIC: comparable across the namespaces' processes); `cpu_s`
+    the sender's CPU seconds meanwhile."""
     send = sock.send
     n, nf, errors = 0, len(frames), 0
     limit = count if count else 1 << 62
     chunk = max(1, min(64, int(rate * burst_s))) if rate else 64
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     end = t0 + duration if duration else float("inf")
     while n < limit:
         now = time.perf_counter()
@@ -73,7 +74,7 @@ def send_frames(sock: socket.socket, frames: Sequence[bytes], *, rate: float = 0
                 errors += 1
         n += k
     return {"sent": n - errors, "seconds": time.perf_counter() - t0, "send_errors": errors,
-            "end": time.monotonic()}
+            "end": time.monotonic(), "cpu_s": time.process_time() - c0}
 
 
 class MatchCounter:
@@ -153,8 +154,9 @@ def cmd_send_server(args: argparse.Namespace) -> int:
 
 
 def cmd_recv_server(args: argparse.Namespace) -> int:
-    """Count matching frames all the time; answer each request line with {"received", "last_rx", "last_rx_age"}: the
-    count so far, time.monotonic() of the last matching frame and seconds since (null before the first)."""
+    """Count matching frames all the time; answer each request line with {"received", "last_rx", "last_rx_age",
+    "cpu_s"}: the count so far, time.monotonic() of the last matching frame and seconds since (null before the
+    first), and the receiver's CPU seconds so far."""
     counter = MatchCounter(args.iface, bytes.fromhex(args.match), args.offset)
     poll = select.poll()
     poll.register(counter.fileno(), select.POLLIN)
@@ -175,8 +177,8 @@ def cmd_recv_server(args: argparse.Namespace) -> int:
             while b"\n" in pending:
                 _, pending = pending.split(b"\n", 1)
                 age = None if counter.last is None else time.monotonic() - counter.last
-                print(json.dumps({"received": counter.received, "last_rx": counter.last, "last_rx_age": age}),
-                      flush=True)
+                print(json.dumps({"received": counter.received, "last_rx": counter.last, "last_rx_age": age,
+                                  "cpu_s": time.process_time()}), flush=True)
 
 
 def cmd_exchange_server(args: argparse.Namespace) -> int:

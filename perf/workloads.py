@@ -35,6 +35,16 @@ def compiler_command() -> list[str]:
     return ["p4c-bm2-ss"] if shutil.which("p4c-bm2-ss") else [sys.executable, "-m", "compiler"]
 
 
+def compiler_argv(name: str) -> list[str]:
+    """The command of compiler `name`: ours (`python -m compiler`) or p4c (`p4c-bm2-ss`)."""
+    return {"ours": [sys.executable, "-m", "compiler"], "p4c": ["p4c-bm2-ss"]}[name]
+
+
+def available_compilers(wanted: tuple[str, ...] = ("ours", "p4c")) -> list[str]:
+    """The wanted compilers that can run here: ours always, p4c when p4c-bm2-ss is on PATH."""
+    return [c for c in wanted if c != "p4c" or shutil.which("p4c-bm2-ss")]
+
+
 @dataclasses.dataclass(frozen=True)
 class Compiled:
     """A compiled program: BMv2 JSON and P4Info text."""
@@ -190,6 +200,7 @@ def _family() -> dict[str, PacketProgram]:
 
 FAMILY = _family()
 """The generated programs (perf.family), by key."""
+PACKET_PROGRAMS.update(FAMILY)
 
 
 def placeholder_hosts() -> tuple[Host, Host]:

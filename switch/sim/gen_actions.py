@@ -438,6 +438,7 @@ class ActionGen:
             prims = a.get("primitives", [])
             self._idx = None
             inline: list[str] | None = None
+            raw: list[str] | None = None
             if any(pr.get("op") in ("_jump", "_jump_if_zero") for pr in prims):
                 body = self.jumping_body(prims, where)
             else:
@@ -446,6 +447,7 @@ class ActionGen:
                 for prim in prims:
                     body.extend(self.primitive(prim, where))
                 self._idx_on = False
+                raw = body
                 if not self.trace:
                     body = optimize_body(body, self.vec_info)
                     inline = body  # straight-line: may be inlined where the action is known statically
@@ -460,6 +462,7 @@ class ActionGen:
             self.out.extend(lines)
             info = ActionInfo(name, aid, [(r["name"], int(r["bitwidth"])) for r in rd])
             self.actions[aid] = {"name": name, "fn": fn, "info": info, "inline": inline,
+                                 "raw": raw if inline is not None else None,
                                  "uses_data": any("D[" in b for b in body)}
             self.action_by_name[name] = self.actions[aid]
             self.action_infos[name] = info

@@ -9,7 +9,9 @@ the shared parts of its branches duplicated; beyond a small budget (or a nesting
 refuse) the generator gives up and the caller keeps the node-function scheme.
 
 Keyless tables with a const default action (p4c's `tbl_<file><line>` wrappers of straight-line statements) always
-run that action with that data, so its body is inlined; other tables dispatch on the entry's action id to inlined
+run that action with that data (BMv2 refuses to change such a default: DEFAULT_ACTION_IS_CONST), so its body is
+inlined; the straight-line runs of inlined bodies and conditionals between lookups are then optimised as one
+action body (optimize.fuse_regions: PHV slots in locals across the run, common subexpressions). Other tables dispatch on the entry's action id to inlined
 bodies of their small actions (the entry's data bound to `D`), falling back to the entry's compiled function.
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from switch.sim.optimize import fuse_regions
 from switch.sim.program import P_EXIT
 from switch.sim.tables import ActionInfo
 
@@ -57,7 +60,7 @@ class FlowGen:
         except Unstructured:
             return None
         lines.extend(body or ["    pass"])
-        return lines
+        return fuse_regions(lines, self.vec_info)
 
     # --- regions -----------------------------------------------------------------------------------------------
     def _region(self, n: str | None, stop: str | None, depth: int, tables: dict, conds: dict,
@@ -116,12 +119,13 @@ class FlowGen:
         return [(tuple(v), k) for k, v in groups.items()] + [("else", base)]
 
     def _inline_action(self, aid: int, data: tuple) -> list[str] | None:
-        """Body of action `aid` with its runtime data bound to constants, or None if it cannot be inlined."""
+        """Body of action `aid` with its runtime data bound to constants, or None if it cannot be inlined: the
+        body before optimisation, which the whole straight-line region it lands in gets (optimize.fuse_regions)."""
         a = self.actions[aid]
-        body = a.get("inline")
+        body = a.get("raw")
         if body is None:
             return None
-        return ([f"D = {tuple(data)!r}"] if data and a.get("uses_data") else []) + body
+        return ([f"D = {tuple(data)!r}"] if data and any("D[" in b for b in body) else []) + body
 
     def _call_action(self, t: dict) -> list[str]:
         """Run entry `e`'s action: small straight-line actions of the table inline (dispatch on the action id,

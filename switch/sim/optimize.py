@@ -36,7 +36,16 @@ bounds are tested, never what ends up in them):
    a register per element) keeps those registers as the columns of one 2-D array and adds the fields to its row i
    at once (`t` ends with the last sum, as the scalar run leaves it).
 
+6. Common subexpressions. An operation over locals and constants that a run of statements computes more than
+   once, while none of its names is assigned from its first use to its last, is computed once into a local
+   `_c<n>` before the first use. p4c's copy propagation writes `meta.keep = E; ... r & meta.keep` as `r & E` at
+   every use: sixty-four recomputations of E in a 64-element aggregation action. Only operations that cannot
+   raise qualify (no division, no shift by a computed or negative amount), so evaluating one early, even where
+   its use sits in a branch not taken, changes nothing.
+
 A body that does not fit the assumptions (loops, `F` passed to a call, computed slots) is returned unchanged.
+`fuse_regions` applies the same rewrites to the straight-line runs of a whole generated pipeline function (the
+inlined bodies of p4c's synthesized tables and the conditionals between them), as if they were one action.
 """
 
 from __future__ import annotations
@@ -83,6 +92,7 @@ def optimize_body(lines: list[str], vec: VectorInfo | None = None) -> list[str]:
     if vec is not None:
         body = _column_windows(body, vec)
     body = _forward_temporaries(body)
+    body = _common_subexpressions(body)
     out: list[str] = []
     for stmt in body:
         out.extend(ast.unparse(ast.fix_missing_locations(stmt)).split("\n"))
@@ -871,4 +881,135 @@ def _forward_temporaries(stmts: list[ast.stmt]) -> list[ast.stmt]:
         if targets and _dead_after(out, j, t):
             out[k:j] = [ast.Assign(targets=targets, value=s.value)]  # type: ignore[attr-defined]
         k += 1
+    return out
+
+
+# --- 6. common subexpressions -----------------------------------------------------------------------------------
+_SAFE_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
+
+
+def _cse_candidate(node: ast.AST) -> frozenset[str] | None:
+    """The names an operation reads when it is a CSE candidate (two or more operators over locals and constants,
+    none of which can raise), else None."""
+    ops, names = 0, set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.BinOp):
+            if isinstance(n.op, (ast.LShift, ast.RShift)):
+                if not (isinstance(n.right, ast.Constant) and type(n.right.value) is int and 0 <= n.right.value < 256):
+                    return None
+            elif not isinstance(n.op, _SAFE_BINOPS):
+                return None
+            ops += 1
+        elif isinstance(n, ast.UnaryOp):
+            if not isinstance(n.op, (ast.Invert, ast.USub, ast.Not)):
+                return None
+            ops += 1
+        elif isinstance(n, ast.Name):
+            if n.id in ("F", "D") or not (n.id.startswith(("_f", "_c")) or n.id == "i"):
+                return None  # globals (registers, tables) could change under a call
+            names.add(n.id)
+        elif isinstance(n, ast.Constant):
+            if type(n.value) is not int:
+                return None
+        elif not isinstance(n, (ast.Load, ast.operator, ast.unaryop)):
+            return None
+    return frozenset(names) if ops >= 2 else None
+
+
+def _common_subexpressions(stmts: list[ast.stmt], budget: int = 64) -> list[ast.stmt]:
+    """Rewrite 6 over the top level of `stmts` (nested blocks count as part of their statement)."""
+    out = list(stmts)
+    while budget > 0:
+        budget -= 1
+        where: dict[str, list[int]] = {}
+        exprs: dict[str, tuple[ast.expr, frozenset[str], int]] = {}
+        for k, st in enumerate(out):
+            for n in ast.walk(st):
+                if isinstance(n, (ast.BinOp, ast.UnaryOp)):
+                    key = ast.dump(n)
+                    if key not in exprs:
+                        names = _cse_candidate(n)
+                        if names is None:
+                            continue
+                        exprs[key] = (n, names, sum(1 for _ in ast.walk(n)))
+                    where.setdefault(key, []).append(k)
+        assigned = [_assigned_names([st]) for st in out]
+        defined: list[set[str]] = []  # names surely bound before each statement (top-level assignments only)
+        bound: set[str] = set()
+        for st in out:
+            defined.append(set(bound))
+            if isinstance(st, ast.Assign):
+                bound |= {n.id for t in st.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        best = None
+        for key, ks in where.items():
+            if len(ks) < 2:
+                continue
+            node, names, size = exprs[key]
+            first, last = ks[0], ks[-1]
+            if not names <= defined[first] or any(names & assigned[k] for k in range(first, last + 1)):
+                continue
+            if best is None or size * len(ks) > best[2] * len(best[1]):
+                best = (key, ks, size)
+        if best is None:
+            return out
+        key, ks, _size = best
+        name = f"_c{_cse_serial(out)}"
+
+        class Replace(ast.NodeTransformer):
+            def generic_visit(self, node: ast.AST) -> ast.AST:
+                if isinstance(node, ast.expr) and ast.dump(node) == key:
+                    return ast.copy_location(ast.Name(name, ast.Load()), node)
+                return super().generic_visit(node)
+
+        first = ks[0]
+        value = copy.deepcopy(exprs[key][0])
+        for k in sorted(set(ks)):
+            out[k] = Replace().visit(out[k])
+        out.insert(first, ast.Assign([ast.Name(name, ast.Store())], value, lineno=0))
+    return out
+
+
+def _cse_serial(stmts: list[ast.stmt]) -> int:
+    """The next free `_c<n>` number in `stmts`."""
+    used = [int(n.id[2:]) for s in stmts for n in ast.walk(s) if isinstance(n, ast.Name) and n.id.startswith("_c")
+            and n.id[2:].isdigit()]
+    return max(used, default=-1) + 1
+
+
+# --- regions of a pipeline function --------------------------------------------------------------------------
+def fuse_regions(lines: list[str], vec: VectorInfo | None = None) -> list[str]:
+    """A generated pipeline function (`def pipe_<n>(F):` and its body) with each maximal run of statements that
+    qualify as one action body (no call gets `F`, constant slots only) optimised as one; the rest (table
+    lookups that call an entry's function) unchanged, their nested blocks searched for runs of their own."""
+    try:
+        fn = ast.parse("\n".join(lines)).body[0]
+    except SyntaxError:
+        return lines
+    if not isinstance(fn, ast.FunctionDef):
+        return lines
+    fn.body = _fuse_block(fn.body, vec) or [ast.Pass()]
+    return ast.unparse(ast.fix_missing_locations(fn)).split("\n")
+
+
+def _fuse_block(stmts: list[ast.stmt], vec: VectorInfo | None) -> list[ast.stmt]:
+    out: list[ast.stmt] = []
+    run: list[ast.stmt] = []
+
+    def flush() -> None:
+        if run:
+            text = [line for st in run for line in ast.unparse(ast.fix_missing_locations(st)).split("\n")]
+            done = optimize_body(text, vec)
+            out.extend(ast.parse("\n".join(done)).body if done is not text else run)
+            run.clear()
+
+    for st in stmts:
+        if _qualifies([st]):
+            run.append(st)
+            continue
+        flush()
+        if isinstance(st, ast.If):
+            st.body = _fuse_block(st.body, vec) or [ast.Pass()]
+            st.orelse = _fuse_block(st.orelse, vec)
+        out.append(st)
+    flush()
     return out

@@ -16,7 +16,7 @@ from perf.harness import Measurement, Settings, SwitchUnderTest
 from perf.machine import machine_info
 from perf.ratesearch import MAX_LOSS
 from perf.switchbench import HarnessError, running_switch
-from perf.switchreport import Report, markdown, ratio, write_report
+from perf.switchreport import Report, headlines, markdown, ratio, write_report
 from perf.workloads import Compiled
 from topo.netns import EMBEDDED_SWITCH, FIXTURES, Host, SwitchProcess, free_tcp_port
 from topo.switchproc import SwitchStartError
@@ -32,24 +32,41 @@ def _rows(path: Path) -> list[dict[str, str]]:
 @pytest.mark.timeout(300)
 def test_embedded_switch_against_itself(tmp_path: Path) -> None:
     out = tmp_path / "switch.md"
-    code = switchbench.main(["--quick", "--no-bmv2", "--compare", SELF, "--programs", "basic_forward", "agg64",
-                             "--out", str(out), "--work-dir", str(tmp_path / "work")])
+    code = switchbench.main(["--quick", "--no-bmv2", "--compare", SELF, "--programs", "basic_forward", "agg_ternary",
+                             "--compilers", "ours", "--out", str(out), "--work-dir", str(tmp_path / "work")])
     assert code == 0
     rows = _rows(out.with_suffix(".csv"))
     other = switchbench.switches_under_test([switchbench.parse_command(SELF)], bmv2=False)[1].name
-    for prog in ("basic_forward", "agg64"):
-        found = {r["switch"]: r for r in rows if r["kind"] == "measurement" and r["program"] == prog}
-        assert set(found) == {"embedded", other}
-        for r in found.values():
+    for prog in ("basic_forward", "agg_ternary"):
+        found = {r["switch"]: r for r in rows if r["kind"] == "measurement" and r["program"] == prog
+                 and r["mode"] == "loss-free"}
+        over = {r["switch"]: r for r in rows if r["kind"] == "measurement" and r["program"] == prog
+                and r["mode"] == "overload"}
+        assert set(found) == set(over) == {"embedded", other}
+        for sw, r in found.items():
+            assert r["compiler"] == "ours"
             assert float(r["value"]) > 0 and int(r["probes"]) >= 2  # found by a search, not one probe
             assert float(r["loss"]) < MAX_LOSS  # the loss criterion holds at the reported rate
             assert float(r["value"]) <= float(r["offered_pps"])
-        [med] = [r for r in rows if r["kind"] == "ratio" and r["program"] == prog and r["rep"] == "median"]
-        assert med["unit"] == f"embedded / {other}"
-        assert 0.25 <= float(med["value"]) <= 4.0
-        assert any(r["kind"] == "engine" and r["program"] == prog for r in rows)
+            assert 0 < float(r["sender_cpu"]) and 0 <= float(r["receiver_cpu"])
+            # the overload probe offered 3 x the loss-free rate (or the sender's most, which it says)
+            o = over[sw]
+            assert float(o["offered_pps"]) > 1.5 * float(r["value"]) or o["sender_limited"] == "1"
+        meds = {r["mode"]: r for r in rows if r["kind"] == "ratio" and r["program"] == prog and r["rep"] == "median"}
+        assert set(meds) == {"loss-free", "overload"}
+        assert meds["loss-free"]["unit"] == f"embedded / {other}"
+        assert 0.25 <= float(meds["loss-free"]["value"]) <= 4.0
+        [eng] = [r for r in rows if r["kind"] == "engine" and r["program"] == prog and r["mode"] == "in-process"]
+        assert "tables" in eng["note"] and "conditionals" in eng["note"]
+    heads = {(r["mode"], r["rep"]): r for r in rows if r["kind"] == "headline"}
+    assert set(heads) == {("loss-free", "minimum"), ("loss-free", "median"), ("overload", "minimum"),
+                          ("overload", "median")}
+    lf = [float(r["value"]) for r in rows if r["kind"] == "ratio" and r["mode"] == "loss-free"
+          and r["rep"] == "median"]
+    assert float(heads[("loss-free", "minimum")]["value"]) == pytest.approx(min(lf), abs=1e-4)
     text = out.read_text()
     assert "## Ratios" in text and f"| embedded / {other} |" in text and "## Machine" in text
+    assert "## Headline: the family's minimum and median" in text and "µs per frame" in text
     assert "Only the embedded switch ran here" not in text
 
 
@@ -158,24 +175,37 @@ def test_ratios_pair_the_repetitions_and_the_report_says_what_is_absolute(tmp_pa
          Measurement("agg64", "bmv2", 1, 80_000.0, "frames/s", 80_000.0, 0.0002, 1.0, 8),
          Measurement("agg64", "embedded", 2, 30_000.0, "frames/s", 30_000.0, 0.0, 0.9, 7),
          Measurement("agg64", "bmv2", 2, 50_000.0, "frames/s", 50_000.0, 0.0, 1.0, 8),
-         Measurement("switchml", "embedded", 1, 200_000.0, "elements/s"),
-         Measurement("switchml", "bmv2", 1, None, "elements/s", note="failed: rank 0: exit 2")]
-    r = ratio(m, "agg64", "embedded", "bmv2")
+         Measurement("switchml", "embedded", 1, 200_000.0, "elements/s", mode="job"),
+         Measurement("switchml", "bmv2", 1, None, "elements/s", note="failed: rank 0: exit 2", mode="job")]
+    # a second packet program, and p4c's JSON of agg64: the headline is per compiler, over the programs
+    m += [Measurement("agg_ternary", sw, rep, v, "frames/s") for sw, rep, v in
+          (("embedded", 1, 90.0), ("bmv2", 1, 30.0), ("embedded", 2, 100.0), ("bmv2", 2, 50.0))]
+    m += [Measurement("agg64", sw, 1, v, "frames/s", compiler="p4c") for sw, v in (("embedded", 20.0), ("bmv2", 10.0))]
+    r = ratio(m, ("agg64", "ours", "loss-free"), "embedded", "bmv2")
     assert r.per_rep == (0.5, 0.6) and r.median == pytest.approx(0.55)
-    assert ratio(m, "switchml", "embedded", "bmv2").median is None  # no pair: no ratio
+    assert ratio(m, ("switchml", "ours", "job"), "embedded", "bmv2").median is None  # no pair: no ratio
     report = _report(m, ["embedded", "bmv2"])
+    heads = {h.compiler: h for h in headlines(report)}
+    assert heads["ours"].per_program == (("agg64", pytest.approx(0.55)), ("agg_ternary", pytest.approx(2.5)))
+    assert heads["ours"].minimum[0] == "agg64" and heads["ours"].median == pytest.approx(1.525)
+    assert heads["p4c"].per_program == (("agg64", 2.0),)
     text = markdown(report, "switch.csv")
     assert "**Absolute figures**" in text and "**Ratios**" in text
-    assert "| agg64 (64 × int32 into registers) | embedded / bmv2 | **0.55** | 0.50, 0.60 |" in text
-    assert "| agg64 (64 × int32 into registers) | bmv2 | **65.0 kpps** | 80.0 kpps, 50.0 kpps | ≤ 0.020 % |" in text
+    assert "| ours | loss-free | embedded / bmv2 | **0.55** (agg64) | **1.52** | 2 |" in text
+    assert "| agg64 (64 × int32 into registers) [ours] | embedded / bmv2 | **0.55** | 0.50, 0.60 |" in text
+    assert "| agg64 (64 × int32 into registers) [p4c] | embedded / bmv2 | **2.00** | 2.00 |" in text
+    assert "| agg64 (64 × int32 into registers) [ours] | bmv2 | **65.0 kpps** | 80.0 kpps, 50.0 kpps | ≤ 0.020 % |" \
+        in text
     assert "failed: rank 0: exit 2" in text
     write_report(report, tmp_path / "switch.md")
     rows = _rows(tmp_path / "switch.csv")
-    assert [r["value"] for r in rows if r["kind"] == "ratio" and r["program"] == "agg64"] == \
-        ["0.5000", "0.6000", "0.5500"]
+    assert [r["value"] for r in rows if r["kind"] == "ratio" and r["program"] == "agg64" and r["compiler"] == "ours"] \
+        == ["0.5000", "0.6000", "0.5500"]
     # every run appends its per-repetition ratios, with its commit and machine, to the history next to the report
     write_report(report, tmp_path / "switch.md")
     history = _rows(tmp_path / "switch-history.csv")
-    assert [(h["program"], h["switch"], h["base"], h["rep"], h["ratio"]) for h in history] == \
-        [("agg64", "embedded", "bmv2", "1", "0.5000"), ("agg64", "embedded", "bmv2", "2", "0.6000")] * 2
+    assert [(h["program"], h["compiler"], h["switch"], h["base"], h["rep"], h["ratio"]) for h in history
+            if h["program"] == "agg64"] == \
+        [("agg64", "ours", "embedded", "bmv2", "1", "0.5000"), ("agg64", "ours", "embedded", "bmv2", "2", "0.6000"),
+         ("agg64", "p4c", "embedded", "bmv2", "1", "2.0000")] * 2
     assert {h["commit"] for h in history} == {report.machine["commit"]} and history[0]["cpu"]
