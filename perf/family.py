@@ -151,7 +151,7 @@ def agg_ifelse() -> str:
     """An if/else per element in apply: the restart reads nothing."""
     lines = [_SLOT, "meta.first = hdr.ina.flags[0:0];"]
     for i in range(N):
-        lines += [f"if (meta.first == 1) {{", f"    meta.v = {_e(i)};", "} else {",
+        lines += ["if (meta.first == 1) {", f"    meta.v = {_e(i)};", "} else {",
                   f"    agg_{i:02d}.read(meta.v, meta.slot);", f"    meta.v = meta.v + {_e(i)};", "}",
                   f"agg_{i:02d}.write(meta.slot, meta.v);", f"{_e(i)} = meta.v;"]
     lines.append(_REFLECT.format(pad="            "))

@@ -91,6 +91,8 @@ class Settings:
     """SwitchML job: elements per worker."""
     engine_seconds: float = 3.0
     """In-process rows: seconds per mode (5 runs)."""
+    replay_size: int = 65536
+    """In-process rows of switchml.p4 and atp.p4: elements per rank of the replayed job (perf.jobreplay; 0: none)."""
     start_rate: float = 10_000.0
     tolerance: float = 0.05
     max_probes: int = 12

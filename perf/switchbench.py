@@ -1,21 +1,24 @@
 """Switches side by side (`make bench-switch`): the embedded switch, real BMv2 when installed, any `--compare CMD`.
 
     python -m perf.switchbench [--out results/bench/switch.md] [--compare 'CMD' ...] [--compare-version DIR|REV ...]
-                               [--no-bmv2] [--reps 3] [--duration 2] [--programs basic_forward agg64 switchml]
-                               [--size 262144] [--no-warmup] [--quick]
+                               [--no-bmv2] [--reps 3] [--duration 2] [--programs basic_forward agg64 ... switchml]
+                               [--compilers ours p4c] [--overload 3] [--size 262144] [--replay-size 65536]
+                               [--no-warmup] [--quick]
 
-Every switch is a command that takes simple_switch_grpc's flags (`python -m switch` always, `simple_switch_grpc`
-when on PATH, then each --compare, then the embedded switch of each --compare-version: another checkout or a git
-revision, perf.checkout). Each runs on the same veth/namespace setup with the same traffic; the same
-compiled JSON (p4c-bm2-ss when on PATH, else `python -m compiler`) and P4Info are installed over P4Runtime, then the
-same table entries. Repetitions are interleaved, which switch goes first rotating (rep 1: A, B; rep 2: B, A; ...), a
-fresh switch process each time, after an unreported warm-up round. The default run takes about 2.5 minutes per
-switch on a 2-core machine.
+Every program is compiled by our compiler and, where p4c-bm2-ss is on PATH, by p4c (--compilers). Every switch is
+a command that takes simple_switch_grpc's flags (`python -m switch` always, `simple_switch_grpc` when on PATH, then
+each --compare, then the embedded switch of each --compare-version: another checkout or a git revision,
+perf.checkout). Each runs on the same veth/namespace setup with the same traffic; the same compiled JSON and P4Info
+are installed over P4Runtime, then the same table entries. Repetitions are interleaved, which switch goes first
+rotating (rep 1: A, B; rep 2: B, A; ...), a fresh switch process each time, after an unreported warm-up round. The
+default run, with BMv2 and both compilers, takes about an hour on a 2-core machine.
 
-- basic_forward, agg64: the highest paced offered rate delivered with < 0.1 % loss (perf.ratesearch: ramp, then
-  bisection), in frames/s;
+- basic_forward, agg64 and the family (perf.family): the highest paced offered rate delivered with < 0.1 % loss
+  (perf.ratesearch: ramp, then bisection), in frames/s, then the rate delivered when offered 3x that (--overload),
+  with the switch's, the sender's and the receiver's CPU;
 - switchml: a 4-worker SwitchML all-reduce (perf.switchml_job), aggregated elements/s;
-- embedded only: the engine in-process and its PacketLoop (perf.engine).
+- embedded only: the engine in-process and its PacketLoop (perf.engine), and the switch traffic of a simulated
+  SwitchML and ATP job replayed in process (perf.jobreplay): what virtual time pays per packet.
 
 Ratios are per repetition (A and B measured back to back), then the median. The report goes to --out (Markdown)
 and a CSV next to it (perf.switchreport).
@@ -38,6 +41,7 @@ from controller.client import ControllerError, P4RuntimeClient
 from perf import switchml_job
 from perf.checkout import CheckoutError, Version, checkout
 from perf.engine import EngineResult, bench_in_process, bench_loop
+from perf.jobreplay import JOB_PROGRAMS, bench_job_replay
 from perf.harness import PROGRAMS, Measurement, Settings, SwitchUnderTest
 from perf.machine import load_average, machine_info, proc_cpu_seconds
 from perf.ratesearch import Probe, SearchResult, find_max_rate
@@ -329,6 +333,11 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
                 engine.append(bench_in_process(PACKET_PROGRAMS[key], c.json, s.engine_seconds, compiler=comp))
                 if key in ("basic_forward", "agg64"):
                     engine.append(bench_loop(PACKET_PROGRAMS[key], c.json, s.engine_seconds, compiler=comp))
+        if s.replay_size > 0:
+            for key in JOB_PROGRAMS:
+                for comp in compilers:
+                    log(f"{key} [{comp}]: replaying a job's switch traffic in process ...")
+                    engine.append(bench_job_replay(key, comp, size=s.replay_size, work_dir=work_dir / comp))
     rows: list[Measurement] = []
     for key in wanted:
         if key in PACKET_PROGRAMS:
@@ -348,8 +357,10 @@ def run(s: Settings, suts: Sequence[SwitchUnderTest], out: Path, work_dir: Path,
 
 def settings_from(args: argparse.Namespace) -> Settings:
     """--quick first, then explicit flags on top."""
-    s = Settings(reps=1, duration=0.5, size=16384, engine_seconds=0.2, max_probes=10) if args.quick else Settings()
-    for name in ("reps", "duration", "size", "engine_seconds", "max_probes", "start_timeout", "overload"):
+    s = Settings(reps=1, duration=0.5, size=16384, engine_seconds=0.2, max_probes=10, replay_size=0) \
+        if args.quick else Settings()
+    for name in ("reps", "duration", "size", "engine_seconds", "max_probes", "start_timeout", "overload",
+                 "replay_size"):
         value = getattr(args, name)
         if value is not None:
             setattr(s, name, value)
@@ -383,6 +394,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--duration", type=float, help="seconds per rate probe (default 2)")
     p.add_argument("--size", type=int, help="SwitchML job: elements per worker (default 262144)")
     p.add_argument("--engine-seconds", type=float, help="in-process rows: seconds per mode, 0 to skip (default 3)")
+    p.add_argument("--replay-size", type=int,
+                   help="in-process rows of switchml.p4 and atp.p4: int32 elements per rank of the 4-worker job "
+                        "whose switch traffic is replayed (perf.jobreplay; default 65536, 0 to skip)")
     p.add_argument("--max-probes", type=int, help="probes per rate search (default 12)")
     p.add_argument("--start-timeout", type=float, help="seconds a switch may take to serve P4Runtime (default 30)")
     p.add_argument("--no-warmup", action="store_true", help="no unreported warm-up round before rep 1")

@@ -16,7 +16,8 @@ from perf.switchml_job import WORKLOAD
 CSV_FIELDS = ("kind", "program", "compiler", "mode", "switch", "rep", "value", "unit", "offered_pps", "loss",
               "switch_cpu", "sender_cpu", "receiver_cpu", "probes", "sender_limited", "note")
 TITLES = {"basic_forward": "basic_forward (IPv4 LPM)", "agg64": "agg64 (64 × int32 into registers)",
-          WORKLOAD: f"{WORKLOAD}.p4, 4-worker all-reduce"}
+          WORKLOAD: f"{WORKLOAD}.p4, 4-worker all-reduce", "switchml_job": "switchml.p4, a job's traffic replayed",
+          "atp_job": "atp.p4, a job's traffic replayed"}
 Series = tuple[str, str, str]
 """(program, compiler, mode): Measurement.series."""
 

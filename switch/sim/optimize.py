@@ -52,7 +52,8 @@ from __future__ import annotations
 
 import ast
 import copy
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 _PURE = (ast.Name, ast.Constant, ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.Load,
@@ -87,16 +88,32 @@ def optimize_body(lines: list[str], vec: VectorInfo | None = None) -> list[str]:
     body = _cache_slots(fn.body, vec.slots if vec is not None else frozenset())
     if body is None:
         return lines
-    body = _merge_guards(body)
-    body = _hoist_affine_checks(body, vec)
-    if vec is not None:
-        body = _column_windows(body, vec)
+    body = _blockwise(body, lambda b: _block_rewrites(b, vec))
     body = _forward_temporaries(body)
-    body = _common_subexpressions(body)
+    body = _cse_tree(body, set(), itertools.count(_cse_serial(body)))
     out: list[str] = []
     for stmt in body:
         out.extend(ast.unparse(ast.fix_missing_locations(stmt)).split("\n"))
     return out
+
+
+def _block_rewrites(body: list[ast.stmt], vec: VectorInfo | None) -> list[ast.stmt]:
+    """Rewrites 2-4 on one straight-line block."""
+    body = _merge_guards(body)
+    body = _hoist_affine_checks(body, vec)
+    if vec is not None:
+        body = _column_windows(body, vec)
+    return body
+
+
+def _blockwise(stmts: list[ast.stmt], rewrite: Callable[[list[ast.stmt]], list[ast.stmt]]) -> list[ast.stmt]:
+    """`rewrite` on the blocks nested in `stmts` (the branches of its `if`s, innermost first), then on `stmts`
+    itself: a fused pipeline region nests action bodies under conditionals; one action's body is one block."""
+    for st in stmts:
+        if isinstance(st, ast.If):
+            st.body = _blockwise(st.body, rewrite) or [ast.Pass()]
+            st.orelse = _blockwise(st.orelse, rewrite)
+    return rewrite(stmts)
 
 
 # --- 1. slots in locals ----------------------------------------------------------------------------------------
@@ -242,13 +259,19 @@ def _exits(stmts: list[ast.stmt]) -> bool:
     return any(isinstance(n, (ast.Return, ast.Raise)) for s in stmts for n in ast.walk(s))
 
 
+def _small(s: ast.If) -> bool:
+    """A guard's size: a few simple statements (a bounds check's access), not a fused region's branch."""
+    return len(s.body) + len(s.orelse) <= 8 and not any(
+        isinstance(x, (ast.If, ast.For, ast.While, ast.With, ast.Try)) for x in s.body + s.orelse)
+
+
 def _merge_guards(stmts: list[ast.stmt]) -> list[ast.stmt]:
     out: list[ast.stmt] = []
     i = 0
     while i < len(stmts):
         s = stmts[i]
         i += 1
-        names = _pure_test(s.test) if isinstance(s, ast.If) else None
+        names = _pure_test(s.test) if isinstance(s, ast.If) and _small(s) else None
         if names is None or _exits([s]) or names & _assigned_names(s.body + s.orelse):
             out.append(s)
             continue
@@ -888,84 +911,138 @@ def _forward_temporaries(stmts: list[ast.stmt]) -> list[ast.stmt]:
 _SAFE_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
-def _cse_candidate(node: ast.AST) -> frozenset[str] | None:
-    """The names an operation reads when it is a CSE candidate (two or more operators over locals and constants,
-    none of which can raise), else None."""
-    ops, names = 0, set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.BinOp):
-            if isinstance(n.op, (ast.LShift, ast.RShift)):
-                if not (isinstance(n.right, ast.Constant) and type(n.right.value) is int and 0 <= n.right.value < 256):
-                    return None
-            elif not isinstance(n.op, _SAFE_BINOPS):
-                return None
-            ops += 1
-        elif isinstance(n, ast.UnaryOp):
-            if not isinstance(n.op, (ast.Invert, ast.USub, ast.Not)):
-                return None
-            ops += 1
-        elif isinstance(n, ast.Name):
-            if n.id in ("F", "D") or not (n.id.startswith(("_f", "_c")) or n.id == "i"):
-                return None  # globals (registers, tables) could change under a call
-            names.add(n.id)
-        elif isinstance(n, ast.Constant):
-            if type(n.value) is not int:
-                return None
-        elif not isinstance(n, (ast.Load, ast.operator, ast.unaryop)):
+class _Expr:
+    """A pure operation over locals and constants: its structural key, the names it reads, its operator count and
+    its occurrences (node, top-level statement index)."""
+
+    __slots__ = ("key", "names", "ops", "size", "where")
+
+    def __init__(self, key: tuple, names: frozenset[str], ops: int, size: int) -> None:
+        self.key, self.names, self.ops, self.size = key, names, ops, size
+        self.where: list[tuple[ast.expr, int]] = []
+
+
+def _scan(node: ast.AST, k: int, found: dict[tuple, _Expr]) -> tuple | None:
+    """The structural key of `node` when it is a pure operation over locals and constants (one that cannot raise),
+    recording every such operation with two or more operators under `found`; None otherwise (its operands are
+    still scanned)."""
+    if isinstance(node, ast.Name):
+        if node.id in ("F", "D") or not (node.id.startswith(("_f", "_c")) or node.id == "i"):
+            return None  # globals (registers, tables) could change under a call
+        return ("n", node.id)
+    if isinstance(node, ast.Constant):
+        return ("k", node.value) if type(node.value) is int else None
+    if isinstance(node, ast.BinOp):
+        left, right = _scan(node.left, k, found), _scan(node.right, k, found)
+        op = node.op
+        ok = isinstance(op, _SAFE_BINOPS) or (
+            isinstance(op, (ast.LShift, ast.RShift)) and isinstance(node.right, ast.Constant)
+            and type(node.right.value) is int and 0 <= node.right.value < 256)
+        if left is None or right is None or not ok:
             return None
-    return frozenset(names) if ops >= 2 else None
+        key = (type(op).__name__, left, right)
+    elif isinstance(node, ast.UnaryOp):
+        inner = _scan(node.operand, k, found)
+        if inner is None or not isinstance(node.op, (ast.Invert, ast.USub, ast.Not)):
+            return None
+        key = (type(node.op).__name__, inner)
+    else:
+        for child in ast.iter_child_nodes(node):
+            _scan(child, k, found)
+        return None
+    e = found.get(key)
+    if e is None:
+        names = frozenset(x[1] for x in _key_leaves(key) if x[0] == "n")
+        ops = sum(1 for _ in _key_ops(key))
+        e = found[key] = _Expr(key, names, ops, ops + sum(1 for _ in _key_leaves(key)))
+    if e.ops >= 2:
+        e.where.append((node, k))
+    return key
 
 
-def _common_subexpressions(stmts: list[ast.stmt], budget: int = 64) -> list[ast.stmt]:
-    """Rewrite 6 over the top level of `stmts` (nested blocks count as part of their statement)."""
+def _key_leaves(key: tuple) -> Iterator[tuple]:
+    if key[0] in ("n", "k"):
+        yield key
+    else:
+        for sub in key[1:]:
+            yield from _key_leaves(sub)
+
+
+def _key_ops(key: tuple) -> Iterator[str]:
+    if key[0] not in ("n", "k"):
+        yield key[0]
+        for sub in key[1:]:
+            yield from _key_ops(sub)
+
+
+def _cse_tree(stmts: list[ast.stmt], bound: set[str], serial: Iterator[int]) -> list[ast.stmt]:
+    """Rewrite 6 in the blocks nested in `stmts` (knowing the names surely bound before each), then on `stmts`."""
+    bound = set(bound)
+    for st in stmts:
+        if isinstance(st, ast.If):
+            st.body = _cse_tree(st.body, bound, serial) or [ast.Pass()]
+            st.orelse = _cse_tree(st.orelse, bound, serial)
+        elif isinstance(st, ast.Assign):
+            bound |= {n.id for t in st.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return _common_subexpressions(stmts, serial, bound)
+
+
+def _common_subexpressions(stmts: list[ast.stmt], serial: Iterator[int] | None = None,
+                           bound_before: set[str] = set(), rounds: int = 3) -> list[ast.stmt]:
+    """Rewrite 6 over the simple statements at the top level of `stmts` (nested blocks have their own turn, see
+    `_cse_tree`); names in `bound_before` are bound before the first statement. Each round takes every repeated
+    operation worth sharing, largest first, that no operation already taken in the round contains."""
     out = list(stmts)
-    while budget > 0:
-        budget -= 1
-        where: dict[str, list[int]] = {}
-        exprs: dict[str, tuple[ast.expr, frozenset[str], int]] = {}
+    serial = serial if serial is not None else itertools.count(_cse_serial(out))
+    for _ in range(rounds):
+        found: dict[tuple, _Expr] = {}
         for k, st in enumerate(out):
-            for n in ast.walk(st):
-                if isinstance(n, (ast.BinOp, ast.UnaryOp)):
-                    key = ast.dump(n)
-                    if key not in exprs:
-                        names = _cse_candidate(n)
-                        if names is None:
-                            continue
-                        exprs[key] = (n, names, sum(1 for _ in ast.walk(n)))
-                    where.setdefault(key, []).append(k)
-        assigned = [_assigned_names([st]) for st in out]
+            if not isinstance(st, (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef)):
+                _scan(st, k, found)
+        repeated = [e for e in found.values() if len(e.where) >= 2]
+        if not repeated:
+            return out
+        memo: dict[int, set[str]] = {}
+
+        def assigned(k: int) -> set[str]:
+            if k not in memo:
+                memo[k] = _assigned_names([out[k]])
+            return memo[k]
+
         defined: list[set[str]] = []  # names surely bound before each statement (top-level assignments only)
-        bound: set[str] = set()
+        bound: set[str] = set(bound_before)
         for st in out:
             defined.append(set(bound))
             if isinstance(st, ast.Assign):
                 bound |= {n.id for t in st.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-        best = None
-        for key, ks in where.items():
-            if len(ks) < 2:
+        taken: dict[int, str] = {}     # id(occurrence node) -> the local replacing it
+        inside: set[int] = set()       # ids of nodes under a taken occurrence
+        inserts: list[tuple[int, str, ast.expr]] = []
+        for e in sorted(repeated, key=lambda x: -x.size):
+            where = [(n, k) for n, k in e.where if id(n) not in inside]
+            if len(where) < 2:
                 continue
-            node, names, size = exprs[key]
-            first, last = ks[0], ks[-1]
-            if not names <= defined[first] or any(names & assigned[k] for k in range(first, last + 1)):
+            first, last = where[0][1], where[-1][1]
+            if not e.names <= defined[first] or any(e.names & assigned(k) for k in range(first, last + 1)):
                 continue
-            if best is None or size * len(ks) > best[2] * len(best[1]):
-                best = (key, ks, size)
-        if best is None:
+            name = f"_c{next(serial)}"
+            inserts.append((first, name, copy.deepcopy(where[0][0])))
+            for n, _k in where:
+                taken[id(n)] = name
+                inside.update(id(x) for x in ast.walk(n))
+        if not inserts:
             return out
-        key, ks, _size = best
-        name = f"_c{_cse_serial(out)}"
 
         class Replace(ast.NodeTransformer):
             def generic_visit(self, node: ast.AST) -> ast.AST:
-                if isinstance(node, ast.expr) and ast.dump(node) == key:
+                name = taken.get(id(node))
+                if name is not None:
                     return ast.copy_location(ast.Name(name, ast.Load()), node)
                 return super().generic_visit(node)
 
-        first = ks[0]
-        value = copy.deepcopy(exprs[key][0])
-        for k in sorted(set(ks)):
-            out[k] = Replace().visit(out[k])
-        out.insert(first, ast.Assign([ast.Name(name, ast.Store())], value, lineno=0))
+        out = [Replace().visit(st) for st in out]
+        for first, name, value in sorted(inserts, key=lambda x: -x[0]):
+            out.insert(first, ast.Assign([ast.Name(name, ast.Store())], value, lineno=0))
     return out
 
 
@@ -991,7 +1068,8 @@ def fuse_regions(lines: list[str], vec: VectorInfo | None = None) -> list[str]:
     return ast.unparse(ast.fix_missing_locations(fn)).split("\n")
 
 
-def _fuse_block(stmts: list[ast.stmt], vec: VectorInfo | None) -> list[ast.stmt]:
+def _fuse_block(stmts: list[ast.stmt], vec: VectorInfo | None, ok: dict[int, bool] | None = None) -> list[ast.stmt]:
+    ok = _qualifying(stmts, {}) if ok is None else ok
     out: list[ast.stmt] = []
     run: list[ast.stmt] = []
 
@@ -1003,13 +1081,27 @@ def _fuse_block(stmts: list[ast.stmt], vec: VectorInfo | None) -> list[ast.stmt]
             run.clear()
 
     for st in stmts:
-        if _qualifies([st]):
+        if ok[id(st)]:
             run.append(st)
             continue
         flush()
         if isinstance(st, ast.If):
-            st.body = _fuse_block(st.body, vec) or [ast.Pass()]
-            st.orelse = _fuse_block(st.orelse, vec)
+            st.body = _fuse_block(st.body, vec, ok) or [ast.Pass()]
+            st.orelse = _fuse_block(st.orelse, vec, ok)
         out.append(st)
     flush()
     return out
+
+
+def _qualifying(stmts: list[ast.stmt], ok: dict[int, bool]) -> dict[int, bool]:
+    """id(statement) -> whether it qualifies as part of one action body (`_qualifies`), for `stmts` and every
+    statement nested in them, each node examined once."""
+    for st in stmts:
+        if isinstance(st, ast.If):
+            _qualifying(st.body, ok)
+            _qualifying(st.orelse, ok)
+            ok[id(st)] = (_qualifies([ast.Expr(st.test)]) and all(ok[id(x)] for x in st.body)
+                          and all(ok[id(x)] for x in st.orelse))
+        else:
+            ok[id(st)] = _qualifies([st])
+    return ok
