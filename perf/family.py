@@ -304,6 +304,17 @@ V1Switch(MyParser(), MyVerifyChecksum(), MyIngress(), MyEgress(), MyComputeCheck
 """
 
 
+TITLES = {
+    "agg_action": "agg_action (the sum in one action)",
+    "agg_ternary": "agg_ternary (a ternary per element in apply)",
+    "agg_ifelse": "agg_ifelse (an if/else per element in apply)",
+    "agg_array": "agg_array (one register array, an action call per element)",
+    "agg_hash": "agg_hash (hash-indexed slots)",
+    "agg_stack": "agg_stack (a header stack parsed in a loop)",
+    "l2l3_acl": "l2l3_acl (L2/L3/ACL pipeline, 5 tables)",
+}
+"""How reports name each program."""
+
 SOURCES: dict[str, Callable[[], str]] = {
     "agg_action": agg_action, "agg_ternary": agg_ternary, "agg_ifelse": agg_ifelse, "agg_array": agg_array,
     "agg_hash": agg_hash, "agg_stack": agg_stack, "l2l3_acl": l2l3_acl,

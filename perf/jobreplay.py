@@ -26,7 +26,7 @@ import numpy as np
 
 from perf.engine import EngineResult
 
-__all__ = ["JOB_PROGRAMS", "bench_job_replay", "job_program"]
+__all__ = ["JOB_PROGRAMS", "Recording", "bench_job_replay", "job_program", "record"]
 
 JOB_PROGRAMS = {"switchml_job": "switchml", "atp_job": "atp"}
 """In-process rows: the replayed job's name in the report → the protocol whose program and traffic it is."""
@@ -73,28 +73,50 @@ def _network(protocol: str, built: _Built, workers: int) -> Any:
     return SimNetwork(built.program, jobs, p4info=built.p4info, protocol=spec, seed=1, link=LinkSpec(100e9, 1e-6))
 
 
-def bench_job_replay(key: str, compiler: str = "ours", *, workers: int = 4, size: int = 65536, repeats: int = 3,
-                     work_dir: Path | None = None) -> EngineResult:
-    """Record one verified all-reduce of `size` int32 elements per rank on the simulator, then replay its switch
-    ingress `repeats` times into fresh networks; the median frames/s."""
-    from experiments.simulate import check_results
-    from perf.family import JsonShape
+@dataclasses.dataclass(frozen=True)
+class Recording:
+    """One verified all-reduce's switch traffic: the frames in (port, bytes), in order, and the frames out."""
 
-    protocol = JOB_PROGRAMS[key]
-    with tempfile.TemporaryDirectory(prefix="jobreplay-") as tmp:
-        built = job_program(protocol, workers, compiler, work_dir or Path(tmp))
+    protocol: str
+    built: _Built
+    workers: int
+    ins: list[tuple[int, bytes]]
+    outs: list[tuple[int, bytes]]
+
+    def fresh_switch(self) -> Any:
+        """A switch in the state the recorded one started in: the same network built again."""
+        return _network(self.protocol, self.built, self.workers).sw
+
+
+def record(protocol: str, built: _Built, workers: int, size: int) -> Recording:
+    """Run one all-reduce of `size` int32 elements per rank on the simulator, check every rank's result against
+    the exact sum, and keep the switch's ingress and egress."""
     net = _network(protocol, built, workers)
     net.trace = []
     rng = np.random.default_rng(7)
     inputs = [rng.integers(-1000, 1000, size, dtype=np.int32) for _ in range(workers)]
     runs = net.allreduce({1: inputs}, "int32")[1].runs
-    if not all(v.ok for v in check_results(net, 1, runs, inputs, "int32")):
-        raise RuntimeError(f"{key} [{compiler}]: the recorded all-reduce gave a wrong result")
-    frames = [(port, f) for _t, kind, port, f in net.trace if kind == "in"]
+    want = np.sum(inputs, axis=0, dtype=np.int64)
+    if len(runs) != workers or not all(np.array_equal(np.asarray(r.array, dtype=np.int64), want) for r in runs):
+        raise RuntimeError(f"{protocol}: the recorded all-reduce gave a wrong result")
+    return Recording(protocol, built, workers, [(p, f) for _t, kind, p, f in net.trace if kind == "in"],
+                     [(p, f) for _t, kind, p, f in net.trace if kind == "out"])
+
+
+def bench_job_replay(key: str, compiler: str = "ours", *, workers: int = 4, size: int = 65536, repeats: int = 3,
+                     work_dir: Path | None = None) -> EngineResult:
+    """Record one verified all-reduce of `size` int32 elements per rank on the simulator, then replay its switch
+    ingress `repeats` times into fresh networks; the median frames/s."""
+    from perf.family import JsonShape
+
+    protocol = JOB_PROGRAMS[key]
+    with tempfile.TemporaryDirectory(prefix="jobreplay-") as tmp:
+        built = job_program(protocol, workers, compiler, work_dir or Path(tmp))
+    rec = record(protocol, built, workers, size)
+    frames = rec.ins
     rates, cpu, wall = [], 0.0, 0.0
     for _ in range(repeats):
-        fresh = _network(protocol, built, workers)
-        process = fresh.sw.process
+        process = rec.fresh_switch().process
         c0, t0 = time.process_time(), time.perf_counter()
         for port, f in frames:
             process(port, f)

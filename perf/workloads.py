@@ -188,12 +188,11 @@ def _family() -> dict[str, PacketProgram]:
 
     out = {}
     for key, text in family.SOURCES.items():
-        doc = (text.__doc__ or key).split(":")[0].split(".")[0]
         if key.startswith("agg_"):
-            out[key] = PacketProgram(key, f"{key} ({doc[0].lower() + doc[1:]})", Path(f"{key}.p4"),
-                                     _family_agg_frames, 42, b"\x02", 0, _nothing, _nothing, text)
+            out[key] = PacketProgram(key, family.TITLES[key], Path(f"{key}.p4"), _family_agg_frames, 42, b"\x02", 0,
+                                     _nothing, _nothing, text)
         else:
-            out[key] = PacketProgram(key, f"{key} (L2/L3/ACL, 5 tables)", Path(f"{key}.p4"), _forward_frames, 36,
+            out[key] = PacketProgram(key, family.TITLES[key], Path(f"{key}.p4"), _forward_frames, 36,
                                      (4321).to_bytes(2, "big"), 1, _l2l3_p4rt, l2l3_engine_setup, text)
     return out
 

@@ -36,6 +36,10 @@ bounds are tested, never what ends up in them):
    a register per element) keeps those registers as the columns of one 2-D array and adds the fields to its row i
    at once (`t` ends with the last sum, as the scalar run leaves it).
 
+7. Propagated constants (first, on every block). A local assigned an int constant (`_f17 = 0`: our compiler's
+   copy-in of an action argument into metadata) is read as that constant by the statements after it until it is
+   assigned again, so `i = _f14 + _f17 & M` becomes the affine index `_f14 + 0 & M` that rewrites 3 and 4 prove.
+
 6. Common subexpressions. An operation over locals and constants that a run of statements computes more than
    once, while none of its names is assigned from its first use to its last, is computed once into a local
    `_c<n>` before the first use. p4c's copy propagation writes `meta.keep = E; ... r & meta.keep` as `r & E` at
@@ -98,7 +102,8 @@ def optimize_body(lines: list[str], vec: VectorInfo | None = None) -> list[str]:
 
 
 def _block_rewrites(body: list[ast.stmt], vec: VectorInfo | None) -> list[ast.stmt]:
-    """Rewrites 2-4 on one straight-line block."""
+    """Rewrites 7 and 2-4 on one straight-line block."""
+    body = _propagate_constants(body)
     body = _merge_guards(body)
     body = _hoist_affine_checks(body, vec)
     if vec is not None:
@@ -1105,3 +1110,39 @@ def _qualifying(stmts: list[ast.stmt], ok: dict[int, bool]) -> dict[int, bool]:
         else:
             ok[id(st)] = _qualifies([st])
     return ok
+
+
+# --- 7. propagated constants -------------------------------------------------------------------------------------
+def _propagate_constants(stmts: list[ast.stmt]) -> list[ast.stmt]:
+    """Rewrite 7 over the top level of one block: reads of a local holding a known int constant become it."""
+    known: dict[str, int] = {}
+
+    class Subst(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if isinstance(node.ctx, ast.Load) and node.id in known:
+                return ast.copy_location(ast.Constant(known[node.id]), node)
+            return node
+
+    out = []
+    for st in stmts:
+        if not known:
+            pass
+        elif isinstance(st, ast.Assign):
+            st.value = Subst().visit(st.value)
+            for t in st.targets:
+                if not isinstance(t, ast.Name):
+                    Subst().visit(t)   # a register subscript's index
+        elif isinstance(st, ast.AugAssign):
+            st.value = Subst().visit(st.value)
+        elif isinstance(st, ast.If):
+            st.test = Subst().visit(st.test)
+        elif isinstance(st, ast.Expr):
+            st.value = Subst().visit(st.value)
+        for name in _assigned_names([st]):
+            known.pop(name, None)
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                and isinstance(st.value, ast.Constant) and type(st.value.value) is int
+                and (st.targets[0].id.startswith("_f") or st.targets[0].id == "i")):
+            known[st.targets[0].id] = st.value.value
+        out.append(st)
+    return out
