@@ -16,7 +16,7 @@ from perf.harness import Measurement, Settings, SwitchUnderTest
 from perf.machine import machine_info
 from perf.ratesearch import MAX_LOSS
 from perf.switchbench import HarnessError, running_switch
-from perf.switchreport import Report, headlines, markdown, ratio, write_report
+from perf.switchreport import HISTORY_FIELDS, Report, headlines, markdown, ratio, write_report
 from perf.workloads import Compiled
 from topo.netns import EMBEDDED_SWITCH, FIXTURES, Host, SwitchProcess, free_tcp_port
 from topo.switchproc import SwitchStartError
@@ -209,3 +209,25 @@ def test_ratios_pair_the_repetitions_and_the_report_says_what_is_absolute(tmp_pa
         [("agg64", "ours", "embedded", "bmv2", "1", "0.5000"), ("agg64", "ours", "embedded", "bmv2", "2", "0.6000"),
          ("agg64", "p4c", "embedded", "bmv2", "1", "2.0000")] * 2
     assert {h["commit"] for h in history} == {report.machine["commit"]} and history[0]["cpu"]
+
+
+def test_history_summary_gives_each_run_s_family_headline_and_its_range(tmp_path: Path) -> None:
+    from perf import switchhistory
+
+    path = tmp_path / "h.csv"
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=HISTORY_FIELDS)
+        w.writeheader()
+        for date, commit, scale in (("d1", "c1", 1.0), ("d2", "c2", 2.0)):
+            for prog, ratios in (("agg64", (4.0, 6.0)), ("l2l3_acl", (2.0, 3.0)), ("switchml", (9.0, 9.0))):
+                for rep, v in enumerate(ratios, 1):
+                    w.writerow({"date": date, "commit": commit, "compiler": "p4c", "program": prog,
+                                "mode": "job" if prog == "switchml" else "loss-free", "switch": "embedded",
+                                "base": "bmv2", "rep": rep, "ratio": v * scale})
+    text = switchhistory.summary(switchhistory.load(path))
+    # run 1: medians 5.0 and 2.5 -> minimum 2.5 (l2l3_acl), median 3.75; run 2 doubles them; the job is not family
+    assert "| d1 | c1 | p4c | loss-free | 2.50 (l2l3_acl) | 3.75 |" in text
+    assert "| p4c | loss-free | **3.75** (2.50–5.00) | **5.62** (3.75–7.50) | 2 |" in text
+    assert "| switchml | p4c | job | **13.50** | 9.00–18.00 | 4 |" in text
+    assert switchhistory.summary(switchhistory.load(path), last=1).count("| d1 |") == 0
+    assert switchhistory.main([str(tmp_path / "none.csv")]) == 2
