@@ -25,11 +25,15 @@ from typing import Any
 import numpy as np
 
 from perf.engine import EngineResult
+from worker.atp.plugin import ATP
+from worker.protocols import PROTOCOLS
+from worker.switchml.plugin import SWITCHML
 
-__all__ = ["JOB_PROGRAMS", "Recording", "bench_job_replay", "job_program", "record"]
+__all__ = ["JOB_PROGRAMS", "JOB_TITLES", "Recording", "bench_job_replay", "job_program", "record"]
 
-JOB_PROGRAMS = {"switchml_job": "switchml", "atp_job": "atp"}
+JOB_PROGRAMS = {f"{spec.name}_job": spec.name for spec in (SWITCHML, ATP)}
 """In-process rows: the replayed job's name in the report → the protocol whose program and traffic it is."""
+JOB_TITLES = {key: f"{PROTOCOLS[name].program}.p4, a job's traffic replayed" for key, name in JOB_PROGRAMS.items()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +45,6 @@ class _Built:
 def job_program(protocol: str, workers: int, compiler: str, work_dir: Path) -> _Built:
     """The protocol's program for `workers` ranks, compiled by `compiler` (ours | p4c)."""
     from controller.local import load_p4info
-    from worker.protocols import PROTOCOLS
 
     spec = PROTOCOLS[protocol]
     defines = dict(spec.scale_defines(workers)) if spec.scale_defines else {}
@@ -65,7 +68,6 @@ def _network(protocol: str, built: _Built, workers: int) -> Any:
     from topo.inprocess import make_jobs
     from topo.sim import LinkSpec, SimNetwork
     from worker.job import PoolRange
-    from worker.protocols import PROTOCOLS
 
     spec = PROTOCOLS[protocol]
     per = spec.codec.from_program_json(built.program).num_elems

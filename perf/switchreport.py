@@ -10,6 +10,7 @@ from pathlib import Path
 
 from perf.engine import EngineResult
 from perf.family import TITLES as FAMILY_TITLES
+from perf.jobreplay import JOB_TITLES
 from perf.harness import Measurement, Settings, SwitchUnderTest
 from perf.ratesearch import MAX_BACKLOG_FRACTION, MAX_LOSS, MIN_BACKLOG_S
 from perf.switchml_job import WORKLOAD
@@ -17,8 +18,7 @@ from perf.switchml_job import WORKLOAD
 CSV_FIELDS = ("kind", "program", "compiler", "mode", "switch", "rep", "value", "unit", "offered_pps", "loss",
               "switch_cpu", "sender_cpu", "receiver_cpu", "probes", "sender_limited", "note")
 TITLES = {"basic_forward": "basic_forward (IPv4 LPM)", "agg64": "agg64 (64 × int32 into registers)",
-          WORKLOAD: f"{WORKLOAD}.p4, 4-worker all-reduce", "switchml_job": "switchml.p4, a job's traffic replayed",
-          "atp_job": "atp.p4, a job's traffic replayed", **FAMILY_TITLES}
+          WORKLOAD: f"{WORKLOAD}.p4, 4-worker all-reduce", **JOB_TITLES, **FAMILY_TITLES}
 Series = tuple[str, str, str]
 """(program, compiler, mode): Measurement.series."""
 
