@@ -123,28 +123,40 @@ def _guarded(valid: str, body: list[str], pad: str = "        ") -> str:
             f"{pad[4:]}        mark_to_drop(standard_metadata);\n{pad[4:]}    }}\n    }}\n")
 
 
-def agg_action() -> str:
-    """agg64's style: all the work in one action, called from apply; the restart as a mask."""
-    lines = [_SLOT, _KEEP]
+def _masked_sum_action(slot: str) -> str:
+    """The registers and agg64's `aggregate` action: `slot` computed, then every element added under the restart
+    mask, all in one action's straight-line code."""
+    lines = [slot, _KEEP]
     for i in range(N):
         lines += [f"agg_{i:02d}.read(meta.v, meta.slot);", f"meta.v = (meta.v & meta.keep) + {_e(i)};",
                   f"agg_{i:02d}.write(meta.slot, meta.v);", f"{_e(i)} = meta.v;"]
     lines.append(_REFLECT.format(pad="        "))
-    body = _registers() + "    action aggregate() {\n" + "".join(f"        {x}\n" for x in lines) + "    }\n"
+    return (_registers() + "    action aggregate() {\n" + "".join(f"        {x}\n" for x in lines) + "    }\n"
+            + _guarded("hdr.data.isValid()", ["aggregate();"]))
+
+
+def _ternary_sum(elem: str) -> list[str]:
+    """Statements for apply: a ternary per element `elem.format(i)` (a field or a stack element)."""
+    lines = [_SLOT, "meta.first = hdr.ina.flags[0:0];"]
+    for i in range(N):
+        e = elem.format(i)
+        lines += [f"agg_{i:02d}.read(meta.v, meta.slot);", f"meta.v = (meta.first == 1) ? {e} : meta.v + {e};",
+                  f"agg_{i:02d}.write(meta.slot, meta.v);", f"{e} = meta.v;"]
+    lines.append(_REFLECT.format(pad="            "))
+    return lines
+
+
+def agg_action() -> str:
+    """agg64's style: all the work in one action, called from apply; the restart as a mask."""
     return _agg_program("agg_action", "aggregation in one action", "One register per element; the whole sum is "
-                        "one action's straight-line code.", body + _guarded("hdr.data.isValid()", ["aggregate();"]))
+                        "one action's straight-line code.", _masked_sum_action(_SLOT))
 
 
 def agg_ternary() -> str:
     """The sum written in apply with a ternary per element, as a P4 programmer often writes it."""
-    lines = [_SLOT, "meta.first = hdr.ina.flags[0:0];"]
-    for i in range(N):
-        lines += [f"agg_{i:02d}.read(meta.v, meta.slot);",
-                  f"meta.v = (meta.first == 1) ? {_e(i)} : meta.v + {_e(i)};",
-                  f"agg_{i:02d}.write(meta.slot, meta.v);", f"{_e(i)} = meta.v;"]
-    lines.append(_REFLECT.format(pad="            "))
     return _agg_program("agg_ternary", "aggregation with a ternary per element", "Statements in apply; "
-                        "`v = first ? e : v + e` per element.", _registers() + _guarded("hdr.data.isValid()", lines))
+                        "`v = first ? e : v + e` per element.",
+                        _registers() + _guarded("hdr.data.isValid()", _ternary_sum("hdr.data.e{:02d}")))
 
 
 def agg_ifelse() -> str:
@@ -175,27 +187,16 @@ def agg_array() -> str:
 
 def agg_hash() -> str:
     """Hash-indexed slots: CRC-16 of the sender's address and pool index, then agg64's one-action sum."""
-    lines = ["hash(meta.slot, HashAlgorithm.crc16, 32w0, { hdr.ipv4.srcAddr, hdr.ina.pool_index }, 32w256);",
-             _KEEP]
-    for i in range(N):
-        lines += [f"agg_{i:02d}.read(meta.v, meta.slot);", f"meta.v = (meta.v & meta.keep) + {_e(i)};",
-                  f"agg_{i:02d}.write(meta.slot, meta.v);", f"{_e(i)} = meta.v;"]
-    lines.append(_REFLECT.format(pad="        "))
-    body = _registers() + "    action aggregate() {\n" + "".join(f"        {x}\n" for x in lines) + "    }\n"
+    slot = "hash(meta.slot, HashAlgorithm.crc16, 32w0, { hdr.ipv4.srcAddr, hdr.ina.pool_index }, 32w256);"
     return _agg_program("agg_hash", "aggregation into hash-indexed slots", "slot = crc16(srcAddr, pool_index) "
-                        "mod 256.", body + _guarded("hdr.data.isValid()", ["aggregate();"]))
+                        "mod 256.", _masked_sum_action(slot))
 
 
 def agg_stack() -> str:
     """The elements as a header stack, parsed in a loop; a ternary per element on `hdr.data[i].v`."""
-    lines = [_SLOT, "meta.first = hdr.ina.flags[0:0];"]
-    for i in range(N):
-        lines += [f"agg_{i:02d}.read(meta.v, meta.slot);",
-                  f"meta.v = (meta.first == 1) ? hdr.data[{i}].v : meta.v + hdr.data[{i}].v;",
-                  f"agg_{i:02d}.write(meta.slot, meta.v);", f"hdr.data[{i}].v = meta.v;"]
-    lines.append(_REFLECT.format(pad="            "))
     return _agg_program("agg_stack", "aggregation over a header stack", "`elem_h[64]` parsed in a loop; a ternary "
-                        "per element.", _registers() + _guarded(f"hdr.data[{N - 1}].isValid()", lines), stack=True)
+                        "per element.", _registers() + _guarded(f"hdr.data[{N - 1}].isValid()",
+                                                                 _ternary_sum("hdr.data[{}].v")), stack=True)
 
 
 def l2l3_acl() -> str:
